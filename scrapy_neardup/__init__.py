@@ -1,0 +1,42 @@
+"""scrapy-neardup: stop reprinted news before it reaches storage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Thresholds, Verdict
+from .fingerprint import Fingerprinter, Recipe
+from .stores import StoreError, StoreFormatError, StoreUnavailable, open_store
+
+__all__ = [
+    "DUPLICATE",
+    "SHORT",
+    "UNIQUE",
+    "Detector",
+    "Fingerprinter",
+    "NearDupPipeline",
+    "NearDuplicateItem",
+    "Recipe",
+    "StoreError",
+    "StoreFormatError",
+    "StoreUnavailable",
+    "Thresholds",
+    "Verdict",
+    "open_store",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # The Scrapy side is imported on first use, so the CLI and the engine start fast.
+    if name in ("NearDupPipeline", "NearDuplicateItem"):
+        from . import pipeline
+
+        return getattr(pipeline, name)
+    if name == "Addon":
+        from .addon import Addon
+
+        return Addon
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

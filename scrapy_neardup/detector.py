@@ -1,0 +1,191 @@
+"""Verdicts: is this text a reprint of a stored one? First seen wins.
+
+Candidates come from two independent indexes (shared nshash sentence, SimHash within k);
+each is confirmed from the stored shingle sketch before a document is called a duplicate.
+A false duplicate drops a unique article, so verification decides, never the index alone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from .fingerprint import Fingerprint, Fingerprinter, Recipe
+from .record import COMMITTED, PENDING, DocRecord, clip_key
+from .simhash import hamming
+from .sketch import resemblance
+from .stores import Probe, Store
+
+UNIQUE = "unique"
+DUPLICATE = "duplicate"
+SHORT = "short"  # too little text to judge safely: passed, not stored
+
+METHODS = ("nshash", "simhash")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a candidate counts as the same story.
+
+    A reprint keeps most of its shingles: containment of the smaller text in the larger is
+    high even when the end was cut (a 75% cut keeps containment near 1, Jaccard near 0.75).
+    Two articles sharing a disclaimer or a quoted sentence share a small part of either.
+    """
+
+    containment: float = 0.8
+    jaccard: float = 0.4
+    min_chars: int = 50  # texts shorter than this are not judged (SHORT)
+    short_chars: int = 200  # below this, the stricter thresholds apply
+    short_containment: float = 0.9
+    short_jaccard: float = 0.6
+
+    def __post_init__(self) -> None:
+        for name in ("containment", "jaccard", "short_containment", "short_jaccard"):
+            value = getattr(self, name)
+            if not 0.0 < value <= 1.0:
+                raise ValueError(f"threshold {name} must be in (0, 1], got {value}")
+        if self.min_chars < 1:
+            raise ValueError(f"min_chars must be at least 1, got {self.min_chars}")
+
+    def accepts(self, jaccard: float, containment: float, smaller_chars: int) -> bool:
+        if smaller_chars < self.short_chars:
+            return containment >= self.short_containment and jaccard >= self.short_jaccard
+        return containment >= self.containment and jaccard >= self.jaccard
+
+
+@dataclass
+class Verdict:
+    key: str
+    status: str  # UNIQUE, DUPLICATE or SHORT
+    doc_id: int | None = None  # the stored document (unique), or the reservation to release
+    similar_id: int | None = None  # one id per story, shared by every copy
+    duplicate_of: str | None = None  # key of the first stored copy
+    method: str | None = None  # "nshash", "simhash" or "nshash+simhash"
+    jaccard: float | None = None
+    containment: float | None = None
+    distance: int | None = None  # SimHash Hamming distance to the first copy
+    chars: int = 0
+
+    @property
+    def is_duplicate(self) -> bool:
+        return self.status == DUPLICATE
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+class Detector:
+    """Fingerprints texts and checks them against a store, in arrival order."""
+
+    def __init__(
+        self,
+        store: Store,
+        thresholds: Thresholds | None = None,
+        ttl: float | None = None,
+        methods: tuple[str, ...] = METHODS,
+        boilerplate_limit: int = 5,
+        fingerprinter: Fingerprinter | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
+        unknown = set(methods) - set(METHODS)
+        if unknown or not methods:
+            raise ValueError(f"methods must be a non-empty subset of {METHODS}, got {methods}")
+        if ttl is not None and ttl <= 0:
+            raise ValueError(f"ttl must be positive seconds or None, got {ttl}")
+        if boilerplate_limit < 2:
+            raise ValueError(f"boilerplate_limit must be at least 2, got {boilerplate_limit}")
+        self.store = store
+        self.recipe: Recipe = store.recipe
+        self.fingerprinter = fingerprinter or Fingerprinter(self.recipe)
+        self.thresholds = thresholds or Thresholds()
+        self.ttl = ttl
+        self.methods = methods
+        self.boilerplate_limit = boilerplate_limit
+        self.clock = clock
+
+    def fingerprint(self, text: str) -> Fingerprint:
+        return self.fingerprinter.fingerprint(text)
+
+    def check(self, key: str, text: str, reserve: bool = False) -> Verdict:
+        """Judge ``text`` and store it if it is a new story.
+
+        With ``reserve`` the document is stored as pending until :meth:`commit`; a pending
+        document already catches its own copies, and :meth:`release` takes it out again.
+        """
+        return self.check_fingerprint(key, self.fingerprint(text), reserve)
+
+    def check_fingerprint(self, key: str, fp: Fingerprint, reserve: bool = False) -> Verdict:
+        if fp.chars < self.thresholds.min_chars:
+            return Verdict(key, SHORT, chars=fp.chars)
+        now = self.clock()
+        record = DocRecord(
+            doc_id=0,
+            key=clip_key(key),
+            time=now,
+            simhash=fp.simhash,
+            sketch=fp.sketch,
+            chars=fp.chars,
+            state=PENDING if reserve else COMMITTED,
+        )
+        probe = Probe(
+            sentence_keys=fp.sentence_keys if "nshash" in self.methods else [],
+            simhash_buckets=self.store.tables.keys(fp.simhash) if "simhash" in self.methods else [],
+            nshash_n=self.recipe.nshash_n,
+            boilerplate_limit=self.boilerplate_limit,
+        )
+        reservation = self.store.check_and_add(probe, record)
+        match = self._best_match(record, reservation.candidates, now)
+        if match is None:
+            return Verdict(key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars)
+        self.store.remove(reservation.doc_id)
+        first, method, jaccard, containment = match
+        return Verdict(
+            key,
+            DUPLICATE,
+            doc_id=None,
+            similar_id=first.doc_id,
+            duplicate_of=first.key,
+            method=method,
+            jaccard=round(jaccard, 4),
+            containment=round(containment, 4),
+            distance=hamming(fp.simhash, first.simhash),
+            chars=fp.chars,
+        )
+
+    def _best_match(
+        self, record: DocRecord, candidates: list[DocRecord], now: float
+    ) -> tuple[DocRecord, str, float, float] | None:
+        """The earliest stored document that verification confirms, with how it matched."""
+        not_before = now - self.ttl if self.ttl else float("-inf")
+        own_keys = set(record.sentence_keys)
+        for other in sorted(candidates, key=lambda r: r.doc_id):
+            if other.doc_id == record.doc_id or other.time < not_before:
+                continue
+            methods = []
+            if own_keys.intersection(other.sentence_keys):
+                methods.append("nshash")
+            if "simhash" in self.methods and hamming(record.simhash, other.simhash) <= self.recipe.simhash_k:
+                methods.append("simhash")
+            if not methods:
+                continue  # shares a SimHash table key but is farther than k: not a candidate
+            jaccard, containment = resemblance(record.sketch, other.sketch)
+            if self.thresholds.accepts(jaccard, containment, min(record.chars, other.chars)):
+                return other, "+".join(methods), jaccard, containment
+        return None
+
+    def commit(self, verdict: Verdict) -> None:
+        """Make a reserved unique document permanent (its item was stored)."""
+        if verdict.status == UNIQUE and verdict.doc_id is not None:
+            self.store.commit(verdict.doc_id)
+
+    def release(self, verdict: Verdict) -> None:
+        """Take a reserved unique document out again (its item was dropped or failed)."""
+        if verdict.status == UNIQUE and verdict.doc_id is not None:
+            self.store.remove(verdict.doc_id)
+
+    def purge(self) -> int:
+        """Remove documents older than the time window; 0 when there is no window."""
+        if not self.ttl:
+            return 0
+        return self.store.purge(self.clock() - self.ttl)

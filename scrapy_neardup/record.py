@@ -1,0 +1,62 @@
+"""The stored form of one document: what verification needs, in a compact byte layout."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from .sketch import Sketch
+
+COMMITTED = 0
+PENDING = 1  # reserved by a crawl, waiting for the item to pass every pipeline
+
+# doc_id, time, simhash, sketch size, content chars, state, number of sentence keys
+_HEAD = struct.Struct("<QdQIIBB")
+
+
+@dataclass
+class DocRecord:
+    doc_id: int
+    key: str
+    time: float
+    simhash: int
+    sketch: Sketch
+    chars: int
+    state: int = COMMITTED
+    sentence_keys: list[int] = field(default_factory=list)  # the nshash keys it is filed under
+
+    def to_bytes(self) -> bytes:
+        key = self.key.encode("utf-8")
+        return b"".join(
+            [
+                _HEAD.pack(
+                    self.doc_id, self.time, self.simhash, self.sketch.size, self.chars,
+                    self.state, len(self.sentence_keys),
+                ),
+                struct.pack(f"<{len(self.sentence_keys)}Q", *self.sentence_keys),
+                struct.pack("<H", len(key)),
+                key,
+                self.sketch.to_bytes(),
+            ]
+        )
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "DocRecord":
+        doc_id, time, simhash, sketch_size, chars, state, nkeys = _HEAD.unpack_from(data)
+        offset = _HEAD.size
+        sentence_keys = list(struct.unpack_from(f"<{nkeys}Q", data, offset))
+        offset += 8 * nkeys
+        (key_length,) = struct.unpack_from("<H", data, offset)
+        offset += 2
+        key = data[offset : offset + key_length].decode("utf-8")
+        offset += key_length
+        sketch = Sketch.from_bytes(data[offset:], sketch_size)
+        return cls(doc_id, key, time, simhash, sketch, chars, state, sentence_keys)
+
+
+def clip_key(key: str, limit: int = 2000) -> str:
+    """Keys (usually URLs) are stored whole up to ``limit`` UTF-8 bytes."""
+    encoded = key.encode("utf-8")
+    if len(encoded) <= limit:
+        return key
+    return encoded[:limit].decode("utf-8", errors="ignore")

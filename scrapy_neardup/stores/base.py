@@ -1,0 +1,201 @@
+"""The store contract, in bucket terms, and the shared logic of single-process stores.
+
+A store keeps document records and buckets (nshash sentence hash -> documents, SimHash table
+key -> documents). ``check_and_add`` reads the candidate buckets and files the new document
+in one step, so that of two copies of one story racing each other the second always sees
+the first; the caller verifies the candidates and calls ``remove`` when the new document
+turns out to be a duplicate.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..fingerprint import Recipe
+from ..record import PENDING, DocRecord
+from ..simhash import PermutedTables
+
+# Bump when the byte layout of records or keys changes.
+FORMAT_VERSION = 1
+
+
+class StoreError(Exception):
+    """The store cannot be used; the message says why and what to do."""
+
+
+class StoreUnavailable(StoreError):
+    """Locked by another process, unreachable, or not openable."""
+
+
+class StoreFormatError(StoreError):
+    """Written by another format version or fingerprint recipe."""
+
+
+def sentence_bucket(key: int) -> bytes:
+    return b"s" + key.to_bytes(8, "big")
+
+
+@dataclass
+class Probe:
+    """What to read and where to file a new document."""
+
+    sentence_keys: list[int]  # longest sentence first; the first n that are not boilerplate count
+    simhash_buckets: list[bytes]
+    nshash_n: int = 5
+    boilerplate_limit: int = 5  # a sentence filed by this many stories is boilerplate
+    bucket_read_limit: int = 200  # members read from one SimHash bucket at most
+
+
+@dataclass
+class Reservation:
+    doc_id: int
+    candidates: list[DocRecord]
+    sentence_keys: list[int] = field(default_factory=list)  # the keys the document was filed under
+
+
+class Store(ABC):
+    """A namespace of a fingerprint store. Subclasses: memory, LevelDB, Redis."""
+
+    uri: str = ""
+    namespace: str = "default"
+    recipe: Recipe
+    tables: PermutedTables
+
+    def open(self, recipe: Recipe) -> None:
+        """Check (or, for a new store, record) the format version and recipe."""
+        self.recipe = recipe
+        self.tables = PermutedTables(recipe.simhash_k)
+        wanted = {"format": FORMAT_VERSION, "recipe": recipe.as_dict()}
+        found = self._read_meta()
+        if found is None:
+            self._write_meta(wanted)
+        elif found.get("format") != FORMAT_VERSION:
+            raise StoreFormatError(
+                f"store {self.describe()} was written by format version {found.get('format')}, "
+                f"this scrapy-neardup reads version {FORMAT_VERSION}; use a new store "
+                "or the scrapy-neardup version that wrote it"
+            )
+        elif found.get("recipe") != wanted["recipe"]:
+            differ = sorted(
+                name
+                for name in set(found.get("recipe", {})) | set(wanted["recipe"])
+                if found.get("recipe", {}).get(name) != wanted["recipe"].get(name)
+            )
+            details = ", ".join(
+                f"{name}: stored {found.get('recipe', {}).get(name)!r}, "
+                f"configured {wanted['recipe'].get(name)!r}"
+                for name in differ
+            )
+            raise StoreFormatError(
+                f"store {self.describe()} holds fingerprints made with another recipe ({details}); "
+                "fingerprints of different recipes cannot be compared: configure the stored "
+                "recipe or use a new store or namespace"
+            )
+
+    def describe(self) -> str:
+        return f"{self.uri} (namespace {self.namespace!r})"
+
+    def buckets_of(self, record: DocRecord) -> list[bytes]:
+        return [sentence_bucket(k) for k in record.sentence_keys] + self.tables.keys(record.simhash)
+
+    @abstractmethod
+    def check_and_add(self, probe: Probe, record: DocRecord) -> Reservation:
+        """Read candidate records, give ``record`` an id and file it; return both."""
+
+    @abstractmethod
+    def remove(self, doc_id: int) -> None:
+        """Take a document out (a verified duplicate, or a reservation whose item failed)."""
+
+    @abstractmethod
+    def commit(self, doc_id: int) -> None:
+        """Turn a pending reservation into a committed document."""
+
+    @abstractmethod
+    def get(self, doc_id: int) -> DocRecord | None: ...
+
+    @abstractmethod
+    def purge(self, older_than: float) -> int:
+        """Remove documents stored before ``older_than`` (epoch seconds); return how many."""
+
+    @abstractmethod
+    def count(self) -> int:
+        """Documents stored in this namespace."""
+
+    @abstractmethod
+    def _read_meta(self) -> dict | None: ...
+
+    @abstractmethod
+    def _write_meta(self, meta: dict) -> None: ...
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalStore(Store):
+    """Check-and-add for stores used by one process, written on a few primitives."""
+
+    @abstractmethod
+    def _members(self, bucket: bytes, limit: int) -> list[int]:
+        """Up to ``limit`` document ids filed under ``bucket``, oldest first."""
+
+    @abstractmethod
+    def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]: ...
+
+    @abstractmethod
+    def _next_id(self) -> int: ...
+
+    @abstractmethod
+    def _save(self, record: DocRecord, buckets: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _delete(self, record: DocRecord, buckets: list[bytes]) -> None: ...
+
+    def check_and_add(self, probe: Probe, record: DocRecord) -> Reservation:
+        candidates: dict[int, None] = {}
+        filed_keys: list[int] = []
+        for key in probe.sentence_keys:
+            if len(filed_keys) == probe.nshash_n:
+                break
+            members = self._members(sentence_bucket(key), probe.boilerplate_limit)
+            if len(members) >= probe.boilerplate_limit:
+                continue  # boilerplate: shared by many stories, neither key nor evidence
+            filed_keys.append(key)
+            candidates.update(dict.fromkeys(members))
+        for bucket in probe.simhash_buckets:
+            candidates.update(dict.fromkeys(self._members(bucket, probe.bucket_read_limit)))
+        record.doc_id = self._next_id()
+        record.sentence_keys = filed_keys
+        self._save(record, self.buckets_of(record))
+        return Reservation(record.doc_id, self._records(candidates), filed_keys)
+
+    def remove(self, doc_id: int) -> None:
+        record = self.get(doc_id)
+        if record is not None:
+            self._delete(record, self.buckets_of(record))
+
+    def commit(self, doc_id: int) -> None:
+        record = self.get(doc_id)
+        if record is not None and record.state == PENDING:
+            record.state = 0
+            self._save(record, [])
+
+    def get(self, doc_id: int) -> DocRecord | None:
+        found = self._records([doc_id])
+        return found[0] if found else None
+
+
+def encode_meta(meta: dict) -> bytes:
+    return json.dumps(meta, sort_keys=True).encode("utf-8")
+
+
+def decode_meta(data: bytes | None) -> dict | None:
+    return None if data is None else json.loads(data.decode("utf-8"))

@@ -1,0 +1,166 @@
+"""``leveldb:///path``: the embedded default store, on disk, for one crawler process.
+
+Layout inside a namespace (all integers big-endian, so prefix scans come out in order)::
+
+    m                 -> format version and recipe (JSON)
+    n                 -> last document id
+    d <id>            -> document record
+    b <bucket> <id>   -> ''   (bucket membership; a prefix scan lists a bucket)
+    t <time> <id>     -> ''   (time index, so purging old documents is a range scan)
+    p <id>            -> ''   (pending reservations; a new run drops what a dead run left)
+
+Every change of one document is one write batch, so a process killed at any moment leaves
+either all or none of it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Iterable
+
+from ..record import PENDING, DocRecord
+from .base import LocalStore, StoreUnavailable, decode_meta, encode_meta
+
+try:
+    import plyvel
+except ImportError as exc:  # pragma: no cover - plyvel is a core dependency
+    plyvel = None
+    _PLYVEL_ERROR: ImportError | None = exc
+else:
+    _PLYVEL_ERROR = None
+
+_ID = 8
+_OPEN: dict[str, list] = {}  # path -> [plyvel.DB, users]: spiders of one process share a DB
+_LOCK = threading.Lock()
+
+
+def _u64(value: int) -> bytes:
+    return value.to_bytes(_ID, "big")
+
+
+def _open_db(path: str):
+    if plyvel is None:
+        raise StoreUnavailable(
+            f"the leveldb:// store needs plyvel, which failed to import ({_PLYVEL_ERROR}); "
+            "pip install plyvel, or use a redis:// or memory:// store"
+        )
+    with _LOCK:
+        entry = _OPEN.get(path)
+        if entry is None:
+            try:
+                os.makedirs(path, exist_ok=True)
+                db = plyvel.DB(path, create_if_missing=True)
+            except plyvel.IOError as exc:
+                if "lock" in str(exc).lower():
+                    raise StoreUnavailable(
+                        f"LevelDB store {path} is held by another process (LevelDB allows one "
+                        "process at a time); stop that process, use another NEARDUP_STORE path, "
+                        "or use a redis:// store for crawls that run in several processes"
+                    ) from exc
+                raise StoreUnavailable(f"cannot open LevelDB store {path}: {exc}") from exc
+            except (plyvel.Error, OSError) as exc:
+                raise StoreUnavailable(f"cannot open LevelDB store {path}: {exc}") from exc
+            entry = _OPEN[path] = [db, 0]
+        entry[1] += 1
+        return entry[0]
+
+
+def _close_db(path: str) -> None:
+    with _LOCK:
+        entry = _OPEN.get(path)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] <= 0:
+            entry[0].close()
+            del _OPEN[path]
+
+
+class LevelDBStore(LocalStore):
+    def __init__(self, path: str, namespace: str = "default", uri: str | None = None):
+        self.path = os.path.abspath(path)
+        self.uri = uri or f"leveldb://{self.path}"
+        self.namespace = namespace
+        self._root = _open_db(self.path)
+        self._db = self._root.prefixed_db(b"ns:" + namespace.encode("utf-8") + b"\x00")
+        self._closed = False
+        last = self._db.get(b"n")
+        self._last_id = int.from_bytes(last, "big") if last else 0
+
+    def open(self, recipe) -> None:
+        super().open(recipe)
+        self._drop_stale_reservations()
+
+    def _drop_stale_reservations(self) -> None:
+        """Pending documents of a run that died before its items were stored are not real."""
+        if _OPEN[self.path][1] > 1:
+            return  # another spider of this process shares the DB: its reservations are live
+        for key, _ in self._db.iterator(prefix=b"p"):
+            self.remove(int.from_bytes(key[1:], "big"))
+
+    def _read_meta(self) -> dict | None:
+        return decode_meta(self._db.get(b"m"))
+
+    def _write_meta(self, meta: dict) -> None:
+        self._db.put(b"m", encode_meta(meta))
+
+    def _members(self, bucket: bytes, limit: int) -> list[int]:
+        prefix = b"b" + bucket
+        out = []
+        for key in self._db.iterator(prefix=prefix, include_value=False):
+            out.append(int.from_bytes(key[-_ID:], "big"))
+            if len(out) == limit:
+                break
+        return out
+
+    def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]:
+        out = []
+        for doc_id in doc_ids:
+            data = self._db.get(b"d" + _u64(doc_id))
+            if data is not None:
+                out.append(DocRecord.from_bytes(data))
+        return out
+
+    def _next_id(self) -> int:
+        self._last_id += 1
+        return self._last_id
+
+    def _save(self, record: DocRecord, buckets: list[bytes]) -> None:
+        doc = _u64(record.doc_id)
+        with self._db.write_batch() as batch:
+            batch.put(b"d" + doc, record.to_bytes())
+            batch.put(b"n", _u64(self._last_id))
+            batch.put(b"t" + _u64(int(record.time)) + doc, b"")
+            if record.state == PENDING:
+                batch.put(b"p" + doc, b"")
+            else:
+                batch.delete(b"p" + doc)
+            for bucket in buckets:
+                batch.put(b"b" + bucket + doc, b"")
+
+    def _delete(self, record: DocRecord, buckets: list[bytes]) -> None:
+        doc = _u64(record.doc_id)
+        with self._db.write_batch() as batch:
+            batch.delete(b"d" + doc)
+            batch.delete(b"t" + _u64(int(record.time)) + doc)
+            batch.delete(b"p" + doc)
+            for bucket in buckets:
+                batch.delete(b"b" + bucket + doc)
+
+    def purge(self, older_than: float) -> int:
+        removed = 0
+        stop = b"t" + _u64(max(0, int(older_than)))
+        old = [key[-_ID:] for key, _ in self._db.iterator(start=b"t", stop=stop)]
+        for doc in old:
+            self.remove(int.from_bytes(doc, "big"))
+            removed += 1
+        return removed
+
+    def count(self) -> int:
+        return sum(1 for _ in self._db.iterator(prefix=b"d", include_value=False))
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            _close_db(self.path)

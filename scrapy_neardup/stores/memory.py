@@ -1,0 +1,69 @@
+"""``memory://``: the reference store, in dicts. For tests and one-off batch runs."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..record import DocRecord
+from .base import LocalStore
+
+# One dict of namespaces per process, so that two pipelines opening ``memory://`` share it.
+_SHARED: dict[str, dict] = {}
+
+
+class MemoryStore(LocalStore):
+    def __init__(self, uri: str = "memory://", namespace: str = "default", shared: bool = False):
+        self.uri = uri
+        self.namespace = namespace
+        space = _SHARED.setdefault(namespace, {}) if shared else {}
+        self._docs: dict[int, DocRecord] = space.setdefault("docs", {})
+        self._buckets: dict[bytes, dict[int, None]] = space.setdefault("buckets", {})
+        self._meta: dict = space.setdefault("meta", {})
+        self._counter: list[int] = space.setdefault("counter", [0])
+
+    def _read_meta(self) -> dict | None:
+        return self._meta.get("meta")
+
+    def _write_meta(self, meta: dict) -> None:
+        self._meta["meta"] = meta
+
+    def _members(self, bucket: bytes, limit: int) -> list[int]:
+        members = self._buckets.get(bucket)
+        if not members:
+            return []
+        out = []
+        for doc_id in members:
+            out.append(doc_id)
+            if len(out) == limit:
+                break
+        return out
+
+    def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]:
+        return [self._docs[i] for i in doc_ids if i in self._docs]
+
+    def _next_id(self) -> int:
+        self._counter[0] += 1
+        return self._counter[0]
+
+    def _save(self, record: DocRecord, buckets: list[bytes]) -> None:
+        self._docs[record.doc_id] = record
+        for bucket in buckets:
+            self._buckets.setdefault(bucket, {})[record.doc_id] = None
+
+    def _delete(self, record: DocRecord, buckets: list[bytes]) -> None:
+        self._docs.pop(record.doc_id, None)
+        for bucket in buckets:
+            members = self._buckets.get(bucket)
+            if members is not None:
+                members.pop(record.doc_id, None)
+                if not members:
+                    del self._buckets[bucket]
+
+    def purge(self, older_than: float) -> int:
+        old = [r for r in self._docs.values() if r.time < older_than]
+        for record in old:
+            self._delete(record, self.buckets_of(record))
+        return len(old)
+
+    def count(self) -> int:
+        return len(self._docs)
