@@ -7,9 +7,7 @@ agree on tokens today, but a dictionary upgrade would shift every SimHash).
 
 from __future__ import annotations
 
-import math
 import os
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -17,7 +15,19 @@ import xxhash
 
 from .simhash import simhash
 from .sketch import Sketch
-from .text import Tokenizer, content_chars, get_tokenizer, normalize, split_sentences
+from .sketch import mix64
+from .text import (
+    Sentences,
+    Tokenizer,
+    content_mask,
+    fold_codes,
+    get_tokenizer,
+    normalize,
+    sentences_of,
+    to_text,
+)
+
+_BASE = np.uint64(0x100000001B3)  # odd 64-bit multiplier (the FNV prime)
 
 # Bump when normalisation or splitting changes in a way that changes fingerprints.
 TEXT_VERSION = 1
@@ -40,7 +50,7 @@ class Recipe:
     simhash_k: int = 3  # Hamming distance for SimHash candidates
     shingle_width: int = 5
     sketch_size: int = 128
-    hash: str = "xxh64"
+    hash: str = "xxh64-sentences+poly64-tokens"
     simhash_bits: int = 64
     text_version: int = TEXT_VERSION
 
@@ -76,38 +86,61 @@ class Fingerprint:
     extra: dict = field(default_factory=dict)
 
 
+def token_hashes(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """64-bit hashes of ``tokens``, and whether each has a letter or digit; no Python loop.
+
+    The tokens are joined with NUL (normalised text has none); each token hashes to
+    sum(code[i] * BASE**i) over its characters, spread by a splitmix64 finaliser.
+    """
+    if not tokens:
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=bool)
+    joined = "\0".join(tokens) + "\0"
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    separator = codes == 0
+    ends = np.flatnonzero(separator)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    lengths = ends - starts
+    token_of = np.cumsum(separator) - separator  # token number of every position
+    position = np.arange(len(codes)) - starts[token_of]
+    with np.errstate(over="ignore"):
+        powers = np.cumprod(np.full(int(lengths.max()) + 1, _BASE, dtype=np.uint64))
+        terms = (codes.astype(np.uint64) + np.uint64(1)) * powers[position]
+        terms[separator] = 0
+        hashes = mix64(np.add.reduceat(terms, starts) ^ lengths.astype(np.uint64))
+    content = np.add.reduceat(content_mask(codes).astype(np.int32), starts) > 0
+    return hashes, content & (lengths > 0)
+
+
 class _Features:
-    """Token -> (64-bit hash, IDF) with a cache, so each distinct word is hashed once."""
+    """IDF weights by token hash, in sorted arrays: a whole page is weighted in a few numpy calls.
+
+    Stop words are in the table with weight 0; words not in jieba's IDF table get the median.
+    """
 
     def __init__(self) -> None:
-        self._idf: dict[str, float] = {}
-        self._default_idf = 0.0
-        self._cache: dict[str, tuple[int, float]] = {}
-        self._load_idf()
-
-    def _load_idf(self) -> None:
         import jieba
 
         path = os.path.join(os.path.dirname(jieba.__file__), "analyse", "idf.txt")
+        words, values = [], []
         with open(path, encoding="utf-8") as handle:
             for line in handle:
                 word, _, value = line.rstrip("\n").partition(" ")
                 if value:
-                    self._idf[word] = float(value)
-        values = sorted(self._idf.values())
-        self._default_idf = values[len(values) // 2] if values else 10.0
+                    words.append(normalize(word))
+                    values.append(float(value))
+        self.default_idf = float(np.median(values)) if values else 10.0
+        stops = sorted(STOP_WORDS)
+        hashes, _ = token_hashes(words + stops)
+        weights = np.array(values + [0.0] * len(stops), dtype=np.float64)
+        order = np.argsort(hashes, kind="stable")
+        self._keys = hashes[order]
+        self._weights = weights[order]
 
-    def lookup(self, token: str) -> tuple[int, float] | None:
-        cached = self._cache.get(token)
-        if cached is None:
-            if token in STOP_WORDS or not content_chars(token):
-                cached = (0, 0.0)
-            else:
-                cached = (xxhash.xxh64_intdigest(token.encode("utf-8")), self._idf.get(token, self._default_idf))
-            if len(self._cache) > 2_000_000:  # bound memory on endless crawls
-                self._cache.clear()
-            self._cache[token] = cached
-        return cached if cached[1] > 0 else None
+    def idf(self, hashes: np.ndarray) -> np.ndarray:
+        where = np.searchsorted(self._keys, hashes)
+        where[where == len(self._keys)] = 0
+        found = self._keys[where] == hashes
+        return np.where(found, self._weights[where], self.default_idf)
 
 
 _FEATURES: _Features | None = None
@@ -129,37 +162,36 @@ class Fingerprinter:
         self.features = _features()
 
     def fingerprint(self, text: str) -> Fingerprint:
-        normal = normalize(text)
-        sentences = split_sentences(normal)
-        chars = content_chars(normal)
+        codes = fold_codes(text)
+        sentences = sentences_of(codes)
+        simhash_value, tokens = self._simhash(to_text(codes))
         return Fingerprint(
             sentence_keys=self._sentence_keys(sentences),
-            simhash=self._simhash(normal),
-            sketch=Sketch.of(chars, self.recipe.sketch_size, self.recipe.shingle_width),
-            chars=len(chars),
-            tokens=0,
+            simhash=simhash_value,
+            sketch=Sketch.of_codes(sentences.content, self.recipe.sketch_size, self.recipe.shingle_width),
+            chars=len(sentences.content),
+            tokens=tokens,
         )
 
-    def _sentence_keys(self, sentences: list[str]) -> list[int]:
-        # Keep twice n candidates: the store skips boilerplate sentences and takes the next.
-        ranked = sorted(sentences, key=len, reverse=True)
+    def _sentence_keys(self, sentences: Sentences) -> list[int]:
+        """Hashes of the longest sentences, longest first; twice n of them, because the
+        store skips sentences that turn out to be boilerplate and takes the next."""
+        order = np.argsort(-sentences.lengths, kind="stable")
+        content = sentences.content
         keys: list[int] = []
-        for sentence in ranked:
-            key = xxhash.xxh64_intdigest(sentence.encode("utf-8"))
+        for index in order:
+            start = int(sentences.starts[index])
+            piece = content[start : start + int(sentences.lengths[index])]
+            key = xxhash.xxh64_intdigest(piece.tobytes())
             if key not in keys:
                 keys.append(key)
                 if len(keys) == 2 * self.recipe.nshash_n:
                     break
         return keys
 
-    def _simhash(self, normal: str) -> int:
-        counts = Counter(self.tokenizer.cut(normal))
-        hashes, weights = [], []
-        for token, tf in counts.items():
-            feature = self.features.lookup(token)
-            if feature is not None:
-                hashes.append(feature[0])
-                weights.append(feature[1] * (1.0 + math.log(tf)))
-        if not hashes:
-            return 0
-        return simhash(np.array(hashes, dtype=np.uint64), np.array(weights, dtype=np.float64))
+    def _simhash(self, normal: str) -> tuple[int, int]:
+        every, content = token_hashes(self.tokenizer.cut(normal))
+        hashes, counts = np.unique(every[content], return_counts=True)
+        weights = self.features.idf(hashes) * (1.0 + np.log(counts))
+        used = weights > 0
+        return simhash(hashes[used], weights[used]), int(used.sum())

@@ -11,7 +11,6 @@ from typing import Iterable, Sequence
 import numpy as np
 
 BITS = 64
-_BIT_SHIFTS = np.arange(BITS, dtype=np.uint64)
 
 
 def simhash(feature_hashes: np.ndarray, weights: np.ndarray) -> int:
@@ -21,9 +20,11 @@ def simhash(feature_hashes: np.ndarray, weights: np.ndarray) -> int:
     """
     if len(feature_hashes) == 0:
         return 0
-    bits = ((feature_hashes[:, None] >> _BIT_SHIFTS) & np.uint64(1)).astype(np.float64)
-    score = weights @ (2.0 * bits - 1.0)
-    return int(np.sum(np.left_shift(np.uint64(1), _BIT_SHIFTS[score > 0]), dtype=np.uint64))
+    little = np.ascontiguousarray(feature_hashes, dtype="<u8")
+    bits = np.unpackbits(little.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    set_weight = weights @ bits  # per bit: weight of the features that have it set
+    chosen = np.packbits(set_weight > weights.sum() / 2.0, bitorder="little")
+    return int.from_bytes(chosen.tobytes(), "little")
 
 
 def hamming(a: int, b: int) -> int:

@@ -18,7 +18,7 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def mix64(x: np.ndarray) -> np.ndarray:
     """splitmix64 finaliser: spreads polynomial hashes over all 64 bits."""
     x = x ^ (x >> np.uint64(30))
     x = x * _M1
@@ -29,7 +29,12 @@ def _mix(x: np.ndarray) -> np.ndarray:
 
 def shingle_hashes(chars: str, width: int = 5) -> np.ndarray:
     """Distinct 32-bit hashes of every ``width``-character shingle of ``chars`` (sorted)."""
-    codes = np.frombuffer(chars.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    return shingle_hashes_of_codes(np.frombuffer(chars.encode("utf-32-le"), dtype=np.uint32), width)
+
+
+def shingle_hashes_of_codes(codes: np.ndarray, width: int = 5) -> np.ndarray:
+    """:func:`shingle_hashes` of an array of code points."""
+    codes = codes.astype(np.uint64)
     if len(codes) < width:
         if len(codes) == 0:
             return np.empty(0, dtype=np.uint32)
@@ -38,8 +43,11 @@ def shingle_hashes(chars: str, width: int = 5) -> np.ndarray:
         h = np.zeros(len(codes) - width + 1, dtype=np.uint64)
         for offset in range(width):  # a loop over the shingle width, not over the text
             h = h * _P + codes[offset : offset + len(h)]
-        h = _mix(h)
-    return np.unique((h >> np.uint64(32)).astype(np.uint32))
+        h = mix64(h)
+    ordered = np.sort((h >> np.uint64(32)).astype(np.uint32))
+    if len(ordered) > 1:
+        ordered = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+    return ordered
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,11 @@ class Sketch:
 
     @classmethod
     def of(cls, chars: str, k: int = 128, width: int = 5) -> "Sketch":
-        every = shingle_hashes(chars, width)
+        return cls.of_codes(np.frombuffer(chars.encode("utf-32-le"), dtype=np.uint32), k, width)
+
+    @classmethod
+    def of_codes(cls, codes: np.ndarray, k: int = 128, width: int = 5) -> "Sketch":
+        every = shingle_hashes_of_codes(codes, width)
         return cls(every[:k].copy(), len(every))
 
     def to_bytes(self) -> bytes:
