@@ -1,0 +1,126 @@
+"""Pytest fixtures that run a real ``redis-server`` on a free 127.0.0.1 port.
+
+Skipped with a clear reason when the binary is missing, unless ``NEARDUP_REQUIRE_REDIS=1``
+(CI sets it), which turns the skip into a failure so CI cannot skip the Redis tests silently.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import pytest
+
+REQUIRE_ENV = "NEARDUP_REQUIRE_REDIS"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _ping(port: int, password: str | None) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            if password:
+                secret = password.encode()
+                sock.sendall(b"*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n" % (len(secret), secret))
+                if not sock.recv(64).startswith(b"+OK"):
+                    return False
+            sock.sendall(b"PING\r\n")
+            return sock.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+@dataclass
+class RedisServer:
+    """One redis-server process; ``url(db)`` gives a store URI for it."""
+
+    port: int
+    password: str | None = None
+    process: subprocess.Popen | None = None
+    workdir: str = ""
+    log: str = ""
+    args: list[str] = field(default_factory=list)
+
+    def url(self, db: int = 0, scheme: str = "redis") -> str:
+        auth = f":{self.password}@" if self.password else ""
+        return f"{scheme}://{auth}127.0.0.1:{self.port}/{db}"
+
+    def client(self, db: int = 0):
+        import redis
+
+        return redis.Redis(host="127.0.0.1", port=self.port, db=db, password=self.password)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def redis_binary() -> str:
+    """The redis-server path, or skip (fail when NEARDUP_REQUIRE_REDIS=1)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        reason = (
+            "redis-server is not installed (apt-get install redis-server); "
+            "the Redis store tests need a real server"
+        )
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"{reason}, and {REQUIRE_ENV}=1 requires them to run", pytrace=False)
+        pytest.skip(reason)
+    return binary
+
+
+def start_redis(*extra: str, password: str | None = None, attempts: int = 3) -> RedisServer:
+    """Start a redis-server without persistence and wait until it answers PING."""
+    binary = redis_binary()
+    last_log = ""
+    for _ in range(attempts):
+        port = free_port()
+        workdir = tempfile.mkdtemp(prefix="neardup-redis-")
+        log = os.path.join(workdir, "redis.log")
+        args = [
+            binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--dir", workdir, "--logfile", log, "--daemonize", "no",
+        ]
+        if password:
+            args += ["--requirepass", password]
+        args += list(extra)
+        server = RedisServer(port, password, subprocess.Popen(args), workdir, log, args)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and server.process.poll() is None:
+            if _ping(port, password):
+                return server
+            time.sleep(0.05)
+        if os.path.exists(log):
+            with open(log, encoding="utf-8", errors="replace") as handle:
+                last_log = handle.read()[-2000:]
+        server.stop()  # the port was taken meanwhile, or the server failed: try another
+    raise RuntimeError(f"redis-server did not start after {attempts} attempts; its log:\n{last_log}")
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    server = start_redis()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> Iterator[str]:
+    """A store URI on an empty server (every db flushed before the test)."""
+    client = redis_server.client()
+    client.flushall()
+    client.close()
+    yield redis_server.url(0)

@@ -1,0 +1,399 @@
+"""The redis:// store against a real redis-server: same verdicts as the other stores,
+format checks, TTL, pending reservations, connection errors, passwords and namespaces."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from redis_server import start_redis
+
+from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, open_store
+from scrapy_neardup.stores import StoreFormatError, StoreUnavailable
+from scrapy_neardup.stores.redis import RedisStore
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:redis")
+
+# Articles written for these tests: distinct stories on distinct topics.
+ARTICLES = {
+    "rail": (
+        "本报北京三月十二日电 记者从国家铁路集团获悉，今年春运期间全国铁路累计发送旅客超过三亿人次，"
+        "同比增长百分之八点六，创下历史同期新高。\n"
+        "据介绍，为应对客流高峰，铁路部门在节前节后共加开旅客列车一万二千余列，"
+        "其中夜间高铁和跨线动车组的开行数量比去年明显增加。"
+        "多个车站延长了售票窗口的服务时间，并在候车室增设了重点旅客服务区。\n"
+        "铁路部门还表示，春运期间电子客票的使用比例进一步提高，刷身份证进站已覆盖全部高铁车站，"
+        "旅客平均进站时间缩短到十秒以内。下一步将继续优化列车运行图，提升中西部地区的运输能力。"
+    ),
+    "rice": (
+        "新华社长沙九月二十日电 湖南省农业农村厅二十日发布消息，今年全省早稻收获面积稳中有增，"
+        "平均亩产比上年提高十二公斤，优质稻比例达到百分之七十以上。\n"
+        "当地农技人员介绍，今年入夏后部分地区遭遇持续高温，各地及时组织灌溉和病虫害统防统治，"
+        "把损失降到了最低。一些种粮大户采用无人机飞防和机械化烘干，每亩节约成本近百元。\n"
+        "省里同时启动了最低收购价执行预案，在主产县设立收购网点四百多个，确保农民种粮有钱赚，"
+        "晚稻生产也已全面进入田间管理的关键阶段。"
+    ),
+    "museum": (
+        "记者日前从省博物馆了解到，经过两年多的改造提升，博物馆新馆将于下月正式对公众开放，"
+        "新增展厅面积六千平方米，首批展出文物超过三千件。\n"
+        "新馆的常设展览以本地区的历史发展为主线，分为远古文明、青铜时代、丝路往来和近代风云四个部分。"
+        "其中一件出土于汉代墓葬的鎏金铜灯，是首次与观众见面。\n"
+        "馆方表示，开馆后将实行预约参观，每天限流一万人次，并推出面向中小学生的研学课程。"
+        "观众还可以通过手机扫描展品旁的二维码，收听专家录制的讲解。"
+    ),
+    "flood": (
+        "受连续强降雨影响，本市多条河流水位快速上涨，市防汛抗旱指挥部昨日将防汛应急响应提升至三级。\n"
+        "指挥部要求各区县加强值班值守，对城市低洼地段、地下空间和在建工地开展拉网式排查，"
+        "必要时果断转移受威胁群众。目前全市已预置抢险队伍两百余支，储备沙袋和编织袋五十多万条。\n"
+        "气象部门预计，未来三天本市仍有中到大雨，局部地区可能出现暴雨，提醒市民尽量减少外出，"
+        "驾车时不要强行通过积水路段，遇到险情及时拨打救援电话。"
+    ),
+    "chip": (
+        "一家本土半导体企业近日宣布，其自主研发的车规级控制芯片已通过权威机构的可靠性认证，"
+        "将于明年第一季度在多家整车厂的新车型上批量装车。\n"
+        "公司负责人介绍，这款芯片从立项到量产历时四年，研发团队攻克了高温环境下长期稳定运行等难题，"
+        "关键性能指标达到国际同类产品水平，成本则降低了约三成。\n"
+        "业内人士认为，汽车电动化和智能化带动芯片需求持续增长，国产芯片在供应稳定和本地服务方面具有优势，"
+        "但在高端产品和生态建设上仍需时间积累。"
+    ),
+    "marathon": (
+        "第十届滨江国际马拉松赛昨天鸣枪开跑，来自二十多个国家和地区的三万名选手参加了全程、半程和健康跑三个项目。\n"
+        "男子全程冠军被一名肯尼亚选手以两小时八分的成绩获得，女子全程冠军由一名本土选手夺得，"
+        "她在最后五公里连续超越两名对手，打破了赛会纪录。\n"
+        "组委会在沿途设置了四十个补给站和十二个医疗点，并首次启用智能跟踪系统，"
+        "观众通过小程序即可实时查看选手的位置。赛事期间，沿线交通实行分段管制，整体运行平稳有序。"
+    ),
+    "library": (
+        "城东社区图书馆改建完成后重新开放，借阅区、自习区和儿童阅读区分开设置，座位数量从六十个增加到两百个。\n"
+        "图书馆引入了自助借还设备，读者刷卡即可完成借书和还书，晚上的开放时间也延长到九点。"
+        "馆内还开辟了一间老年人电子阅览室，志愿者每周两次上门教老人使用智能手机。\n"
+        "社区工作人员说，改建资金主要来自街道的民生项目，今后将与市图书馆实现通借通还，"
+        "让居民在家门口就能借到全市的藏书。"
+    ),
+    "port": (
+        "海关总署最新数据显示，今年前十个月我国港口集装箱吞吐量保持增长，"
+        "沿海主要港口完成外贸货物吞吐量同比增长百分之五点二。\n"
+        "分析人士指出，新能源汽车、锂电池和光伏产品出口增长较快，成为拉动港口业务的重要力量。"
+        "一些港口加快建设自动化码头，远程操控的岸桥和无人驾驶集卡已经投入日常作业。\n"
+        "与此同时，航运价格波动加大，部分航线运力阶段性紧张，港口企业正通过优化航线布局和延伸物流服务来稳定客户。"
+    ),
+}
+
+DISCLAIMER = (
+    "免责声明：本网站所刊载的各类新闻、图片及其他信息均来源于网络或由用户提供，仅供参考，"
+    "不代表本网站赞同其观点，如有侵权请与本网站联系，我们将在核实后及时删除相关内容。"
+)
+
+# Substitutions a reprint site might make: a few characters changed, digits full-width.
+EDITS = [("昨天", "前日"), ("记者", "本报记者"), ("表示", "称"), ("三", "3"), ("。", "！")]
+
+
+def _edited(text: str) -> str:
+    for old, new in EDITS[:3]:
+        text = text.replace(old, new, 1)
+    return text
+
+
+def corpus() -> list[tuple[str, str, str]]:
+    """(key, story, text) in arrival order: originals, reprints of each kind, hard negatives."""
+    docs = []
+    for name, text in ARTICLES.items():
+        docs.append((f"https://a.example/{name}", name, text))
+    for name, text in ARTICLES.items():
+        paragraphs = text.split("\n")
+        docs.append((f"https://b.example/{name}", name, f"转载自滨江日报网\n{text}\n（责任编辑：李明）"))
+        docs.append((f"https://c.example/{name}", name, _edited(text)))
+        docs.append((f"https://d.example/{name}", name, "\n".join(paragraphs[:-1]) + paragraphs[-1][:40]))
+        docs.append((f"https://e.example/{name}", name, text.replace("，", ",").replace("\n", "\n\n")))
+    # Distinct stories that end with the same long site disclaimer: not each other's copies,
+    # and past the boilerplate limit the disclaimer is no longer a key.
+    for name, text in ARTICLES.items():
+        docs.append((f"https://f.example/{name}-only", f"{name}-lead", f"{text.split(chr(10))[0]}\n{DISCLAIMER}"))
+    return docs
+
+
+def _verdicts(uri: str, recipe: Recipe, **options) -> list[dict]:
+    store = open_store(uri, "corpus", recipe, **options)
+    try:
+        detector = Detector(store)
+        return [detector.check(key, text).as_dict() for key, _, text in corpus()]
+    finally:
+        store.close()
+
+
+def test_same_verdicts_as_memory_and_leveldb(redis_url, tmp_path):
+    recipe = Recipe()
+    memory = _verdicts("memory://", recipe)
+    leveldb = _verdicts(f"leveldb://{tmp_path / 'db'}", recipe)
+    redis = _verdicts(redis_url, recipe)
+    assert len(memory) == len(corpus())
+    for expected, level, red in zip(memory, leveldb, redis):
+        assert level == expected
+        assert red == expected
+    # The verdicts are the right ones: each story is kept once, by its first copy.
+    kept = {v["key"] for v in redis if v["status"] == UNIQUE}
+    assert kept == {key for key, story, _ in corpus() if key.startswith(("https://a.", "https://f."))}
+    stories = {key: story for key, story, _ in corpus()}
+    for verdict in redis:
+        if verdict["status"] == DUPLICATE:
+            assert stories[verdict["duplicate_of"]] == stories[verdict["key"]]
+    # The boilerplate guard was exercised: the disclaimer is a key of the first five stories only.
+    with open_store(redis_url, "corpus", recipe) as store:
+        leads = [store.get(v["doc_id"]) for v in redis if v["key"].startswith("https://f.")]
+        shared = set(leads[0].sentence_keys).intersection(*(r.sentence_keys for r in leads[1:5]))
+        assert len(shared) == 1
+        assert [bool(shared & set(r.sentence_keys)) for r in leads] == [True] * 5 + [False] * 3
+
+
+def test_reopen_keeps_documents_and_counter(redis_url):
+    key, _, text = corpus()[0]
+    with open_store(redis_url, "reopen") as store:
+        first = Detector(store).check(key, text)
+    with open_store(redis_url, "reopen") as store:
+        assert store.count() == 1
+        again = Detector(store).check("https://b.example/copy", "转载：" + text)
+        assert again.status == DUPLICATE and again.duplicate_of == key
+        other = Detector(store).check("https://a.example/other", ARTICLES["port"])
+        assert other.doc_id == first.doc_id + 2  # ids keep counting across opens
+
+
+def test_record_round_trip_and_filed_keys(redis_url):
+    store = open_store(redis_url, "records")
+    try:
+        detector = Detector(store)
+        verdict = detector.check("https://a.example/rail", ARTICLES["rail"])
+        record = store.get(verdict.doc_id)
+        fingerprint = detector.fingerprint(ARTICLES["rail"])
+        assert record.key == "https://a.example/rail"
+        assert record.simhash == fingerprint.simhash
+        assert list(record.sketch.hashes) == list(fingerprint.sketch.hashes)
+        assert record.sentence_keys == fingerprint.sentence_keys[: store.recipe.nshash_n]
+        assert store.get(verdict.doc_id + 100) is None
+    finally:
+        store.close()
+
+
+def test_recipe_and_format_mismatch(redis_url, redis_server):
+    open_store(redis_url, "recipe", Recipe(nshash_n=5)).close()
+    with pytest.raises(StoreFormatError, match="nshash_n: stored 5, configured 4"):
+        open_store(redis_url, "recipe", Recipe(nshash_n=4))
+    open_store(redis_url, "recipe", Recipe(nshash_n=5)).close()  # the right recipe still opens
+    client = redis_server.client()
+    client.set("neardup:{old}:meta", b'{"format": 99, "recipe": {}}')
+    with pytest.raises(StoreFormatError, match="format version 99"):
+        open_store(redis_url, "old")
+
+
+def test_namespaces_and_databases_are_apart(redis_server, redis_url):
+    text = ARTICLES["museum"]
+    with open_store(redis_url, "site-a") as a, open_store(redis_url, "site-b") as b:
+        assert Detector(a).check("a", text).status == UNIQUE
+        assert Detector(b).check("b", text).status == UNIQUE  # another namespace: not a copy
+        assert Detector(a).check("a2", text).status == DUPLICATE
+        assert a.count() == 1 and b.count() == 1
+    with open_store(redis_server.url(5), "site-a") as other_db:
+        assert other_db.count() == 0
+    keys = redis_server.client().keys("*")
+    assert keys and all(k.startswith((b"neardup:{site-a}:", b"neardup:{site-b}:")) for k in keys)
+    with open_store(redis_url, "site-a", key_prefix="crawl2") as prefixed:
+        assert prefixed.count() == 0
+        assert prefixed.prefix == "crawl2:{site-a}:"
+
+
+def test_commit_and_remove(redis_url, redis_server):
+    store = open_store(redis_url, "reserve")
+    try:
+        detector = Detector(store)
+        kept = detector.check("https://a.example/chip", ARTICLES["chip"], reserve=True)
+        assert kept.status == UNIQUE and store.get(kept.doc_id).state == 1
+        # A pending document already catches its copy.
+        assert detector.check("https://b.example/chip", _edited(ARTICLES["chip"])).status == DUPLICATE
+        detector.commit(kept)
+        assert store.get(kept.doc_id).state == 0
+        assert redis_server.client().zcard("neardup:{reserve}:p") == 0
+        assert redis_server.client().pttl(f"neardup:{{reserve}}:r:{kept.doc_id}") == -1  # permanent
+
+        dropped = detector.check("https://a.example/port", ARTICLES["port"], reserve=True)
+        detector.release(dropped)  # a later pipeline dropped the item: nothing left behind
+        assert store.get(dropped.doc_id) is None
+        assert store.count() == 1
+        # Every bucket key left belongs to the committed document only.
+        client = redis_server.client()
+        for key in client.scan_iter(match=b"neardup:{reserve}:b:*"):
+            assert client.zrange(key, 0, -1) == [kept.doc_id.to_bytes(8, "big")]
+        again = detector.check("https://b.example/port", ARTICLES["port"])
+        assert again.status == UNIQUE  # the released reservation does not catch its reprint
+
+        # remove() without the client-side cache (another process, a new store object).
+        with open_store(redis_url, "reserve") as other:
+            other.remove(again.doc_id)
+        assert store.count() == 1
+        assert all(
+            again.doc_id.to_bytes(8, "big") not in client.zrange(key, 0, -1)
+            for key in client.scan_iter(match=b"neardup:{reserve}:b:*")
+        )
+    finally:
+        store.close()
+
+
+def test_pending_reservation_of_a_dead_process_expires(redis_url, redis_server):
+    crashed = open_store(redis_url, "pending", pending_timeout=0.3)
+    Detector(crashed).check("https://a.example/flood", ARTICLES["flood"], reserve=True)
+    crashed.client.close()  # the process dies before commit or release
+    store = open_store(redis_url, "pending", pending_timeout=0.3)
+    try:
+        detector = Detector(store)
+        assert detector.check("https://b.example/flood", _edited(ARTICLES["flood"])).status == DUPLICATE
+        time.sleep(0.5)
+        fresh = detector.check("https://c.example/flood", _edited(ARTICLES["flood"]))
+        assert fresh.status == UNIQUE  # the dead reservation no longer blocks the story
+        assert store.count() == 1
+        assert redis_server.client().zcard("neardup:{pending}:p") == 0
+
+        # A committed reservation outlives the timeout.
+        kept = detector.check("https://a.example/rice", ARTICLES["rice"], reserve=True)
+        detector.commit(kept)
+        time.sleep(0.5)
+        assert detector.check("https://b.example/rice", ARTICLES["rice"] + "（完）").status == DUPLICATE
+        assert store.count() == 2
+    finally:
+        store.close()
+
+
+def test_ttl_expires_records_and_buckets(redis_url, redis_server):
+    client = redis_server.client()
+    store = open_store(redis_url, "ttl", ttl=0.4)
+    try:
+        detector = Detector(store)
+        first = detector.check("https://a.example/library", ARTICLES["library"])
+        assert 0 < client.pttl(f"neardup:{{ttl}}:r:{first.doc_id}") <= 400
+        buckets = list(client.scan_iter(match=b"neardup:{ttl}:b:*"))
+        assert buckets and all(0 < client.pttl(key) <= 400 for key in buckets)
+        assert detector.check("https://b.example/library", ARTICLES["library"]).status == DUPLICATE
+        time.sleep(0.6)
+        assert detector.check("https://c.example/library", ARTICLES["library"]).status == UNIQUE
+        time.sleep(0.6)
+        assert store.count() == 0
+        left = {key.rsplit(b":", 1)[-1] for key in client.scan_iter(match=b"neardup:{ttl}:*")}
+        assert left <= {b"meta", b"n", b"ops", b"t"}  # bounded: no record or bucket outlives the window
+    finally:
+        store.close()
+
+
+def test_ttl_window_follows_document_time(redis_url):
+    """Members older than the window are trimmed by the next document that touches the bucket."""
+    now = [1_000_000.0]
+    store = open_store(redis_url, "window", ttl=3600)
+    try:
+        detector = Detector(store, clock=lambda: now[0])
+        detector.check("https://a.example/marathon", ARTICLES["marathon"])
+        now[0] += 1800
+        assert detector.check("https://b.example/marathon", ARTICLES["marathon"]).status == DUPLICATE
+        now[0] += 3600
+        assert detector.check("https://c.example/marathon", ARTICLES["marathon"]).status == UNIQUE
+    finally:
+        store.close()
+
+
+def test_purge(redis_url, redis_server):
+    now = [1_000.0]
+    store = open_store(redis_url, "purge")
+    try:
+        detector = Detector(store, clock=lambda: now[0])
+        ids = {}
+        for name, text in ARTICLES.items():
+            ids[name] = detector.check(f"https://a.example/{name}", text).doc_id
+            now[0] += 10
+        assert store.purge(1_000.0 + 40) == 4  # the first four stories
+        assert store.count() == len(ARTICLES) - 4
+        client = redis_server.client()
+        members = set()
+        for key in client.scan_iter(match=b"neardup:{purge}:b:*"):
+            members.update(int.from_bytes(m, "big") for m in client.zrange(key, 0, -1))
+        assert members == set(list(ids.values())[4:])
+        names = list(ARTICLES)
+        assert detector.check("https://b.example/x", ARTICLES[names[0]]).status == UNIQUE
+        assert detector.check("https://b.example/y", ARTICLES[names[-1]]).status == DUPLICATE
+        assert store.purge(0) == 0
+    finally:
+        store.close()
+
+
+def test_retried_call_is_applied_once(redis_url):
+    """A check-and-add whose answer was lost and is sent again must not file the document twice."""
+    store = open_store(redis_url, "retry")
+    try:
+        detector = Detector(store)
+        detector.check("https://a.example/rail", ARTICLES["rail"])
+        seq = next(store._seq)
+        store._seq = iter([seq, seq])  # the next call and its retry carry the same sequence number
+        first = detector.check("https://a.example/port", ARTICLES["port"])
+        retried = detector.check("https://a.example/port", ARTICLES["port"])
+        assert first.status == retried.status == UNIQUE
+        assert retried.doc_id == first.doc_id
+        assert store.count() == 2
+    finally:
+        store.close()
+
+
+def test_lost_connection_is_retried(redis_url, redis_server):
+    store = open_store(redis_url, "reconnect")
+    try:
+        detector = Detector(store)
+        detector.check("https://a.example/rail", ARTICLES["rail"])
+        admin = redis_server.client()
+        assert admin.client_kill_filter(_type="normal", skipme=True) >= 1  # every store connection
+        verdict = detector.check("https://b.example/rail", _edited(ARTICLES["rail"]))
+        assert verdict.status == DUPLICATE
+    finally:
+        store.close()
+
+
+def test_server_gone_mid_crawl_raises_store_unavailable():
+    server = start_redis(password="s3cret-pw")
+    store = open_store(server.url(0), "gone", retries=2)
+    try:
+        Detector(store).check("https://a.example/rail", ARTICLES["rail"])
+        server.stop()
+        with pytest.raises(StoreUnavailable) as caught:
+            Detector(store).check("https://b.example/rail", ARTICLES["rail"])
+        message = str(caught.value)
+        assert f"127.0.0.1:{server.port}" in message
+        assert "s3cret-pw" not in message
+    finally:
+        store.close()
+        server.stop()
+
+
+def test_unreachable_server_message_hides_password(redis_server):
+    from redis_server import free_port
+
+    port = free_port()
+    with pytest.raises(StoreUnavailable) as caught:
+        open_store(f"redis://:hunter2pw@127.0.0.1:{port}/0", retries=0)
+    message = str(caught.value)
+    assert f"redis://:***@127.0.0.1:{port}/0" in message
+    assert "hunter2pw" not in message
+
+
+def test_password_in_uri():
+    server = start_redis(password="p@ss word")
+    try:
+        quoted = f"redis://:p%40ss%20word@127.0.0.1:{server.port}/2"
+        with open_store(quoted, "auth") as store:
+            assert Detector(store).check("a", ARTICLES["port"]).status == UNIQUE
+            assert store.count() == 1
+        assert server.client(2).exists("neardup:{auth}:meta")
+        for uri in (f"redis://:badpw123@127.0.0.1:{server.port}/2", f"redis://127.0.0.1:{server.port}/2"):
+            with pytest.raises(StoreUnavailable) as caught:
+                open_store(uri, "auth", retries=0)
+            assert "p@ss" not in str(caught.value) and "badpw123" not in str(caught.value)
+    finally:
+        server.stop()
+
+
+def test_constructor_checks_options(redis_url):
+    with pytest.raises(ValueError, match="ttl"):
+        RedisStore(redis_url, ttl=0)
+    with pytest.raises(ValueError, match="pending_timeout"):
+        RedisStore(redis_url, pending_timeout=-1)
