@@ -31,14 +31,18 @@ class Thresholds:
     A reprint keeps most of its shingles: containment of the smaller text in the larger is
     high even when the end was cut (a 75% cut keeps containment near 1, Jaccard near 0.75).
     Two articles sharing a disclaimer or a quoted sentence share a small part of either.
+    Reprints also add lines of their own (banner, editor, promotion): ``allowance`` content
+    characters of the smaller text, at most a fifth of it, may be such additions. The
+    Jaccard floor keeps a roundup that contains a whole stored article from being dropped.
     """
 
-    containment: float = 0.8
-    jaccard: float = 0.4
+    containment: float = 0.7
+    jaccard: float = 0.3
+    allowance: int = 60
     min_chars: int = 50  # texts shorter than this are not judged (SHORT)
     short_chars: int = 200  # below this, the stricter thresholds apply
-    short_containment: float = 0.9
-    short_jaccard: float = 0.6
+    short_containment: float = 0.85
+    short_jaccard: float = 0.5
 
     def __post_init__(self) -> None:
         for name in ("containment", "jaccard", "short_containment", "short_jaccard"):
@@ -47,11 +51,16 @@ class Thresholds:
                 raise ValueError(f"threshold {name} must be in (0, 1], got {value}")
         if self.min_chars < 1:
             raise ValueError(f"min_chars must be at least 1, got {self.min_chars}")
+        if self.allowance < 0:
+            raise ValueError(f"allowance must not be negative, got {self.allowance}")
 
     def accepts(self, jaccard: float, containment: float, smaller_chars: int) -> bool:
+        """``containment`` is the share of the smaller text's shingles found in the other."""
+        allowance = min(self.allowance, smaller_chars // 5)
+        forgiving = min(1.0, containment * smaller_chars / max(1, smaller_chars - allowance))
         if smaller_chars < self.short_chars:
-            return containment >= self.short_containment and jaccard >= self.short_jaccard
-        return containment >= self.containment and jaccard >= self.jaccard
+            return forgiving >= self.short_containment and jaccard >= self.short_jaccard
+        return forgiving >= self.containment and jaccard >= self.jaccard
 
 
 @dataclass
@@ -66,6 +75,7 @@ class Verdict:
     containment: float | None = None
     distance: int | None = None  # SimHash Hamming distance to the first copy
     chars: int = 0
+    stored: bool = False  # this check filed a new document (to commit or release)
 
     @property
     def is_duplicate(self) -> bool:
@@ -135,11 +145,16 @@ class Detector:
             boilerplate_limit=self.boilerplate_limit,
         )
         reservation = self.store.check_and_add(probe, record)
-        match = self._best_match(record, reservation.candidates, now)
+        match = self._best_match(record, set(probe.sentence_keys), reservation.candidates, now)
         if match is None:
-            return Verdict(key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars)
+            return Verdict(
+                key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True
+            )
         self.store.remove(reservation.doc_id)
         first, method, jaccard, containment = match
+        if first.key == record.key:
+            # The same document seen again (a resumed batch, a re-crawled URL): not a reprint.
+            return Verdict(key, UNIQUE, first.doc_id, first.doc_id, chars=fp.chars)
         return Verdict(
             key,
             DUPLICATE,
@@ -154,11 +169,10 @@ class Detector:
         )
 
     def _best_match(
-        self, record: DocRecord, candidates: list[DocRecord], now: float
+        self, record: DocRecord, own_keys: set[int], candidates: list[DocRecord], now: float
     ) -> tuple[DocRecord, str, float, float] | None:
         """The earliest stored document that verification confirms, with how it matched."""
         not_before = now - self.ttl if self.ttl else float("-inf")
-        own_keys = set(record.sentence_keys)
         for other in sorted(candidates, key=lambda r: r.doc_id):
             if other.doc_id == record.doc_id or other.time < not_before:
                 continue
@@ -176,12 +190,12 @@ class Detector:
 
     def commit(self, verdict: Verdict) -> None:
         """Make a reserved unique document permanent (its item was stored)."""
-        if verdict.status == UNIQUE and verdict.doc_id is not None:
+        if verdict.stored and verdict.doc_id is not None:
             self.store.commit(verdict.doc_id)
 
     def release(self, verdict: Verdict) -> None:
         """Take a reserved unique document out again (its item was dropped or failed)."""
-        if verdict.status == UNIQUE and verdict.doc_id is not None:
+        if verdict.stored and verdict.doc_id is not None:
             self.store.remove(verdict.doc_id)
 
     def purge(self) -> int:

@@ -42,7 +42,9 @@ def sentence_bucket(key: int) -> bytes:
 class Probe:
     """What to read and where to file a new document."""
 
-    sentence_keys: list[int]  # longest sentence first; the first n that are not boilerplate count
+    # Longest sentence first, 2n of them: all are looked up (a reprint cut or edited may have
+    # lost some of the original's n longest), the first n that are not boilerplate are filed.
+    sentence_keys: list[int]
     simhash_buckets: list[bytes]
     nshash_n: int = 5
     boilerplate_limit: int = 5  # a sentence filed by this many stories is boilerplate
@@ -163,12 +165,11 @@ class LocalStore(Store):
         candidates: dict[int, None] = {}
         filed_keys: list[int] = []
         for key in probe.sentence_keys:
-            if len(filed_keys) == probe.nshash_n:
-                break
             members = self._members(sentence_bucket(key), probe.boilerplate_limit)
             if len(members) >= probe.boilerplate_limit:
                 continue  # boilerplate: shared by many stories, neither key nor evidence
-            filed_keys.append(key)
+            if len(filed_keys) < probe.nshash_n:
+                filed_keys.append(key)
             candidates.update(dict.fromkeys(members))
         for bucket in probe.simhash_buckets:
             candidates.update(dict.fromkeys(self._members(bucket, probe.bucket_read_limit)))

@@ -1,0 +1,268 @@
+"""``neardup``: the detector on JSON lines, outside Scrapy.
+
+``neardup dedup`` reads records in order and writes every one of them back, with
+``duplicate_of`` and ``similar_id`` added; nothing is ever lost: a line that is not JSON, or
+has no usable text, is reported with its line number and written out unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from dataclasses import dataclass
+from typing import IO, Sequence
+
+from . import __version__
+from .detector import DUPLICATE, SHORT, Detector, Thresholds
+from .fingerprint import Recipe
+from .stores import StoreError, open_store, redact
+
+
+@dataclass
+class Summary:
+    records: int = 0
+    unique: int = 0
+    duplicates: int = 0
+    skipped: int = 0  # not JSON, not an object, no usable text, or too short to judge
+
+    def line(self) -> str:
+        return (
+            f"{self.records} records: {self.unique} unique, {self.duplicates} duplicates, "
+            f"{self.skipped} skipped"
+        )
+
+
+def _open_input(path: str) -> IO[str]:
+    if path == "-":
+        return sys.stdin
+    return open(path, encoding="utf-8", errors="surrogateescape", newline="")
+
+
+def _open_output(path: str) -> IO[str]:
+    if path == "-":
+        return sys.stdout
+    return open(path, "w", encoding="utf-8", errors="surrogateescape", newline="")
+
+
+def _warn(message: str) -> None:
+    print(f"neardup: {message}", file=sys.stderr)
+
+
+def dedup(args: argparse.Namespace) -> int:
+    recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
+    try:
+        store = open_store(args.store, args.namespace, recipe)
+    except StoreError as exc:
+        _warn(str(exc))
+        return 2
+    detector = Detector(
+        store,
+        Thresholds(containment=args.threshold, min_chars=args.min_chars),
+        ttl=args.ttl or None,
+    )
+    summary = Summary()
+    shown = 0
+    with contextlib.ExitStack() as stack:
+        source = _open_input(args.input)
+        target = _open_output(args.output)
+        if source is not sys.stdin:
+            stack.enter_context(source)
+        if target is not sys.stdout:
+            stack.enter_context(target)
+        stack.callback(store.close)
+        progress = _progress(args)
+        stack.callback(progress.close)
+        for number, line in enumerate(source, start=1):
+            summary.records += 1
+            progress.update(1)
+            try:
+                out, problem = _judge(detector, line, number, args, summary)
+            except StoreError as exc:
+                _warn(f"{args.input}:{number}: store failed ({exc}); stopped here: this line "
+                      "and the ones after it were not written")
+                summary.records -= 1
+                print(summary.line(), file=sys.stderr)
+                return 3
+            if problem:
+                summary.skipped += 1
+                if shown < args.max_warnings:
+                    _warn(f"{args.input}:{number}: {problem}; passed through unchanged")
+                    shown += 1
+            if out is not None:
+                target.write(out)
+                if not out.endswith("\n"):
+                    target.write("\n")
+                if args.flush:
+                    target.flush()
+        progress.close()
+    if shown < summary.skipped:
+        _warn(f"{summary.skipped - shown} more skipped lines not shown")
+    print(summary.line(), file=sys.stderr)
+    return 0
+
+
+def _judge(
+    detector: Detector, line: str, number: int, args: argparse.Namespace, summary: Summary
+) -> tuple[str | None, str | None]:
+    """The line to write (None: dropped) and, for a line passed through untouched, why."""
+    if not line.strip():
+        return line, "blank line"
+    try:
+        record = json.loads(line)
+    except ValueError as exc:
+        return line, f"not valid JSON ({exc.msg} at column {exc.colno})"
+    if not isinstance(record, dict):
+        return line, "not a JSON object"
+    text = record.get(args.text_field)
+    if not isinstance(text, str) or not text.strip():
+        return line, f"no usable text in field {args.text_field!r}"
+    key = record.get(args.key_field)
+    key = f"{args.input}:{number}" if key is None else str(key)
+    try:
+        verdict = detector.check(key, text)
+    except StoreError:
+        raise
+    except Exception as exc:  # a text the engine cannot handle must not stop the run
+        return line, f"could not fingerprint ({type(exc).__name__}: {exc})"
+    if verdict.status == SHORT:
+        return line, f"text too short to judge ({verdict.chars} characters)"
+    if verdict.status == DUPLICATE:
+        summary.duplicates += 1
+        if args.drop:
+            return None, None
+    else:
+        summary.unique += 1
+    record[args.duplicate_of_field] = verdict.duplicate_of
+    record[args.similar_id_field] = verdict.similar_id
+    if args.explain and verdict.status == DUPLICATE:
+        record["neardup"] = {
+            "method": verdict.method,
+            "jaccard": verdict.jaccard,
+            "containment": verdict.containment,
+            "distance": verdict.distance,
+        }
+    return json.dumps(record, ensure_ascii=False) + "\n", None
+
+
+class _NoProgress:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(args: argparse.Namespace):
+    if args.no_progress or not sys.stderr.isatty():
+        return _NoProgress()
+    from tqdm import tqdm
+
+    return tqdm(unit=" records", file=sys.stderr, mininterval=0.5)
+
+
+def purge(args: argparse.Namespace) -> int:
+    try:
+        store = open_store(args.store, args.namespace, Recipe(tokenizer=args.tokenizer))
+    except StoreError as exc:
+        _warn(str(exc))
+        return 2
+    import time
+
+    with store:
+        removed = store.purge(time.time() - args.older_than)
+    print(f"removed {removed} documents older than {args.older_than:g} s", file=sys.stderr)
+    return 0
+
+
+def info(args: argparse.Namespace) -> int:
+    from .stores.base import FORMAT_VERSION
+
+    recipe = Recipe(tokenizer=args.tokenizer)
+    try:
+        store = open_store(args.store, args.namespace, recipe)
+    except StoreError as exc:
+        _warn(str(exc))
+        return 2
+    with store:
+        print(json.dumps(
+            {
+                "store": redact(args.store),
+                "namespace": args.namespace,
+                "format": FORMAT_VERSION,
+                "recipe": store.recipe.as_dict(),
+                "documents": store.count(),
+            },
+            indent=2,
+        ))
+    return 0
+
+
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store", default="memory://",
+        help="store URI: memory:// (default), leveldb:///path/to/dir, redis://host:port/db",
+    )
+    parser.add_argument("--namespace", default="default", help="key space inside the store")
+    parser.add_argument(
+        "--tokenizer", default="auto", choices=["auto", "jieba", "rjieba"],
+        help="auto: rjieba when installed, else jieba",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="neardup", description="Near-duplicate news detection.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("dedup", help="mark or drop reprints in a JSON lines file")
+    run.add_argument("input", help="JSON lines file, - for stdin")
+    run.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
+    run.add_argument("--text-field", default="text")
+    run.add_argument("--key-field", default="id", help="record key; missing: input:line")
+    run.add_argument("--drop", action="store_true", help="write first-seen records only")
+    run.add_argument("--duplicate-of-field", default="duplicate_of")
+    run.add_argument("--similar-id-field", default="similar_id")
+    run.add_argument("--explain", action="store_true", help="add how each duplicate matched")
+    run.add_argument("--threshold", type=float, default=Thresholds().containment,
+                     help="containment needed to call a candidate a duplicate")
+    run.add_argument("--min-chars", type=int, default=Thresholds().min_chars,
+                     help="texts with fewer content characters are passed, not judged")
+    run.add_argument("--nshash-n", type=int, default=Recipe().nshash_n)
+    run.add_argument("--distance", type=int, default=Recipe().simhash_k,
+                     help="SimHash Hamming distance")
+    run.add_argument("--ttl", type=float, default=0, help="time window in seconds (0: none)")
+    run.add_argument("--no-progress", action="store_true")
+    run.add_argument("--flush", action=argparse.BooleanOptionalAction, default=True,
+                     help="flush the output after each record (default on)")
+    run.add_argument("--max-warnings", type=int, default=20)
+    _store_options(run)
+    run.set_defaults(func=dedup)
+
+    old = commands.add_parser("purge", help="remove documents older than a time window")
+    old.add_argument("--older-than", type=float, required=True, help="seconds")
+    _store_options(old)
+    old.set_defaults(func=purge)
+
+    show = commands.add_parser("info", help="show a store's format, recipe and size")
+    _store_options(show)
+    show.set_defaults(func=info)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, StoreError) as exc:
+        _warn(str(exc))
+        return 2
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
