@@ -1,0 +1,39 @@
+"""``python -m newsworld --port 8000``: serve the default news world until Ctrl+C."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from . import build_world, serve
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m newsworld", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each response")
+    args = parser.parse_args(argv)
+    world = build_world(seed=args.seed)
+    server, base_url = serve(world, args.host, args.port, args.delay)
+    copies = world.copies()
+    print(
+        f"news world at {base_url}: {len(world.pages)} pages, {len(world.story_of)} articles, "
+        f"{len(copies)} stories, {len(world.start_paths)} sites",
+        flush=True,
+    )
+    for path in world.start_paths:
+        print(f"  {base_url.rstrip('/')}{path}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()
