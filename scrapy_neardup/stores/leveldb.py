@@ -31,7 +31,16 @@ else:
     _PLYVEL_ERROR = None
 
 _ID = 8
-_OPEN: dict[str, list] = {}  # path -> [plyvel.DB, users]: spiders of one process share a DB
+class _Shared:
+    """One open DB per path in a process, shared by its stores (spiders), with its counters."""
+
+    def __init__(self, db) -> None:
+        self.db = db
+        self.users = 0
+        self.last_ids: dict[bytes, list[int]] = {}  # namespace prefix -> [last document id]
+
+
+_OPEN: dict[str, _Shared] = {}
 _LOCK = threading.Lock()
 
 
@@ -39,7 +48,7 @@ def _u64(value: int) -> bytes:
     return value.to_bytes(_ID, "big")
 
 
-def _open_db(path: str):
+def _open_db(path: str) -> _Shared:
     if plyvel is None:
         raise StoreUnavailable(
             f"the leveldb:// store needs plyvel, which failed to import ({_PLYVEL_ERROR}); "
@@ -61,9 +70,9 @@ def _open_db(path: str):
                 raise StoreUnavailable(f"cannot open LevelDB store {path}: {exc}") from exc
             except (plyvel.Error, OSError) as exc:
                 raise StoreUnavailable(f"cannot open LevelDB store {path}: {exc}") from exc
-            entry = _OPEN[path] = [db, 0]
-        entry[1] += 1
-        return entry[0]
+            entry = _OPEN[path] = _Shared(db)
+        entry.users += 1
+        return entry
 
 
 def _close_db(path: str) -> None:
@@ -71,9 +80,9 @@ def _close_db(path: str) -> None:
         entry = _OPEN.get(path)
         if entry is None:
             return
-        entry[1] -= 1
-        if entry[1] <= 0:
-            entry[0].close()
+        entry.users -= 1
+        if entry.users <= 0:
+            entry.db.close()
             del _OPEN[path]
 
 
@@ -82,11 +91,14 @@ class LevelDBStore(LocalStore):
         self.path = os.path.abspath(path)
         self.uri = uri or f"leveldb://{self.path}"
         self.namespace = namespace
-        self._root = _open_db(self.path)
-        self._db = self._root.prefixed_db(b"ns:" + namespace.encode("utf-8") + b"\x00")
+        self._shared = _open_db(self.path)
+        prefix = b"ns:" + namespace.encode("utf-8") + b"\x00"
+        self._db = self._shared.db.prefixed_db(prefix)
         self._closed = False
-        last = self._db.get(b"n")
-        self._last_id = int.from_bytes(last, "big") if last else 0
+        if prefix not in self._shared.last_ids:
+            last = self._db.get(b"n")
+            self._shared.last_ids[prefix] = [int.from_bytes(last, "big") if last else 0]
+        self._last = self._shared.last_ids[prefix]
 
     def open(self, recipe) -> None:
         super().open(recipe)
@@ -94,7 +106,7 @@ class LevelDBStore(LocalStore):
 
     def _drop_stale_reservations(self) -> None:
         """Pending documents of a run that died before its items were stored are not real."""
-        if _OPEN[self.path][1] > 1:
+        if self._shared.users > 1:
             return  # another spider of this process shares the DB: its reservations are live
         for key, _ in self._db.iterator(prefix=b"p"):
             self.remove(int.from_bytes(key[1:], "big"))
@@ -123,14 +135,14 @@ class LevelDBStore(LocalStore):
         return out
 
     def _next_id(self) -> int:
-        self._last_id += 1
-        return self._last_id
+        self._last[0] += 1
+        return self._last[0]
 
     def _save(self, record: DocRecord, buckets: list[bytes]) -> None:
         doc = _u64(record.doc_id)
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
-            batch.put(b"n", _u64(self._last_id))
+            batch.put(b"n", _u64(self._last[0]))
             batch.put(b"t" + _u64(int(record.time)) + doc, b"")
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")

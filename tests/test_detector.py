@@ -1,0 +1,119 @@
+import pytest
+
+from scrapy_neardup import DUPLICATE, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
+
+from corpus import ARTICLES, DISCLAIMER, quoting, reprint, text, with_disclaimer
+
+NAMES = list(ARTICLES)
+
+
+@pytest.fixture(params=["memory", "leveldb"])
+def store(request, tmp_path):
+    uri = "memory://" if request.param == "memory" else f"leveldb://{tmp_path}/store"
+    opened = open_store(uri)
+    yield opened
+    opened.close()
+
+
+def test_first_seen_wins_and_copies_share_its_story(store):
+    detector = Detector(store)
+    first = detector.check("a", text("library"))
+    second = detector.check("b", reprint("library"))
+    third = detector.check("c", reprint("library", cut=0.9))
+    assert first.status == UNIQUE and first.similar_id is not None
+    assert second.status == DUPLICATE and second.duplicate_of == "a"
+    assert third.status == DUPLICATE and third.duplicate_of == "a"
+    assert first.similar_id == second.similar_id == third.similar_id
+    assert second.method and 0 < second.jaccard <= 1 and 0 < second.containment <= 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_reprint_cut_to_75_percent_is_a_duplicate(store, name):
+    detector = Detector(store)
+    detector.check("original", text(name))
+    verdict = detector.check("reprint", reprint(name, cut=0.75))
+    assert verdict.status == DUPLICATE, verdict
+
+
+def test_articles_quoting_long_sentences_of_another_are_not_duplicates(store):
+    detector = Detector(store)
+    detector.check("quoted", text("battery"))
+    for count, name in enumerate(["reservoir", "library", "marathon", "rice", "museum"]):
+        verdict = detector.check(f"quoting-{name}", quoting(name, "battery", sentences=1 + count % 2))
+        assert verdict.status == UNIQUE, verdict
+
+
+def test_articles_ending_with_the_same_long_disclaimer_are_not_duplicates(store):
+    detector = Detector(store)
+    verdicts = [detector.check(name, with_disclaimer(name)) for name in NAMES]
+    assert [v.status for v in verdicts] == [UNIQUE] * len(NAMES)
+
+
+def test_boilerplate_sentence_stops_being_a_key(store):
+    """After a few stories share the disclaimer, it is neither filed nor looked up."""
+    detector = Detector(store, boilerplate_limit=3)
+    fingerprint = detector.fingerprint(DISCLAIMER)
+    disclaimer_key = fingerprint.sentence_keys[0]
+    for name in NAMES:
+        detector.check(name, with_disclaimer(name))
+    filed = [store.get(i) for i in range(1, len(NAMES) + 1)]
+    with_key = [r for r in filed if r is not None and disclaimer_key in r.sentence_keys]
+    assert len(with_key) == 3  # the first three filed it; the rest saw a boilerplate sentence
+
+
+def test_short_texts_are_not_judged(store):
+    detector = Detector(store)
+    assert detector.check("a", "今天下雨。").status == SHORT
+    assert detector.check("b", "今天下雨。").status == SHORT
+    assert store.count() == 0
+
+
+def test_reservation_catches_a_concurrent_copy_and_release_forgets_it(store):
+    detector = Detector(store)
+    pending = detector.check("a", text("rice"), reserve=True)
+    assert pending.status == UNIQUE and pending.stored
+    copy = detector.check("b", reprint("rice"), reserve=True)
+    assert copy.status == DUPLICATE and copy.duplicate_of == "a"
+    detector.release(pending)
+    again = detector.check("c", reprint("rice"), reserve=True)
+    assert again.status == UNIQUE
+    detector.commit(again)
+    assert store.get(again.doc_id).state == 0
+
+
+def test_the_same_key_seen_again_is_not_its_own_duplicate(store):
+    detector = Detector(store)
+    first = detector.check("url-1", text("museum"))
+    again = detector.check("url-1", text("museum"))
+    assert again.status == UNIQUE and again.similar_id == first.similar_id and not again.stored
+    assert store.count() == 1
+
+
+def test_time_window_ignores_and_purges_old_documents(store):
+    now = [1_000_000.0]
+    detector = Detector(store, ttl=3600, clock=lambda: now[0])
+    detector.check("old", text("marathon"))
+    now[0] += 7200
+    assert detector.check("new", reprint("marathon")).status == UNIQUE
+    assert detector.purge() == 1
+    assert store.count() == 1
+
+
+@pytest.mark.parametrize("methods", [("nshash",), ("simhash",)])
+def test_each_method_alone_still_verifies(store, methods):
+    detector = Detector(store, methods=methods)
+    detector.check("a", "\n".join(text(n) for n in NAMES))
+    verdict = detector.check("b", "\n".join(text(n) for n in NAMES).replace("，", "，据悉", 1))
+    assert verdict.status == DUPLICATE and methods[0] in verdict.method
+
+
+def test_invalid_settings_are_rejected_with_their_name():
+    store = open_store("memory://")
+    with pytest.raises(ValueError, match="methods"):
+        Detector(store, methods=("minhash",))
+    with pytest.raises(ValueError, match="ttl"):
+        Detector(store, ttl=-1)
+    with pytest.raises(ValueError, match="containment"):
+        Thresholds(containment=1.5)
+    with pytest.raises(ValueError, match="nshash n"):
+        Recipe(nshash_n=0)

@@ -1,0 +1,56 @@
+import random
+
+from scrapy_neardup.sketch import Sketch, resemblance, shingle_hashes
+
+
+def exact(a: str, b: str, width: int = 5) -> tuple[float, float]:
+    sa = {a[i : i + width] for i in range(len(a) - width + 1)}
+    sb = {b[i : i + width] for i in range(len(b) - width + 1)}
+    inter = len(sa & sb)
+    return inter / len(sa | sb), inter / min(len(sa), len(sb))
+
+
+def random_text(rng: random.Random, size: int) -> str:
+    return "".join(chr(0x4E00 + rng.randrange(3000)) for _ in range(size))
+
+
+def test_estimates_follow_exact_jaccard_and_containment():
+    """Bottom-128 estimates are unbiased: over 10 texts the mean error stays small."""
+    rng = random.Random(5)
+    errors = {"cut": [], "half": [], "other": [], "tail": []}
+    for _ in range(10):
+        base = random_text(rng, 1500)
+        cases = {
+            "cut": base[:1125],
+            "half": base[:750] + random_text(rng, 750),
+            "other": random_text(rng, 1500),
+            "tail": base[300:],
+        }
+        for name, other in cases.items():
+            j, c = resemblance(Sketch.of(base), Sketch.of(other))
+            ej, ec = exact(base, other)
+            errors[name].append((j - ej, c - ec))
+    for name, pairs in errors.items():
+        mean_j = sum(p[0] for p in pairs) / len(pairs)
+        mean_c = sum(p[1] for p in pairs) / len(pairs)
+        assert abs(mean_j) < 0.05 and abs(mean_c) < 0.06, (name, mean_j, mean_c)
+
+
+def test_identical_and_disjoint_texts():
+    rng = random.Random(6)
+    a, b = random_text(rng, 800), random_text(rng, 800)
+    assert resemblance(Sketch.of(a), Sketch.of(a)) == (1.0, 1.0)
+    assert resemblance(Sketch.of(a), Sketch.of(b))[0] < 0.05
+    assert resemblance(Sketch.of(""), Sketch.of(a)) == (0.0, 0.0)
+
+
+def test_sketch_round_trips_through_bytes():
+    sketch = Sketch.of("这是一段用来测试序列化的文字内容" * 20)
+    again = Sketch.from_bytes(sketch.to_bytes(), sketch.size)
+    assert list(again.hashes) == list(sketch.hashes) and again.size == sketch.size
+
+
+def test_shingle_hashes_are_distinct_and_sorted():
+    hashes = shingle_hashes("abcdeabcdeabcde")
+    assert list(hashes) == sorted(set(hashes.tolist()))
+    assert len(hashes) == 5

@@ -1,0 +1,113 @@
+import json
+import subprocess
+import sys
+import textwrap
+
+import plyvel
+import pytest
+
+from scrapy_neardup import Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
+from scrapy_neardup.stores import StoreError, redact
+
+from corpus import ARTICLES, reprint, text
+
+
+def test_leveldb_store_survives_a_reopen_with_its_counters(tmp_path):
+    uri = f"leveldb://{tmp_path}/db"
+    with open_store(uri) as store:
+        detector = Detector(store)
+        first = [detector.check(name, text(name)) for name in ARTICLES]
+    with open_store(uri) as store:
+        detector = Detector(store)
+        assert store.count() == len(ARTICLES)
+        copy = detector.check("copy", reprint("rice"))
+        assert copy.duplicate_of == "rice"
+        fresh = detector.check("fresh", "\n".join(text(n) for n in ARTICLES)[::-1])
+        assert fresh.doc_id > max(v.doc_id for v in first)  # ids are never reused
+
+
+def test_namespaces_are_kept_apart(tmp_path):
+    uri = f"leveldb://{tmp_path}/db"
+    with open_store(uri, namespace="one") as one:
+        Detector(one).check("a", text("battery"))
+    with open_store(uri, namespace="two") as two:
+        assert Detector(two).check("b", text("battery")).status == "unique"
+
+
+def test_another_recipe_is_refused_with_the_differences(tmp_path):
+    uri = f"leveldb://{tmp_path}/db"
+    open_store(uri, recipe=Recipe(nshash_n=5)).close()
+    with pytest.raises(StoreFormatError, match=r"nshash_n: stored 5, configured 7"):
+        open_store(uri, recipe=Recipe(nshash_n=7))
+
+
+def test_another_format_version_is_refused(tmp_path):
+    path = tmp_path / "db"
+    open_store(f"leveldb://{path}").close()
+    db = plyvel.DB(str(path))
+    space = db.prefixed_db(b"ns:default\x00")
+    meta = json.loads(space.get(b"m"))
+    meta["format"] = 999
+    space.put(b"m", json.dumps(meta).encode())
+    db.close()
+    with pytest.raises(StoreFormatError, match="format version 999"):
+        open_store(f"leveldb://{path}")
+
+
+def test_a_store_held_by_another_process_is_a_clear_error(tmp_path):
+    path = tmp_path / "db"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import plyvel, sys, time
+            db = plyvel.DB({str(path)!r}, create_if_missing=True)
+            print("held", flush=True)
+            sys.stdin.read()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreUnavailable) as error:
+            open_store(f"leveldb://{path}")
+        message = str(error.value)
+        assert str(path) in message and "another process" in message and "redis://" in message
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+
+
+def test_two_opens_in_one_process_share_the_database(tmp_path):
+    uri = f"leveldb://{tmp_path}/db"
+    first, second = open_store(uri), open_store(uri)
+    try:
+        Detector(first).check("a", text("museum"))
+        assert Detector(second).check("b", reprint("museum")).duplicate_of == "a"
+    finally:
+        first.close()
+        second.close()
+    with open_store(uri) as third:  # closed by both: can be opened again
+        assert third.count() == 1
+
+
+def test_pending_reservations_of_a_dead_run_are_dropped_at_open(tmp_path):
+    uri = f"leveldb://{tmp_path}/db"
+    with open_store(uri) as store:
+        detector = Detector(store)
+        kept = detector.check("kept", text("library"))
+        detector.check("never-stored", text("marathon"), reserve=True)  # the run dies here
+    with open_store(uri) as store:
+        assert store.count() == 1 and store.get(kept.doc_id) is not None
+        assert Detector(store).check("retry", text("marathon")).status == "unique"
+
+
+def test_unknown_and_empty_uris_are_clear_errors():
+    with pytest.raises(StoreError, match="unknown store URI"):
+        open_store("ftp://example/store")
+    with pytest.raises(StoreError, match="names no directory"):
+        open_store("leveldb://")
+
+
+def test_passwords_are_redacted():
+    assert redact("redis://:secret@localhost:6379/0") == "redis://:***@localhost:6379/0"
+    assert redact("redis://user:secret@host/1") == "redis://user:***@host/1"
+    assert redact("leveldb:///data/x") == "leveldb:///data/x"
