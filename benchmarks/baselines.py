@@ -1,0 +1,145 @@
+"""Peer methods that scrapy_neardup is compared with, each behind one small interface.
+
+Every method sees the documents in arrival order and answers, for each one, whether it is a
+duplicate of something seen before and, when it can tell, the key of that earlier document.
+Only first-seen documents are indexed by the MinHash and SimHash peers, as a dedup pipeline
+that keeps the first copy would do; published nshash files every document under its
+story id, as its author's code does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from scrapy_neardup.text import content_chars, normalize
+
+
+@dataclass
+class Outcome:
+    duplicate: bool
+    match: str | None = None  # key of the earlier document it was matched to, when known
+    info: dict = field(default_factory=dict)
+
+
+class Method:
+    """A near-duplicate detector fed one document at a time."""
+
+    name = "method"
+
+    def check(self, key: str, text: str) -> Outcome:
+        raise NotImplementedError
+
+    def warm_up(self) -> None:
+        """Load dictionaries and the like before the timed run."""
+
+
+class PublishedNshash(Method):
+    """nshash as published (veelion/nshash), written here from its description.
+
+    The text is split into sentences on Chinese sentence punctuation and line breaks; the
+    ``top_n`` longest sentences longer than ``min_chars`` are hashed with md5; a dict maps each
+    hash to a similar_id. A document whose top-n hashes include a known one takes that
+    similar_id and is a duplicate; its hashes are then filed under the same similar_id. No
+    normalisation and no verification: that is the method being compared.
+    """
+
+    name = "nshash (published)"
+    _split = re.compile(r"[。！？；…\n]")
+
+    def __init__(self, top_n: int = 5, min_chars: int = 6):
+        self.top_n = top_n
+        self.min_chars = min_chars
+        self.hashes: dict[str, int] = {}
+        self.first_key: dict[int, str] = {}
+
+    def top_hashes(self, text: str) -> list[str]:
+        sentences = [s.strip() for s in self._split.split(text)]
+        sentences = [s for s in sentences if len(s) > self.min_chars]
+        sentences.sort(key=len, reverse=True)
+        return [hashlib.md5(s.encode("utf-8")).hexdigest() for s in sentences[: self.top_n]]
+
+    def check(self, key: str, text: str) -> Outcome:
+        hashes = self.top_hashes(text)
+        similar_id = next((self.hashes[h] for h in hashes if h in self.hashes), None)
+        duplicate = similar_id is not None
+        if similar_id is None:
+            similar_id = len(self.first_key) + 1
+            self.first_key[similar_id] = key
+        for h in hashes:
+            self.hashes.setdefault(h, similar_id)
+        return Outcome(duplicate, self.first_key[similar_id] if duplicate else None, {"similar_id": similar_id})
+
+
+def _shingles(text: str, width: int = 5) -> set[str]:
+    chars = content_chars(normalize(text))
+    if len(chars) < width:
+        return {chars} if chars else set()
+    return {chars[i : i + width] for i in range(len(chars) - width + 1)}
+
+
+class MinHashLSHMethod(Method):
+    """datasketch MinHashLSH over character 5-gram shingles of the normalised text.
+
+    Query, then insert the document when nothing was found. The LSH answer is taken as the
+    verdict, as users of MinHashLSH for dedup do; its bands make the threshold approximate.
+    """
+
+    def __init__(self, threshold: float = 0.5, num_perm: int = 128, width: int = 5):
+        from datasketch import MinHash, MinHashLSH
+
+        self._minhash = MinHash
+        self.name = f"MinHashLSH t={threshold:g}"
+        self.lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+        self.num_perm = num_perm
+        self.width = width
+        self.order: dict[str, int] = {}
+
+    def check(self, key: str, text: str) -> Outcome:
+        m = self._minhash(num_perm=self.num_perm, seed=1)
+        m.update_batch(s.encode("utf-8") for s in _shingles(text, self.width))
+        found = self.lsh.query(m)
+        if found:
+            first = min(found, key=self.order.__getitem__)
+            return Outcome(True, first, {"candidates": len(found)})
+        self.order[key] = len(self.order)
+        self.lsh.insert(key, m)
+        return Outcome(False)
+
+
+class SimhashPackage(Method):
+    """The PyPI ``simhash`` package as its README uses it: Simhash(text), SimhashIndex(k).
+
+    Its own features (lower-cased word characters, sliding 4-character windows) on the
+    normalised text; 64 bits; a document within Hamming distance ``k`` of an indexed one is a
+    duplicate. No verification.
+    """
+
+    def __init__(self, k: int = 3):
+        from simhash import Simhash, SimhashIndex
+
+        self._simhash = Simhash
+        self.name = f"simhash (PyPI) k={k}"
+        self.index = SimhashIndex([], k=k)
+        self.order: dict[str, int] = {}
+        self.values: dict[str, object] = {}
+
+    def check(self, key: str, text: str) -> Outcome:
+        value = self._simhash(normalize(text))
+        found = self.index.get_near_dups(value)
+        if found:
+            first = min(found, key=self.order.__getitem__)
+            return Outcome(True, first, {"distance": value.distance(self.values[first])})
+        self.order[key] = len(self.order)
+        self.values[key] = value
+        self.index.add(key, value)
+        return Outcome(False)
+
+
+def simhash_package_available() -> bool:
+    try:
+        import simhash  # noqa: F401
+    except ImportError:
+        return False
+    return True

@@ -1,0 +1,574 @@
+"""A labelled reprint benchmark made from real Chinese news (People's Daily, January 1998).
+
+The corpus has no reprints, so they are made here the way Chinese sites make them: a source
+line or banner on top, an editor line below, a few changed characters, half-width punctuation
+and digits, paragraphs split, merged or cut from the end, a promotion paragraph, white space
+and zero-width characters, the reprinting site's own disclaimer. Hard negatives are distinct
+stories that look alike to a fingerprint: articles ending with the same long site disclaimer,
+articles quoting one or two long sentences of another, and pairs of real same-topic items
+(weather forecasts, receptions) found in the corpus by their shingle overlap.
+
+Everything is drawn from one seeded ``random.Random``, so a seed gives the same stream.
+The ground truth: a document is a duplicate iff an earlier document of its story exists.
+
+    python benchmarks/reprints.py --seed 1998 -o reprints.jsonl   # the stream as JSON lines
+    python benchmarks/reprints.py --stats                          # only its make-up
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import gzip
+import json
+import random
+import re
+import sys
+import unicodedata
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data"
+CORPUS = Path("zh-pd199801") / "pd199801_dev.jsonl.gz"
+DEFAULT_SEED = 1998
+
+SHORT_RANGE = (150, 600)  # single articles kept as short stories (the hard case for SimHash)
+LONG_RANGE = (1000, 2000)  # news-length stories made of consecutive articles
+SHORT_SHARE = 0.35  # share of stories that are single short articles
+QUOTE_SHARE = 0.12  # share of stories that quote one or two long sentences of an earlier one
+TOPIC_PAIRS = 30  # same-topic pairs of real articles, at most
+REPRINTED_SHARE = 0.85  # stories that get reprints at all
+REPRINTS = (1, 4)  # reprints per reprinted story
+MEAN_DELAY = 25.0  # stories published between an original and a reprint, on average
+
+# Invented sites. Five end every article with a long disclaimer of their own (80-200 chars).
+SITES: list[tuple[str, str, str | None]] = [
+    (
+        "dfkx",
+        "东方快讯网",
+        "免责声明：本网转载的稿件均来自互联网或其他媒体，转载目的在于传递更多信息，并不代表本网"
+        "赞同其观点或对其真实性负责。如稿件涉及作品内容、版权或其他问题，请在三十日内与本网联系，"
+        "我们将在核实后第一时间删除。本网对此声明保留最终解释权。",
+    ),
+    (
+        "jczx",
+        "江城在线",
+        "版权声明：凡注明“来源：江城在线”的稿件，版权均属江城在线所有，未经书面授权不得转载、"
+        "摘编或以其他方式使用；已获授权的单位，应在授权范围内使用并注明“来源：江城在线”，"
+        "违者本网将依法追究其法律责任。",
+    ),
+    (
+        "bcxw",
+        "北辰新闻网",
+        "特别提示：本文仅代表作者本人观点，与北辰新闻网立场无关，其原创性以及文中陈述的文字和内容"
+        "未经本站证实，本站对本文以及其中全部或部分内容、文字的真实性、完整性和及时性不作任何保证"
+        "或承诺，请读者仅作参考并自行核实相关内容，据此操作风险自担。",
+    ),
+    (
+        "hxzs",
+        "海峡之声网",
+        "本网站所刊载的所有新闻信息及图片音视频资料均由海峡之声网及其合作单位提供并享有版权，"
+        "任何机构和个人在使用前须经本网书面许可并在显著位置注明出处和作者姓名，对于擅自转载、"
+        "链接、镜像或者以其他方式复制使用本网内容的行为，本网保留通过法律途径追究其责任的权利",
+    ),
+    (
+        "chwb",
+        "长河晚报",
+        "长河晚报提醒：本报所有文字、图片均受著作权法保护，欢迎个人转发分享，媒体转载请联系本报"
+        "新媒体中心取得授权。",
+    ),
+    ("nsrb", "南山日报", None),
+    ("ylzx", "云岭资讯", None),
+    ("xcw", "星城网", None),
+    ("hbtt", "海滨头条", None),
+    ("zykd", "中原快讯", None),
+]
+DISCLAIMER_SITES = [s for s in SITES if s[2]]
+PLAIN_SITES = [s for s in SITES if not s[2]]
+DISCLAIMER_SITE_SHARE = 0.35  # originals published by a site with a disclaimer
+
+EDITORS = ["王某", "李明", "张华", "刘洋", "陈静", "赵磊", "孙悦", "周婷", "吴刚", "郑爽"]
+CITIES = ["北京", "南京", "成都", "武汉", "杭州", "西安", "长沙", "厦门"]
+PROMOS = [
+    "关注我们的公众号“{site}”，获取更多一手新闻资讯。",
+    "下载{site}客户端，随时随地看新闻，参与互动赢好礼。",
+    "【{site}提示】点击右上角分享给好友，或扫描下方二维码关注我们，每天推送精选要闻。",
+    "想第一时间了解本地新鲜事？搜索并关注“{site}”微信公众号，新闻线索欢迎拨打热线爆料。",
+]
+QUOTE_FRAMES = ["正如有关报道所说：“{q}”", "有媒体此前报道，{q}", "{q}", "据报道，“{q}”"]
+
+# Reprint transformations and how often each is drawn. ``cut75`` and ``cut90`` exclude each
+# other; ``period`` (。 written as an ASCII full stop, as some sites do) is rarer.
+TRANSFORMS = {
+    "banner": 0.45,
+    "editor": 0.40,
+    "edits": 0.35,
+    "width": 0.35,
+    "period": 0.08,
+    "split": 0.30,
+    "merge": 0.30,
+    "cut90": 0.15,
+    "cut75": 0.15,
+    "promo": 0.25,
+    "spaces": 0.30,
+}
+VERBATIM_SHARE = 0.10  # reprints with no change but the reprinting site's disclaimer
+
+_SENTENCE_END = re.compile(r"(?<=[。！？；])")
+_FULL_TO_HALF = {
+    **{0xFF10 + i: 0x30 + i for i in range(10)},
+    **{0xFF21 + i: 0x41 + i for i in range(26)},
+    **{0xFF41 + i: 0x61 + i for i in range(26)},
+    **{ord(a): ord(b) for a, b in zip("，：；！？（）“”％．", ',:;!?()""%.')},
+}
+
+
+@dataclass
+class Doc:
+    """One document of the stream, with its ground truth."""
+
+    key: str
+    story: int
+    text: str
+    kind: str  # original | reprint | quote | topic (a quote or topic document is an original too)
+    site: str
+    length: str  # short | long: the class of the story's original
+    transforms: tuple[str, ...] = ()  # reprints only
+    quoted_story: int | None = None  # quote: the story whose sentences it quotes
+    partner_story: int | None = None  # topic: the other story of the pair
+    time: float = 0.0
+
+    @property
+    def disclaimer(self) -> bool:
+        return SITE_BY_SLUG[self.site][2] is not None
+
+
+SITE_BY_SLUG = {s[0]: s for s in SITES}
+
+
+@dataclass
+class _Story:
+    story: int
+    body: str
+    length: str
+    kind: str = "original"
+    title: str = ""
+    quoted_story: int | None = None
+    partner_story: int | None = None
+    paragraphs: list[str] = field(default_factory=list)
+
+
+def load_articles(data: Path) -> list[dict]:
+    """The corpus articles, in corpus order."""
+    path = Path(data) / CORPUS
+    if not path.exists():
+        raise SystemExit(f"corpus not found: {path} (give the shared data directory with --data)")
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _content(text: str) -> str:
+    return re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", text))
+
+
+def _shingles(text: str, width: int = 5) -> set[str]:
+    chars = _content(text)
+    return {chars[i : i + width] for i in range(len(chars) - width + 1)}
+
+
+def _overlaps(articles: list[dict]) -> tuple[set[int], list[tuple[int, int]]]:
+    """Articles too close to an earlier one (left out) and same-topic pairs (kept as negatives).
+
+    A later article containing half of an earlier one (a decree and its explanation, one
+    news item from two agencies) would make the ground truth ambiguous, so it is left out.
+    Pairs that share 15-50% of the smaller one's shingles are the same topic, not a reprint.
+    """
+    shingles = [_shingles(a["text"]) for a in articles]
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(shingles):
+        for g in s:
+            index[g].append(i)
+    shared: Counter = Counter()
+    for members in index.values():
+        if len(members) > 30:  # a stock phrase, not topic evidence
+            continue
+        for a in range(len(members)):
+            for b in range(a + 1, len(members)):
+                shared[members[a], members[b]] += 1
+    excluded: set[int] = set()
+    pairs = []
+    for (a, b), n in sorted(shared.items()):
+        smaller = min(len(shingles[a]), len(shingles[b]))
+        if smaller == 0:
+            continue
+        containment = n / smaller
+        if containment >= 0.5:
+            excluded.add(b)
+        elif containment >= 0.15:
+            pairs.append((containment, a, b))
+    topic: list[tuple[int, int]] = []
+    used: set[int] = set()
+    for _, a, b in sorted(pairs, reverse=True):
+        if a in used or b in used or a in excluded or b in excluded:
+            continue
+        if all(SHORT_RANGE[0] <= len(articles[i]["text"]) <= 1200 for i in (a, b)):
+            topic.append((a, b))
+            used.update((a, b))
+        if len(topic) == TOPIC_PAIRS:
+            break
+    return excluded, topic
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE_END.split(text) if s]
+
+
+def _cut_sentences(paragraph: str, limit: int) -> str:
+    """The longest run of whole sentences from the start of ``paragraph`` within ``limit``."""
+    out = ""
+    for sentence in _sentences(paragraph):
+        if len(out) + len(sentence) > limit:
+            break
+        out += sentence
+    return out or paragraph[:limit]
+
+
+def _make_stories(articles: list[dict], rng: random.Random) -> list[_Story]:
+    excluded, topic_pairs = _overlaps(articles)
+    partner = {a: b for a, b in topic_pairs}
+    reserved = {b for _, b in topic_pairs}
+    stories: list[_Story] = []
+    long_paragraphs: list[str] = []
+    long_title = ""
+    target = rng.randint(*LONG_RANGE)
+
+    def add(body: str, length: str, title: str, **extra: object) -> _Story:
+        story = _Story(len(stories), body, length, title=title, **extra)  # type: ignore[arg-type]
+        stories.append(story)
+        return story
+
+    for i, article in enumerate(articles):
+        text = article["text"].strip()
+        if i in excluded or i in reserved or not text:
+            continue
+        if i in partner:
+            j = partner[i]
+            first = add(text, "short" if len(text) <= SHORT_RANGE[1] else "long", article["title"], kind="topic")
+            other = articles[j]["text"].strip()
+            second = add(
+                other,
+                "short" if len(other) <= SHORT_RANGE[1] else "long",
+                articles[j]["title"],
+                kind="topic",
+                partner_story=first.story,
+            )
+            first.partner_story = second.story
+            continue
+        if SHORT_RANGE[0] <= len(text) <= SHORT_RANGE[1] and rng.random() < SHORT_SHARE:
+            add(text, "short", article["title"])
+            continue
+        for paragraph in text.split("\n"):
+            paragraph = paragraph.strip()
+            if not paragraph:
+                continue
+            if len(paragraph) > LONG_RANGE[1]:
+                paragraph = _cut_sentences(paragraph, LONG_RANGE[1])
+            if not long_paragraphs:
+                long_title = article["title"]
+            have = sum(len(p) + 1 for p in long_paragraphs)
+            if have + len(paragraph) > LONG_RANGE[1]:
+                if have < LONG_RANGE[0]:  # fill up with whole sentences; the rest is dropped
+                    long_paragraphs.append(_cut_sentences(paragraph, LONG_RANGE[1] - have))
+                    paragraph = ""
+                add("\n".join(long_paragraphs), "long", long_title)
+                long_paragraphs = [paragraph] if paragraph else []
+                long_title = article["title"]
+                target = rng.randint(*LONG_RANGE)
+                continue
+            long_paragraphs.append(paragraph)
+            if have + len(paragraph) >= target:
+                add("\n".join(long_paragraphs), "long", long_title)
+                long_paragraphs = []
+                target = rng.randint(*LONG_RANGE)
+    return stories
+
+
+def _add_quotes(stories: list[_Story], rng: random.Random) -> None:
+    """Insert one or two long sentences of an earlier story into some later stories."""
+    for story in stories:
+        if story.story < 10 or story.kind != "original" or rng.random() >= QUOTE_SHARE:
+            continue
+        for _ in range(20):
+            source = stories[rng.randrange(0, story.story - 5)]
+            if source.kind == "quote":
+                continue
+            ranked = sorted((s.strip() for s in _sentences(source.body.replace("\n", ""))), key=len, reverse=True)
+            count = rng.choice((1, 2))
+            quoted = ranked[:count]
+            quoted_chars = sum(len(q) for q in quoted)
+            # a quote is a small part of its source; quoting most of a short item is a reprint
+            if quoted and len(quoted[-1]) >= 30 and quoted_chars <= 0.4 * len(source.body):
+                break
+        else:
+            continue
+        paragraphs = story.body.split("\n")
+        for q in quoted:
+            frame = rng.choice(QUOTE_FRAMES)
+            at = rng.randrange(0, len(paragraphs) + 1)
+            paragraphs.insert(at, frame.format(q=q.rstrip("。！？；")) + ("" if frame.endswith("”") else "。"))
+        story.body = "\n".join(paragraphs)
+        story.kind = "quote"
+        story.quoted_story = source.story
+
+
+# ---- reprint transformations: each takes and returns a list of paragraphs ----
+
+
+def _banner(paragraphs: list[str], rng: random.Random, site: str, title: str) -> list[str]:
+    city = rng.choice(CITIES)
+    month, day = rng.randint(1, 12), rng.randint(1, 28)
+    lines = [f"来源：{site}", f"本文转载自{site}", f"原标题：{title}" if title else f"来源：{site}"]
+    inline = [f"【{city}日报讯】", f"{site}{month}月{day}日消息，", f"（{site}）"]
+    if rng.random() < 0.5:
+        return [rng.choice(lines)] + paragraphs
+    return [rng.choice(inline) + paragraphs[0]] + paragraphs[1:]
+
+
+def _editor(paragraphs: list[str], rng: random.Random) -> list[str]:
+    a, b = rng.sample(EDITORS, 2)
+    line = rng.choice([f"（责任编辑：{a}）", f"责任编辑：{a}", f"编辑：{a}  审校：{b}", f"[责任编辑:{a}]"])
+    return paragraphs + [line]
+
+
+def _edits(paragraphs: list[str], rng: random.Random, pool: str) -> list[str]:
+    text = "\n".join(paragraphs)
+    chars = list(text)
+    for _ in range(rng.randint(1, 10)):
+        spots = [i for i, c in enumerate(chars) if "\u4e00" <= c <= "\u9fff"]
+        if not spots:
+            break
+        i = rng.choice(spots)
+        op = rng.random()
+        if op < 0.5:
+            chars[i] = rng.choice(pool)
+        elif op < 0.75:
+            chars.insert(i, rng.choice(pool))
+        else:
+            del chars[i]
+    return "".join(chars).split("\n")
+
+
+def _width(paragraphs: list[str], rng: random.Random) -> list[str]:
+    """Full-width digits, Latin letters and punctuation to half width (most of them)."""
+    share = rng.choice((0.6, 1.0))
+    out = []
+    for p in paragraphs:
+        out.append("".join(chr(_FULL_TO_HALF[ord(c)]) if ord(c) in _FULL_TO_HALF and rng.random() < share else c for c in p))
+    return out
+
+
+def _period(paragraphs: list[str]) -> list[str]:
+    return [p.replace("。", ".") for p in paragraphs]
+
+
+def _split(paragraphs: list[str], rng: random.Random) -> list[str]:
+    out = []
+    for p in paragraphs:
+        sentences = _sentences(p)
+        if len(sentences) >= 2 and rng.random() < 0.6:
+            at = rng.randrange(1, len(sentences))
+            out += ["".join(sentences[:at]), "".join(sentences[at:])]
+        else:
+            out.append(p)
+    return out
+
+
+def _merge(paragraphs: list[str], rng: random.Random) -> list[str]:
+    out = [paragraphs[0]]
+    for p in paragraphs[1:]:
+        if rng.random() < 0.5:
+            out[-1] += p
+        else:
+            out.append(p)
+    return out
+
+
+def _cut(paragraphs: list[str], share: float) -> list[str]:
+    """Keep the first ``share`` of the text, ending at a sentence end when there is one."""
+    text = "\n".join(paragraphs)
+    target = int(len(text) * share)
+    ends = [m.end() for m in re.finditer(r"[。！？；\n]", text)]
+    at = ends[bisect.bisect_right(ends, target) - 1] if ends and ends[0] <= target else target
+    if at < 0.85 * target:  # no sentence end near: cut mid-sentence, as some sites do
+        at = target
+    return text[:at].rstrip("\n").split("\n")
+
+
+def _promo(paragraphs: list[str], rng: random.Random, site: str) -> list[str]:
+    line = rng.choice(PROMOS).format(site=site)
+    at = len(paragraphs) if rng.random() < 0.5 else rng.randrange(1, len(paragraphs) + 1)
+    return paragraphs[:at] + [line] + paragraphs[at:]
+
+
+def _spaces(paragraphs: list[str], rng: random.Random) -> list[str]:
+    out = []
+    indent = rng.random() < 0.5  # 　　 indentation, as Chinese CMSs write paragraphs
+    for p in paragraphs:
+        chars = list(p)
+        for _ in range(rng.randint(0, max(1, len(p) // 60))):
+            chars.insert(rng.randrange(0, len(chars) + 1), rng.choice([" ", "\u3000", "\u200b", "\ufeff", "\xa0", "\u200d"]))
+        out.append(("\u3000\u3000" if indent else "") + "".join(chars))
+    return out
+
+
+def _reprint(story: _Story, site: tuple, rng: random.Random, pool: str) -> tuple[str, tuple[str, ...]]:
+    paragraphs = story.body.split("\n")
+    if rng.random() < VERBATIM_SHARE:
+        chosen: list[str] = []
+    else:
+        chosen = [name for name, p in TRANSFORMS.items() if rng.random() < p]
+        if "cut75" in chosen and "cut90" in chosen:
+            chosen.remove(rng.choice(("cut75", "cut90")))
+        if not chosen:
+            chosen = [rng.choice(list(TRANSFORMS))]
+    name = site[1]
+    # the order a reprinting site works in: cut the copy, edit it, dress it, re-typeset it
+    for t in ("cut90", "cut75", "edits", "merge", "split", "promo", "banner", "editor", "width", "period", "spaces"):
+        if t not in chosen:
+            continue
+        if t == "cut90":
+            paragraphs = _cut(paragraphs, 0.9)
+        elif t == "cut75":
+            paragraphs = _cut(paragraphs, 0.75)
+        elif t == "edits":
+            paragraphs = _edits(paragraphs, rng, pool)
+        elif t == "merge":
+            paragraphs = _merge(paragraphs, rng)
+        elif t == "split":
+            paragraphs = _split(paragraphs, rng)
+        elif t == "promo":
+            paragraphs = _promo(paragraphs, rng, name)
+        elif t == "banner":
+            paragraphs = _banner(paragraphs, rng, name, story.title)
+        elif t == "editor":
+            paragraphs = _editor(paragraphs, rng)
+        elif t == "width":
+            paragraphs = _width(paragraphs, rng)
+        elif t == "period":
+            paragraphs = _period(paragraphs)
+        elif t == "spaces":
+            paragraphs = _spaces(paragraphs, rng)
+    transforms = tuple(t for t in TRANSFORMS if t in chosen) or ("verbatim",)
+    if site[2]:
+        paragraphs = paragraphs + [site[2]]
+        transforms += ("disclaimer",)
+    return "\n".join(paragraphs), transforms
+
+
+def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED) -> list[Doc]:
+    """The benchmark: documents in arrival order, each with its story and how it was made."""
+    rng = random.Random(seed)
+    articles = load_articles(Path(data))
+    stories = _make_stories(articles, rng)
+    _add_quotes(stories, rng)
+    pool = "".join(sorted({c for a in articles[:200] for c in a["text"] if "\u4e00" <= c <= "\u9fff"}))
+    docs: list[Doc] = []
+    for story in stories:
+        when = float(story.story)
+        home = rng.choice(DISCLAIMER_SITES) if rng.random() < DISCLAIMER_SITE_SHARE else rng.choice(PLAIN_SITES)
+        text = story.body + ("\n" + home[2] if home[2] else "")
+        docs.append(
+            Doc(
+                key=f"{home[0]}/{story.story:04d}-0",
+                story=story.story,
+                text=text,
+                kind=story.kind,
+                site=home[0],
+                length=story.length,
+                quoted_story=story.quoted_story,
+                partner_story=story.partner_story,
+                time=when,
+            )
+        )
+        if rng.random() >= REPRINTED_SHARE:
+            continue
+        for copy in range(1, rng.randint(*REPRINTS) + 1):
+            site = rng.choice([s for s in SITES if s[0] != home[0]])
+            text, transforms = _reprint(story, site, rng, pool)
+            docs.append(
+                Doc(
+                    key=f"{site[0]}/{story.story:04d}-{copy}",
+                    story=story.story,
+                    text=text,
+                    kind="reprint",
+                    site=site[0],
+                    length=story.length,
+                    transforms=transforms,
+                    time=when + 0.01 * copy + rng.expovariate(1.0 / MEAN_DELAY),
+                )
+            )
+    docs.sort(key=lambda d: d.time)
+    return docs
+
+
+def truth(docs: Iterable[Doc]) -> list[bool]:
+    """Is each document a duplicate: has an earlier document of its story arrived?"""
+    seen: set[int] = set()
+    out = []
+    for doc in docs:
+        out.append(doc.story in seen)
+        seen.add(doc.story)
+    return out
+
+
+def describe(docs: list[Doc]) -> str:
+    """A few lines on the make-up of a stream."""
+    dup = truth(docs)
+    kinds = Counter(d.kind for d in docs)
+    originals = [d for d, is_dup in zip(docs, dup) if not is_dup]
+    lengths = sorted(len(d.text) for d in originals)
+    transforms = Counter(t for d in docs for t in d.transforms)
+    lines = [
+        f"documents {len(docs)}, stories {len(originals)}, duplicates {sum(dup)}",
+        "kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())),
+        "stories by length: " + ", ".join(f"{k} {n}" for k, n in sorted(Counter(d.length for d in originals).items())),
+        f"original chars: median {lengths[len(lengths) // 2]}, min {lengths[0]}, max {lengths[-1]}",
+        f"originals ending with a site disclaimer: {sum(d.disclaimer for d in originals)}",
+        "reprint transformations: " + ", ".join(f"{k} {n}" for k, n in transforms.most_common()),
+    ]
+    return "\n".join(lines)
+
+
+def iter_jsonl(docs: list[Doc]) -> Iterator[str]:
+    for doc, is_dup in zip(docs, truth(docs)):
+        record = asdict(doc)
+        record["duplicate"] = is_dup
+        yield json.dumps(record, ensure_ascii=False)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data directory (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("-o", "--output", default="-", help="JSON lines file, - for stdout")
+    parser.add_argument("--stats", action="store_true", help="print the make-up of the stream only")
+    args = parser.parse_args(argv)
+    docs = build_stream(args.data, args.seed)
+    if args.stats:
+        print(describe(docs))
+        return
+    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
+    try:
+        for line in iter_jsonl(docs):
+            out.write(line + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    print(describe(docs), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
