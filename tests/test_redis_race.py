@@ -1,0 +1,139 @@
+"""Four processes race on copies of the same stories into one Redis store.
+
+Each round every process holds a different copy of one story and all of them call
+check-and-add at the same moment (a barrier releases them together). The atomic script
+must keep exactly one copy per story, never two and never none, and keep the same stories
+as one process reading the whole stream alone.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+
+import pytest
+
+from scrapy_neardup import UNIQUE, Detector, Fingerprinter, open_store
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:redis")
+
+PROCESSES = 4
+STORIES = 24
+
+# Common characters; stories are random words of them, so distinct stories share no text.
+CHARS = (
+    "国家发展改革委员会财政部交通运输农业科技教育卫生健康市场监管城市乡村企业工人学生医院学校"
+    "工厂道路铁路机场港口河流山区平原森林草原能源电力煤炭石油天然气水利工程建设项目投资资金"
+    "政策改革开放合作交流会议报告数据增长下降提高降低完成推进落实加强保障服务管理安全质量标准"
+    "生产销售价格消费市场出口进口贸易金融银行保险证券基金利率汇率就业收入住房养老医疗文化体育"
+)
+
+
+def _story(rng: random.Random) -> str:
+    paragraphs = []
+    for _ in range(3):
+        sentences = []
+        for _ in range(rng.randint(3, 5)):
+            words = ["".join(rng.choice(CHARS) for _ in range(rng.randint(2, 4))) for _ in range(rng.randint(8, 14))]
+            sentences.append("，".join("".join(words[i : i + 4]) for i in range(0, len(words), 4)) + "。")
+        paragraphs.append("".join(sentences))
+    return "\n".join(paragraphs)
+
+
+def _copies(text: str, rng: random.Random) -> list[str]:
+    """One copy per process, as four sites would reprint the story."""
+    paragraphs = text.split("\n")
+    changed = list(text)
+    for index in rng.sample(range(len(changed)), 3):
+        if changed[index] not in "，。\n":
+            changed[index] = rng.choice(CHARS)
+    return [
+        f"来源：新华网\n{text}\n（编辑：张华）",
+        "".join(changed),
+        "\n".join(paragraphs[:2]) + "\n" + paragraphs[2][: len(paragraphs[2]) // 2],
+        text.replace("，", ",").replace("\n", "\n\n"),
+    ]
+
+
+def stream() -> list[tuple[str, list[str]]]:
+    """Rounds of (story id, one copy per process); every fourth round repeats an earlier story."""
+    rng = random.Random(20240601)
+    stories = [_story(rng) for _ in range(STORIES)]
+    rounds = []
+    for number, text in enumerate(stories):
+        rounds.append((f"story-{number:02d}", _copies(text, rng)))
+        if number % 4 == 3:
+            earlier = number - 2
+            rounds.append((f"story-{earlier:02d}", _copies(stories[earlier], rng)))
+    return rounds
+
+
+class _Precomputed:
+    """The parent fingerprints every copy once (a Fingerprinter costs seconds to load in
+    each spawned process); workers only race on the store."""
+
+    def fingerprint(self, text: str):
+        raise AssertionError("workers receive fingerprints")
+
+
+def _worker(uri: str, proc: int, rounds, barrier, results) -> None:
+    store = open_store(uri, "race")
+    try:
+        detector = Detector(store, fingerprinter=_Precomputed())
+        verdicts = []
+        for number, (story, fingerprints) in enumerate(rounds):
+            barrier.wait(timeout=120)
+            verdict = detector.check_fingerprint(f"p{proc}/{number}/{story}", fingerprints[proc])
+            verdicts.append((number, story, verdict.status, verdict.doc_id, verdict.duplicate_of))
+        results.put((proc, verdicts))
+    finally:
+        store.close()
+
+
+def test_four_processes_keep_one_copy_per_story(redis_url):
+    rounds = stream()
+    fingerprinter = Fingerprinter()
+    prints = [(story, [fingerprinter.fingerprint(c) for c in copies]) for story, copies in rounds]
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(PROCESSES)
+    results = context.Queue()
+    workers = [
+        context.Process(target=_worker, args=(redis_url, proc, prints, barrier, results))
+        for proc in range(PROCESSES)
+    ]
+    for worker in workers:
+        worker.start()
+    collected = dict(results.get(timeout=300) for _ in workers)
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    verdicts = [v for proc in range(PROCESSES) for v in collected[proc]]
+
+    kept = [v for v in verdicts if v[2] == UNIQUE]
+    kept_stories = [story for _, story, *_ in kept]
+    assert sorted(kept_stories) == sorted(set(kept_stories))  # never two copies of one story
+    for number, (story, _) in enumerate(rounds):
+        in_round = [v for v in verdicts if v[0] == number]
+        assert len(in_round) == PROCESSES
+        first_time = all(s != story for s, _ in rounds[:number])
+        # a new story: exactly one process keeps its copy; a repeated one: none does
+        assert sum(v[2] == UNIQUE for v in in_round) == (1 if first_time else 0)
+    for _, story, status, _, duplicate_of in verdicts:
+        if status != UNIQUE:
+            assert duplicate_of.endswith(story)  # each copy points at a copy of its own story
+
+    with open_store(redis_url, "race") as store:
+        assert store.count() == len(set(kept_stories))
+        for _, _, _, doc_id, _ in kept:
+            assert store.get(doc_id) is not None
+
+    # One process reading the same stream alone keeps the same stories.
+    with open_store("memory://", "race") as alone:
+        detector = Detector(alone, fingerprinter=fingerprinter)
+        single = {
+            story
+            for story, copies in rounds
+            for proc in range(PROCESSES)
+            if detector.check(f"{proc}/{story}", copies[proc]).status == UNIQUE
+        }
+    assert set(kept_stories) == single
