@@ -1,0 +1,1 @@
+"""Example Scrapy project: crawl a local news world and keep each story once."""

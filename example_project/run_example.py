@@ -1,0 +1,162 @@
+"""Serve the news world on a free port, crawl it, and check the result against the truth.
+
+    cd example_project && python run_example.py
+
+Runs the ``news`` spider (reprints dropped) and the ``news_tagged`` spider (reprints tagged)
+in one CrawlerProcess: they share the LevelDB store in ``.scrapy/neardup`` under different
+namespaces. Exit status 0 when every story was kept exactly once and no article was called a
+reprint of a different story; 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from typing import Any
+from urllib.parse import urlsplit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SPIDERS = ("news", "news_tagged")
+
+
+def _path(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def _read_feed(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def check_dropped(world: Any, kept: list[dict], stats: dict) -> tuple[bool, list[str]]:
+    """Drop mode: the feed should hold exactly one copy of every story."""
+    copies = world.copies()
+    kept_by_story: dict[str, list[str]] = {}
+    for item in kept:
+        story = world.story_of.get(_path(item["url"]), "?")
+        kept_by_story.setdefault(story, []).append(item["title"])
+    once = [s for s in copies if len(kept_by_story.get(s, [])) == 1]
+    twice = {s: t for s, t in kept_by_story.items() if len(t) > 1}
+    lost = [s for s in copies if s not in kept_by_story]
+    lost_unique = [s for s in lost if len(copies[s]) == 1]
+    lines = [
+        f"pages crawled {stats.get('response_received_count', 0)}, "
+        f"articles {stats.get('neardup/items', 0)}, kept {len(kept)}, "
+        f"reprints dropped {stats.get('neardup/dropped', 0)}",
+        f"ground truth: {len(copies)} stories in {len(world.story_of)} article pages "
+        f"({sum(len(c) == 1 for c in copies.values())} never reprinted)",
+        f"stored once: {len(once)}/{len(copies)} stories"
+        + (" - every story exactly once" if len(once) == len(copies) else ""),
+        f"stories lost (all copies dropped): {len(lost)} ({len(lost_unique)} of them unique articles)"
+        + (f": {', '.join(lost)}" if lost else ""),
+        f"stories stored more than once (reprints missed): {len(twice)}"
+        + (f": {', '.join(twice)}" if twice else ""),
+    ]
+    for story in sorted(kept_by_story):
+        dropped = len(copies.get(story, [])) - len(kept_by_story[story])
+        lines.append(f"  {story}  {kept_by_story[story][0]}  (reprints dropped: {dropped})")
+    return not lost and not twice, lines
+
+
+def check_tagged(world: Any, items: list[dict], stats: dict) -> tuple[bool, list[str]]:
+    """Tag mode: every copy kept; a tagged copy must point at a copy of the same story."""
+    firsts: dict[str, int] = {}
+    right = wrong = 0
+    groups: dict[Any, set[str]] = {}
+    for item in items:
+        story = world.story_of.get(_path(item["url"]), "?")
+        if item.get("similar_id") is not None:
+            groups.setdefault(item["similar_id"], set()).add(story)
+        if item.get("duplicate_of"):
+            if world.story_of.get(_path(item["duplicate_of"])) == story:
+                right += 1
+            else:
+                wrong += 1
+        else:
+            firsts[story] = firsts.get(story, 0) + 1
+    copies = world.copies()
+    once = sum(firsts.get(s, 0) == 1 for s in copies)
+    mixed = sum(len(stories) > 1 for stories in groups.values())
+    lines = [
+        f"pages crawled {stats.get('response_received_count', 0)}, articles {len(items)}, "
+        f"tagged as reprints {right + wrong} ({right} of the same story, {wrong} of another story)",
+        f"first copies: {once}/{len(copies)} stories have exactly one untagged copy; "
+        f"similar_id groups mixing stories: {mixed}",
+    ]
+    return wrong == 0 and once == len(copies) and len(items) == len(world.story_of), lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--spider", choices=(*SPIDERS, "both"), default="both")
+    parser.add_argument("--keep-store", action="store_true",
+                        help="keep the documents of earlier runs (their reprints are then dropped too)")
+    parser.add_argument("--store", help="NEARDUP_STORE URI (default: LevelDB in .scrapy/neardup)")
+    parser.add_argument("--workers", type=int, help="NEARDUP_WORKERS (worker processes for extraction)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the news world")
+    parser.add_argument("--log-level", default="WARNING", help="Scrapy LOG_LEVEL (default WARNING)")
+    args = parser.parse_args(argv)
+
+    os.chdir(HERE)
+    sys.path.insert(0, HERE)
+    os.environ["SCRAPY_SETTINGS_MODULE"] = "example.settings"
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.utils.project import data_path, get_project_settings
+
+    from newsworld import build_world, serve
+
+    settings = get_project_settings()
+    settings.set("LOG_LEVEL", args.log_level, priority="cmdline")
+    if args.store:
+        settings.set("NEARDUP_STORE", args.store, priority="cmdline")
+    if args.workers is not None:
+        settings.set("NEARDUP_WORKERS", args.workers, priority="cmdline")
+    if not args.keep_store and not settings.get("NEARDUP_STORE"):
+        shutil.rmtree(data_path("neardup"), ignore_errors=True)  # this example's own default store
+
+    world = build_world(seed=args.seed)
+    server, base_url = serve(world)
+    print(f"news world at {base_url}: {len(world.pages)} pages on {len(world.start_paths)} sites", flush=True)
+    names = SPIDERS if args.spider == "both" else (args.spider,)
+    try:
+        process = CrawlerProcess(settings)
+        crawlers = {}
+        for name in names:
+            crawlers[name] = process.create_crawler(name)
+            process.crawl(crawlers[name], base_url=base_url)
+        process.start()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    ok = True
+    for name, crawler in crawlers.items():
+        stats = crawler.stats.get_stats()
+        reason = stats.get("finish_reason")
+        feed = next(iter(crawler.settings.getdict("FEEDS")))
+        items = _read_feed(feed)
+        check = check_dropped if crawler.settings.get("NEARDUP_ACTION") == "drop" else check_tagged
+        passed, lines = check(world, items, stats)
+        print(f"\n== spider {name} (NEARDUP_ACTION={crawler.settings.get('NEARDUP_ACTION')}, "
+              f"namespace {crawler.settings.get('NEARDUP_NAMESPACE')!r}): {feed} ==")
+        if reason != "finished":
+            print(f"crawl did not finish normally: finish_reason={reason!r}")
+            passed = False
+        for line in lines:
+            print(line)
+        if args.keep_store:
+            print("(--keep-store: stories seen in earlier runs are dropped or tagged as reprints of those)")
+            passed = reason == "finished"
+        print("result:", "OK" if passed else "NOT AS EXPECTED")
+        ok = ok and passed
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
