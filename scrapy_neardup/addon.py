@@ -1,0 +1,62 @@
+"""One-line activation: ``ADDONS = {"scrapy_neardup.Addon": 0}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy.logformatter import LogFormatter
+from scrapy.settings import BaseSettings
+from scrapy.utils.misc import load_object
+
+PIPELINE_PATH = "scrapy_neardup.pipeline.NearDupPipeline"
+# Before typical storage pipelines (300 and up in Scrapy's examples), after cleaning ones.
+PIPELINE_PRIORITY = 200
+_DEFAULT_LOG_FORMATTER = "scrapy.logformatter.LogFormatter"
+
+__all__ = ["Addon", "NearDupLogFormatter", "PIPELINE_PRIORITY"]
+
+
+class NearDupLogFormatter(LogFormatter):
+    """Logs a drop at the level its exception asks for (``DropItem.log_level``).
+
+    Scrapy >= 2.13 does this itself; on older versions it logs every drop at WARNING.
+    """
+
+    def dropped(self, item: Any, exception: BaseException, response: Any, spider: Any) -> Any:
+        result = super().dropped(item, exception, response, spider)
+        level = getattr(exception, "log_level", None)
+        if result is not None and level is not None:
+            result["level"] = logging.getLevelName(level) if isinstance(level, str) else level
+        return result
+
+
+def _scrapy_version() -> tuple[int, ...]:
+    from scrapy import version_info
+
+    return tuple(version_info[:2])
+
+
+class Addon:
+    """Adds :class:`~scrapy_neardup.NearDupPipeline` to ``ITEM_PIPELINES`` at priority 200,
+    unless it is there already (then the user's priority stays)."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        from .pipeline import NearDupPipeline
+
+        pipelines = settings["ITEM_PIPELINES"]
+        present = False
+        for component in list(pipelines or {}):
+            try:
+                loaded = load_object(component) if isinstance(component, str) else component
+            except (ImportError, NameError, ValueError, AttributeError):
+                continue
+            if isinstance(loaded, type) and issubclass(loaded, NearDupPipeline):
+                present = True
+        if not present:
+            if isinstance(pipelines, BaseSettings):
+                pipelines.set(PIPELINE_PATH, PIPELINE_PRIORITY, "addon")
+            else:
+                settings.set("ITEM_PIPELINES", {**(pipelines or {}), PIPELINE_PATH: PIPELINE_PRIORITY}, "addon")
+        if _scrapy_version() < (2, 13) and settings.get("LOG_FORMATTER") == _DEFAULT_LOG_FORMATTER:
+            settings.set("LOG_FORMATTER", f"{__name__}.NearDupLogFormatter", "addon")

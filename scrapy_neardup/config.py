@@ -1,0 +1,288 @@
+"""Every ``NEARDUP_*`` setting, parsed and validated in one place.
+
+A wrong value fails when the crawl starts, with a message naming the setting, rather than
+half-way through a crawl. Spider arguments (``-a neardup_action=tag``) are run-time
+switches on top of the settings and follow the same rules.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable
+
+from scrapy.settings import BaseSettings
+from scrapy.utils.misc import load_object
+
+from .detector import Thresholds
+from .fingerprint import Recipe
+
+DEFAULT_EXTRACTOR = "scrapy_neardup.extract.html_to_text"
+ACTIONS = ("drop", "tag")
+TOKENIZERS = ("auto", "jieba", "rjieba")
+STORE_SCHEMES = ("memory", "leveldb", "redis", "rediss", "unix")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def default_workers() -> int:
+    """One worker process per spare core, at most 4; none on a one-core machine.
+
+    The reactor thread keeps one core busy with Scrapy itself; extraction and
+    fingerprinting go to the others.
+    """
+    return max(0, min(4, (os.cpu_count() or 1) - 1))
+
+
+@dataclass(frozen=True)
+class NearDupConfig:
+    """The pipeline's configuration; field ``foo`` comes from setting ``NEARDUP_FOO``."""
+
+    enabled: bool = True
+    store: str = ""  # "" = LevelDB under the project's .scrapy/ data dir, see store_uri()
+    namespace: str = "default"
+    action: str = "drop"
+    text_field: str = "text"
+    html_field: str = "html"
+    key_field: str = "url"
+    nshash_n: int = 5
+    simhash_distance: int = 3
+    threshold: float = Thresholds().containment
+    min_chars: int = Thresholds().min_chars
+    ttl: float = 0.0  # seconds; 0 = compare with every stored document
+    tokenizer: str = "auto"
+    duplicate_of_field: str = "duplicate_of"
+    similar_id_field: str = "similar_id"
+    extractor: str | Callable[[Any], str] = DEFAULT_EXTRACTOR
+    max_html_size: int = 5 * 1024 * 1024  # bytes (characters for str); 0 = no cap
+    workers: int = field(default_factory=default_workers)
+    drop_log_level: str = "DEBUG"
+    debug: bool = False
+    redis_params: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":
+        """Read ``NEARDUP_*`` from ``settings`` and ``neardup_*`` attributes of ``spider``.
+
+        Raises ``ValueError`` naming the setting (and the spider argument) on a bad value.
+        """
+        merged = BaseSettings()
+        for name in SETTINGS:
+            if settings.get(name) is not None:
+                merged.set(name, settings.get(name))
+        origin = {name: name for name in SETTINGS}
+        if spider is not None:
+            for name in SETTINGS:
+                attr = name.lower()
+                value = getattr(spider, attr, None)
+                if value is not None:
+                    merged.set(name, value)
+                    origin[name] = f"{name} (spider argument {attr})"
+        parsed: dict[str, Any] = {}
+        for name, parse in SETTINGS.items():
+            if merged.get(name) is None:
+                continue
+            try:
+                parsed[name[len("NEARDUP_") :].lower()] = parse(merged, name)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{origin[name]}: {exc}") from None
+        config = cls(**parsed)
+        config._check_together(origin)
+        return config
+
+    def _check_together(self, origin: dict[str, str]) -> None:
+        names = {
+            "NEARDUP_TEXT_FIELD": self.text_field,
+            "NEARDUP_HTML_FIELD": self.html_field,
+            "NEARDUP_DUPLICATE_OF_FIELD": self.duplicate_of_field,
+            "NEARDUP_SIMILAR_ID_FIELD": self.similar_id_field,
+        }
+        if self.duplicate_of_field == self.similar_id_field:
+            raise ValueError(
+                f"{origin['NEARDUP_DUPLICATE_OF_FIELD']} and {origin['NEARDUP_SIMILAR_ID_FIELD']} "
+                f"must differ, both are {self.similar_id_field!r}"
+            )
+        for tag in ("NEARDUP_DUPLICATE_OF_FIELD", "NEARDUP_SIMILAR_ID_FIELD"):
+            for source in ("NEARDUP_TEXT_FIELD", "NEARDUP_HTML_FIELD", "NEARDUP_KEY_FIELD"):
+                value = self.key_field if source == "NEARDUP_KEY_FIELD" else names[source]
+                if names[tag] == value:
+                    raise ValueError(
+                        f"{origin[tag]} {names[tag]!r} is also {origin[source]}: "
+                        "tagging would overwrite the item's own data"
+                    )
+
+    # -- derived objects -------------------------------------------------------------
+
+    def recipe(self) -> Recipe:
+        return Recipe(tokenizer=self.tokenizer, nshash_n=self.nshash_n, simhash_k=self.simhash_distance)
+
+    def thresholds(self) -> Thresholds:
+        base = Thresholds()
+        return Thresholds(
+            containment=self.threshold,
+            min_chars=self.min_chars,
+            short_containment=max(self.threshold, base.short_containment),
+        )
+
+    def store_uri(self) -> str:
+        """The configured store, or the default LevelDB under the project's ``.scrapy/``."""
+        if self.store:
+            return self.store
+        from scrapy.utils.project import data_path
+
+        return "leveldb://" + os.path.abspath(data_path("neardup", createdir=True))
+
+    def extractor_callable(self) -> Callable[[Any], str]:
+        return load_object(self.extractor) if isinstance(self.extractor, str) else self.extractor
+
+    def log_level(self) -> int:
+        return logging.getLevelName(self.drop_log_level)
+
+
+# -- parsers: each takes the merged settings and the name, returns the value or raises -----
+
+
+def _bool(settings: BaseSettings, name: str) -> bool:
+    try:
+        return settings.getbool(name)
+    except ValueError:
+        raise ValueError(f"must be a boolean (1/0, true/false), got {settings.get(name)!r}") from None
+
+
+def _int(low: int, high: int | None = None) -> Callable[[BaseSettings, str], int]:
+    def parse(settings: BaseSettings, name: str) -> int:
+        raw = settings.get(name)
+        if isinstance(raw, bool) or isinstance(raw, float) and not raw.is_integer():
+            raise ValueError(f"must be an integer, got {raw!r}")
+        try:
+            value = settings.getint(name)
+        except (ValueError, TypeError):
+            raise ValueError(f"must be an integer, got {raw!r}") from None
+        if value < low or (high is not None and value > high):
+            bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+            raise ValueError(f"must be {bound}, got {value}")
+        return value
+
+    return parse
+
+
+def _fraction(settings: BaseSettings, name: str) -> float:
+    raw = settings.get(name)
+    try:
+        value = settings.getfloat(name)
+    except (ValueError, TypeError):
+        raise ValueError(f"must be a number in (0, 1], got {raw!r}") from None
+    if isinstance(raw, bool) or not 0.0 < value <= 1.0:
+        raise ValueError(f"must be a number in (0, 1], got {raw!r}")
+    return value
+
+
+def _seconds(settings: BaseSettings, name: str) -> float:
+    raw = settings.get(name)
+    try:
+        value = settings.getfloat(name)
+    except (ValueError, TypeError):
+        raise ValueError(f"must be a number of seconds (0 = no time window), got {raw!r}") from None
+    if isinstance(raw, bool) or value < 0 or value != value:
+        raise ValueError(f"must be a number of seconds >= 0 (0 = no time window), got {raw!r}")
+    return value
+
+
+def _name(settings: BaseSettings, name: str) -> str:
+    value = settings.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _choice(choices: tuple[str, ...], upper: bool = False) -> Callable[[BaseSettings, str], str]:
+    def parse(settings: BaseSettings, name: str) -> str:
+        value = settings.get(name)
+        text = str(value).strip()
+        text = text.upper() if upper else text.lower()
+        if not isinstance(value, str) or text not in choices:
+            raise ValueError(f"must be one of {', '.join(map(repr, choices))}, got {value!r}")
+        return text
+
+    return parse
+
+
+def _store(settings: BaseSettings, name: str) -> str:
+    value = settings.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"must be a store URI string, got {value!r}")
+    value = value.strip()
+    if not value:
+        return ""
+    if "://" in value:
+        scheme = value.split("://", 1)[0].lower()
+        if scheme not in STORE_SCHEMES:
+            from .stores import redact
+
+            raise ValueError(
+                f"unknown store {redact(value)!r}: use leveldb:///path/to/dir, "
+                "redis://host:port/db or memory://"
+            )
+        if scheme == "leveldb" and value == "leveldb://":
+            raise ValueError("names no directory: use leveldb:///path/to/dir")
+    return value
+
+
+def _extractor(settings: BaseSettings, name: str) -> str | Callable[[Any], str]:
+    value = settings.get(name)
+    if callable(value):
+        return value
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"must be a dotted path to a callable html -> text, got {value!r}")
+    try:
+        found = load_object(value.strip())
+    except (ImportError, NameError, ValueError, AttributeError) as exc:
+        raise ValueError(f"cannot import {value!r}: {exc}") from None
+    if not callable(found):
+        raise ValueError(f"{value!r} is not callable")
+    return value.strip()
+
+
+def _dict(settings: BaseSettings, name: str) -> dict:
+    try:
+        return dict(settings.getdict(name))
+    except (ValueError, TypeError):
+        raise ValueError(f"must be a dict (or a JSON object string), got {settings.get(name)!r}") from None
+
+
+SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
+    "NEARDUP_ENABLED": _bool,
+    "NEARDUP_STORE": _store,
+    "NEARDUP_NAMESPACE": _name,
+    "NEARDUP_ACTION": _choice(ACTIONS),
+    "NEARDUP_TEXT_FIELD": _name,
+    "NEARDUP_HTML_FIELD": _name,
+    "NEARDUP_KEY_FIELD": _name,
+    "NEARDUP_NSHASH_N": _int(1, 32),
+    "NEARDUP_SIMHASH_DISTANCE": _int(0, 15),
+    "NEARDUP_THRESHOLD": _fraction,
+    "NEARDUP_MIN_CHARS": _int(1),
+    "NEARDUP_TTL": _seconds,
+    "NEARDUP_TOKENIZER": _choice(TOKENIZERS),
+    "NEARDUP_DUPLICATE_OF_FIELD": _name,
+    "NEARDUP_SIMILAR_ID_FIELD": _name,
+    "NEARDUP_EXTRACTOR": _extractor,
+    "NEARDUP_MAX_HTML_SIZE": _int(0),
+    "NEARDUP_WORKERS": _int(0, 64),
+    "NEARDUP_DROP_LOG_LEVEL": _choice(LOG_LEVELS, upper=True),
+    "NEARDUP_DEBUG": _bool,
+    "NEARDUP_REDIS_PARAMS": _dict,
+}
+
+assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)
+
+
+def unknown_settings(settings: BaseSettings) -> list[str]:
+    """``NEARDUP_*`` names that no component reads: usually a typo worth a warning."""
+    return sorted(
+        name for name in settings if name.startswith("NEARDUP_") and name not in SETTINGS and name not in OTHER_SETTINGS
+    )
+
+
+# Settings read by other parts of the package (stores), so not typos.
+OTHER_SETTINGS = frozenset({"NEARDUP_STORES", "NEARDUP_STORES_BASE"})

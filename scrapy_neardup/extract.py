@@ -1,0 +1,183 @@
+"""From an HTML page to the plain text of its article body.
+
+readability-lxml finds the body (navigation, side lists, comments and footers out); the
+body is then flattened to text with one paragraph per line, so that sentence splitting
+sees paragraph ends. Reprints of one story on sites with different templates must come
+out as nearly the same text, which is what fingerprinting compares.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import lxml.etree
+import lxml.html
+
+__all__ = ["ExtractionError", "decode_html", "extract_text", "html_to_text", "looks_binary"]
+
+
+class ExtractionError(ValueError):
+    """The input is not an HTML page that text can be taken from (binary, empty...)."""
+
+
+# Elements that end a paragraph: their text goes on a line of its own.
+_BLOCKS = frozenset(
+    "p div br li ul ol h1 h2 h3 h4 h5 h6 tr table section article blockquote pre header footer "
+    "figcaption dd dt dl hr form address aside main nav td th".split()
+)
+_SKIP = frozenset(["script", "style", "noscript", "template", "iframe", "svg", "head"])
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1f]")
+_LINE_SPACE = re.compile(r"[ \t\r\f\v\u3000\xa0]+")
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
+
+BINARY_SAMPLE = 4096
+
+
+def looks_binary(data: str | bytes) -> bool:
+    """True for content that is not text: NUL bytes, or many control/undecodable characters.
+
+    Only the beginning is looked at, so a huge page costs nothing here.
+    """
+    sample = data[:BINARY_SAMPLE]
+    if not sample:
+        return False
+    if isinstance(sample, bytes):
+        # Bytes are judged before decoding: legacy encodings (GBK, Big5) are not UTF-8.
+        if b"\x00" in sample:
+            return True
+        bad = len(_CONTROL_BYTES.findall(sample))
+        return bad > 0.05 * len(sample)
+    if "\x00" in sample:
+        return True
+    bad = len(_CONTROL.findall(sample)) + sample.count("\ufffd")
+    return bad > 0.05 * len(sample)
+
+
+def decode_html(data: bytes, encoding: str | None = None, content_type: str | None = None) -> str:
+    """Decode page bytes: the given encoding, else the HTTP header, BOM, ``<meta charset>``,
+    else UTF-8, with w3lib's rules (the ones Scrapy uses for ``response.text``)."""
+    from w3lib.encoding import html_to_unicode
+
+    if encoding:
+        try:
+            return data.decode(encoding)
+        except (LookupError, UnicodeDecodeError):
+            pass
+    header = content_type or ""
+    _, text = html_to_unicode(header, data)
+    return text
+
+
+def _as_text(html: str | bytes, encoding: str | None = None) -> str:
+    if isinstance(html, (bytes, bytearray, memoryview)):
+        data = bytes(html)
+        if looks_binary(data):
+            raise ExtractionError(f"binary content, not HTML ({len(data)} bytes)")
+        html = decode_html(data, encoding)
+    elif not isinstance(html, str):
+        raise ExtractionError(f"expected HTML as str or bytes, got {type(html).__name__}")
+    if looks_binary(html):
+        raise ExtractionError(f"binary content, not HTML ({len(html)} characters)")
+    return _XML_DECL.sub("", html, count=1)
+
+
+def _flatten(root: Any) -> str:
+    """Text of ``root`` with a line break at every block element, white space collapsed."""
+    parts: list[str] = []
+
+    def walk(element: Any) -> None:
+        tag = element.tag if isinstance(element.tag, str) else ""
+        tag = tag.lower()
+        if tag in _SKIP or element.tag is lxml.etree.Comment:
+            if element.tail:
+                parts.append(element.tail)
+            return
+        block = tag in _BLOCKS
+        if block:
+            parts.append("\n")
+        if element.text and tag:
+            parts.append(element.text)
+        for child in element:
+            walk(child)
+        if block:
+            parts.append("\n")
+        if element.tail:
+            parts.append(element.tail)
+
+    walk(root)
+    lines = (_LINE_SPACE.sub(" ", line).strip() for line in "".join(parts).split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def _parse(html: str) -> Any:
+    try:
+        return lxml.html.document_fromstring(html)
+    except (lxml.etree.ParserError, ValueError) as exc:
+        raise ExtractionError(f"cannot parse HTML: {exc}") from None
+
+
+def _parse_summary(summary: str) -> Any:
+    try:
+        return lxml.html.fragment_fromstring(summary, create_parent="div")
+    except (AssertionError, lxml.etree.ParserError, ValueError):
+        # readability returns a whole document for some broken pages
+        return _parse(summary)
+
+
+def _whole_body(html: str) -> str:
+    """Fallback when readability finds no body: all visible text of the page."""
+    root = _parse(html)
+    for element in root.xpath("//nav|//header|//footer|//aside"):
+        element.drop_tree()
+    body = root.find("body")
+    return _flatten(body if body is not None else root)
+
+
+def html_to_text(html: str | bytes, encoding: str | None = None) -> str:
+    """The article body of ``html`` as plain text, one paragraph per line.
+
+    Bytes are decoded (``encoding``, else ``<meta charset>``, else UTF-8). Raises
+    :class:`ExtractionError` for binary content or input that is not HTML; returns ``""``
+    for a page without visible text.
+    """
+    text = _as_text(html, encoding)
+    if not text.strip():
+        return ""
+    from readability import Document
+    from readability.readability import Unparseable
+
+    try:
+        summary = Document(text).summary(html_partial=True)
+    except Unparseable:
+        summary = ""
+    except (lxml.etree.ParserError, ValueError, TypeError):
+        summary = ""
+    body = _flatten(_parse_summary(summary)) if summary.strip() else ""
+    if len(body) < 20:
+        # readability gives up on pages with a single short block; take the visible text.
+        fallback = _whole_body(text)
+        if len(fallback) > len(body):
+            body = fallback
+    return body
+
+
+def extract_text(response: Any, extractor: Callable[[Any], str] | None = None) -> str:
+    """The article body of a Scrapy ``Response``, for spiders that extract themselves.
+
+    Uses the response's own decoding (HTTP header, BOM, ``<meta charset>``); raises
+    :class:`ExtractionError` for a binary response.
+    """
+    extractor = extractor or html_to_text
+    text = getattr(response, "text", None)
+    if isinstance(text, str):
+        return extractor(text)
+    body = getattr(response, "body", None)
+    if isinstance(body, bytes):
+        if looks_binary(body):
+            raise ExtractionError(
+                f"binary response from {getattr(response, 'url', '?')} ({len(body)} bytes), not HTML"
+            )
+        return extractor(body)
+    raise ExtractionError(f"not a response with a body: {type(response).__name__}")
