@@ -1,0 +1,141 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from scrapy_neardup import open_store
+from scrapy_neardup.cli import main
+
+from corpus import ARTICLES, reprint, text, with_disclaimer
+
+
+def write_lines(path, records):
+    with open(path, "w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(record if isinstance(record, str) else json.dumps(record, ensure_ascii=False))
+            handle.write("\n")
+
+
+def read_lines(path):
+    return [line for line in open(path, encoding="utf-8").read().splitlines()]
+
+
+def corpus_records():
+    records = []
+    for name in ARTICLES:
+        records.append({"id": f"{name}/original", "text": with_disclaimer(name), "story": name})
+    for name in ARTICLES:
+        records.append({"id": f"{name}/reprint", "text": reprint(name, cut=0.9), "story": name})
+    return records
+
+
+def test_dedup_marks_every_reprint_and_keeps_every_record(tmp_path, capsys):
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    records = corpus_records()
+    write_lines(source, records)
+    assert main(["dedup", str(source), "-o", str(target), "--store", f"leveldb://{tmp_path}/db"]) == 0
+    out = [json.loads(line) for line in read_lines(target)]
+    assert [r["id"] for r in out] == [r["id"] for r in records]
+    stories = {}
+    for record in out:
+        if record["story"] in stories:
+            assert record["duplicate_of"] == stories[record["story"]]["id"], record["id"]
+            assert record["similar_id"] == stories[record["story"]]["similar_id"]
+        else:
+            assert record["duplicate_of"] is None, record["id"]
+            stories[record["story"]] = record
+    assert len({r["similar_id"] for r in out}) == len(stories)
+    summary = capsys.readouterr().err.strip().splitlines()[-1]
+    assert summary == f"{len(records)} records: {len(stories)} unique, {len(records) - len(stories)} duplicates, 0 skipped"
+
+
+def test_drop_writes_first_seen_records_only(tmp_path):
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    write_lines(source, corpus_records())
+    assert main(["dedup", str(source), "-o", str(target), "--drop"]) == 0
+    kept = [json.loads(line)["id"] for line in read_lines(target)]
+    assert kept == [f"{n}/original" for n in ARTICLES]
+
+
+def test_bad_lines_are_reported_counted_and_passed_through(tmp_path, capsys):
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    lines = [
+        {"id": "a", "text": text("battery")},
+        "{this is not json",
+        {"id": "no-text"},
+        {"id": "none", "text": None},
+        {"id": "number", "text": 42},
+        "[1, 2, 3]",
+        "",
+        {"id": "short", "text": "短讯。"},
+        "\x00\x01\x02 binary junk \udcff".encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+        {"id": "b", "text": reprint("battery")},
+    ]
+    write_lines(source, lines)
+    raw_in = read_lines(source)
+    assert main(["dedup", str(source), "-o", str(target), "--drop"]) == 0
+    raw_out = read_lines(target)
+    # Everything but the dropped reprint comes out, the bad lines byte for byte.
+    assert len(raw_out) == len(raw_in) - 1
+    for number in (1, 2, 3, 4, 5, 6, 7, 8):
+        assert raw_out[number] == raw_in[number]
+    err = capsys.readouterr().err
+    assert "in.jsonl:2: not valid JSON" in err
+    assert "in.jsonl:3: no usable text in field 'text'" in err
+    assert "in.jsonl:6: not a JSON object" in err
+    assert "in.jsonl:8: text too short to judge" in err
+    assert err.strip().splitlines()[-1] == "10 records: 1 unique, 1 duplicates, 8 skipped"
+
+
+def test_stdin_to_stdout(tmp_path):
+    payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus_records())
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "--drop", "--no-progress"],
+        input=payload, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == len(ARTICLES)
+    assert "records:" in done.stderr
+
+
+def test_a_store_of_another_recipe_stops_before_reading(tmp_path, capsys):
+    source = tmp_path / "in.jsonl"
+    write_lines(source, corpus_records())
+    store = f"leveldb://{tmp_path}/db"
+    assert main(["dedup", str(source), "-o", os.devnull, "--store", store]) == 0
+    assert main(["dedup", str(source), "-o", os.devnull, "--store", store, "--nshash-n", "3"]) == 2
+    assert "another recipe" in capsys.readouterr().err
+
+
+def test_a_run_killed_halfway_leaves_a_store_that_knows_everything_written(tmp_path):
+    """SIGKILL in the middle: the store reopens, and every record in the output is in it."""
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    names = list(ARTICLES)
+    with open(source, "w", encoding="utf-8") as handle:
+        for i in range(5000):  # distinct texts: rotate and number the articles
+            body = "\n".join(text(names[(i + k) % len(names)]) for k in range(3))
+            record = {"id": f"doc-{i}", "text": f"第{i}号稿件。编号{i * 7919}的报道内容如下。\n{body}"}
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    store = tmp_path / "db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_neardup.cli", "dedup", str(source), "-o", str(target),
+         "--store", f"leveldb://{store}", "--no-progress"],
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if target.exists() and len(read_lines(target)) > 200:
+            break
+        time.sleep(0.2)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    written = [json.loads(line) for line in read_lines(target) if line.endswith("}")]
+    assert len(written) > 200
+    with open_store(f"leveldb://{store}") as reopened:
+        known = {reopened.get(i).key for i in range(1, reopened.count() + 50) if reopened.get(i)}
+    unique_written = {r["id"] for r in written if r["duplicate_of"] is None}
+    assert unique_written <= known
