@@ -62,13 +62,13 @@ class PermutedTables:
         return len(self._tables)
 
     def keys(self, fingerprint: int) -> list[bytes]:
-        """One 9-byte bucket key per table: table number, then the fingerprint's kept bits."""
+        """One bucket key per table: "h", the table number, then the fingerprint's kept bits."""
         out = []
         for number, chosen in enumerate(self._tables):
             mask = 0
             for block in chosen:
                 mask |= self._masks[block]
-            out.append(bytes([number]) + (fingerprint & mask).to_bytes(8, "big"))
+            out.append(b"h" + bytes([number]) + (fingerprint & mask).to_bytes(8, "big"))
         return out
 
 

@@ -5,7 +5,7 @@ Layout inside a namespace (all integers big-endian, so prefix scans come out in 
     m                 -> format version and recipe (JSON)
     n                 -> last document id
     d <id>            -> document record
-    b <bucket> <id>   -> ''   (bucket membership; a prefix scan lists a bucket)
+    b <bucket>        -> the ids of its documents, 8 bytes each, oldest first
     t <time> <id>     -> ''   (time index, so purging old documents is a range scan)
     p <id>            -> ''   (pending reservations; a new run drops what a dead run left)
 
@@ -16,6 +16,7 @@ either all or none of it.
 from __future__ import annotations
 
 import os
+import struct
 import threading
 from typing import Iterable
 
@@ -31,6 +32,7 @@ else:
     _PLYVEL_ERROR = None
 
 _ID = 8
+_BUCKET_CAP = 1000  # a bucket this full (a degenerate SimHash) takes no more members
 class _Shared:
     """One open DB per path in a process, shared by its stores (spiders), with its counters."""
 
@@ -46,6 +48,10 @@ _LOCK = threading.Lock()
 
 def _u64(value: int) -> bytes:
     return value.to_bytes(_ID, "big")
+
+
+def _ids(packed: bytes) -> list[bytes]:
+    return [packed[i : i + _ID] for i in range(0, len(packed), _ID)]
 
 
 def _open_db(path: str) -> _Shared:
@@ -118,13 +124,10 @@ class LevelDBStore(LocalStore):
         self._db.put(b"m", encode_meta(meta))
 
     def _members(self, bucket: bytes, limit: int) -> list[int]:
-        prefix = b"b" + bucket
-        out = []
-        for key in self._db.iterator(prefix=prefix, include_value=False):
-            out.append(int.from_bytes(key[-_ID:], "big"))
-            if len(out) == limit:
-                break
-        return out
+        packed = self._db.get(b"b" + bucket)
+        if not packed:
+            return []
+        return list(struct.unpack_from(f">{min(limit, len(packed) // _ID)}Q", packed))
 
     def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]:
         out = []
@@ -149,7 +152,9 @@ class LevelDBStore(LocalStore):
             else:
                 batch.delete(b"p" + doc)
             for bucket in buckets:
-                batch.put(b"b" + bucket + doc, b"")
+                packed = self._db.get(b"b" + bucket, b"")
+                if len(packed) < _BUCKET_CAP * _ID and doc not in _ids(packed):
+                    batch.put(b"b" + bucket, packed + doc)
 
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None:
         doc = _u64(record.doc_id)
@@ -158,7 +163,13 @@ class LevelDBStore(LocalStore):
             batch.delete(b"t" + _u64(int(record.time)) + doc)
             batch.delete(b"p" + doc)
             for bucket in buckets:
-                batch.delete(b"b" + bucket + doc)
+                packed = self._db.get(b"b" + bucket)
+                if packed:
+                    kept = b"".join(i for i in _ids(packed) if i != doc)
+                    if kept:
+                        batch.put(b"b" + bucket, kept)
+                    else:
+                        batch.delete(b"b" + bucket)
 
     def purge(self, older_than: float) -> int:
         removed = 0
