@@ -1,0 +1,626 @@
+"""Speed of the detector on news-length Chinese text, into LevelDB holding 10k, 100k, 1M documents.
+
+What is timed is ``Detector.check(key, text)``: fingerprint + lookup + verify + insert, text
+input (no HTML), one process. A store is filled to each size through ``Detector.check`` with
+distinct synthetic news-length texts (``corpus.FillerTexts``; generated in blocks, untimed),
+and at each size a batch of real news-length articles (consecutive People's Daily articles
+joined to 1,000-2,000 characters; every second one followed a little later by a reprint) is
+measured, then taken out again so that every size sees the same batch. The same batch is
+then split into ``Detector.fingerprint`` and ``Detector.check_fingerprint`` to show where the
+time goes. Bytes on disk per document are measured after ``compact_range``.
+
+In the same run, on the same documents, the published nshash method and datasketch's
+MinHashLSH (``baselines.py``, shared with the accuracy benchmark) are filled and measured
+the same way, with their memory per document (RSS growth of a fresh process).
+
+Each method runs in its own child process, one after the other, so memory figures start
+clean; the machine's load average is printed with every figure, since other jobs may share
+the two cores: compare ratios measured in one run.
+
+    python benchmarks/speed.py                              # 10k, 100k, 1M; rjieba and jieba
+    python benchmarks/speed.py --quick                      # small sizes, a smoke run
+    python benchmarks/speed.py --sizes 10000,100000 --tokenizer rjieba --compare none
+    python benchmarks/speed.py --profile 3000               # cProfile of Detector.check only
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import corpus  # noqa: E402
+
+STEP = 100_000  # fill throughput is reported per step of this many documents
+BLOCK = 10_000  # fillers generated (untimed) per block
+
+
+# ---------------------------------------------------------------------------- measurements
+
+
+def load() -> str:
+    return "%.1f/%.1f" % os.getloadavg()[:2]
+
+
+def rss_bytes() -> int:
+    """Resident memory of this process, after giving freed heap back to the system."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:  # not Linux: peak RSS is the best we have
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def disk_bytes(path: str) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(root, name))
+            except OSError:
+                pass
+    return total
+
+
+class Clock:
+    """Wall and CPU seconds of a ``with`` block. CPU time (all threads of this process,
+    LevelDB's included) is less disturbed by other jobs on a shared machine."""
+
+    wall = cpu = 0.0
+
+    def __enter__(self) -> "Clock":
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._wall
+        self.cpu = time.process_time() - self._cpu
+
+
+@dataclass
+class Batch:
+    """The measured documents: real articles, some followed by a reprint."""
+
+    keys: list[str]
+    texts: list[str]
+    original: list[str | None]  # for a reprint, the key of its original
+
+    @property
+    def reprints(self) -> int:
+        return sum(1 for o in self.original if o is not None)
+
+
+def make_batch(docs: list[str], seed: int = 7, every: int = 2) -> Batch:
+    """Each article in order; every ``every``-th reprinted 1 to 20 articles later."""
+    rng = random.Random(seed)
+    events: list[tuple[float, str, str, str | None]] = []
+    for i, text in enumerate(docs):
+        events.append((float(i), f"news-{i}", text, None))
+        if i % every == 0:
+            events.append((i + rng.uniform(1.0, 20.0), f"reprint-{i}", corpus.reprint(text, rng), f"news-{i}"))
+    events.sort(key=lambda e: e[0])
+    return Batch([e[1] for e in events], [e[2] for e in events], [e[3] for e in events])
+
+
+@dataclass
+class Result:
+    """What one method measured, sent back from its child process as a dict."""
+
+    method: str
+    fill: list[dict] = field(default_factory=list)  # one entry per fill step
+    sizes: list[dict] = field(default_factory=list)  # one entry per measured store size
+    error: str | None = None
+
+
+def score(batch: Batch, duplicate_of: list[str | None]) -> dict:
+    """Reprints caught and new stories wrongly called duplicates, in the measured batch."""
+    caught = sum(1 for o, d in zip(batch.original, duplicate_of) if o is not None and d is not None)
+    exact = sum(1 for o, d in zip(batch.original, duplicate_of) if o is not None and d == o)
+    false = sum(1 for o, d in zip(batch.original, duplicate_of) if o is None and d is not None)
+    return {
+        "reprints": batch.reprints,
+        "caught": caught,
+        "caught_right_original": exact,
+        "new": len(batch.keys) - batch.reprints,
+        "false_duplicates": false,
+    }
+
+
+# ---------------------------------------------------------------------------- methods
+
+
+class Subject:
+    """One method under test, with the means to fill it and to undo the measured batch."""
+
+    name = "subject"
+
+    def check(self, key: str, text: str) -> bool:
+        """True when ``text`` is judged a duplicate; a new document is stored."""
+        raise NotImplementedError
+
+    def fill(self, keys: list[str], texts: list[str]) -> tuple["Clock", int]:
+        """Check fillers; the time taken and how many were judged duplicates."""
+        raise NotImplementedError
+
+    def run_batch(self, batch: Batch, tag: str = "a") -> tuple["Clock", list[str | None]]:
+        """Time to check the whole batch, and what each document was judged a copy of."""
+        raise NotImplementedError
+
+    def undo_batch(self) -> None:
+        """Take out what the last batch stored, so the next size sees the same batch."""
+
+    def stats(self) -> dict:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+class EngineSubject(Subject):
+    def __init__(self, tokenizer: str, workdir: str, keep: bool = False):
+        from scrapy_neardup import Detector, Recipe, open_store
+
+        self.keep = keep
+        self.name = f"scrapy_neardup ({tokenizer})"
+        self.path = os.path.join(workdir, f"neardup-speed-{tokenizer}-{os.getpid()}")
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.store = open_store(f"leveldb://{self.path}", recipe=Recipe(tokenizer=tokenizer))
+        self.detector = Detector(self.store)
+        self.candidates: list[int] = []
+        self._count_candidates()
+        self._stored_by_batch: list[int] = []
+
+    def _count_candidates(self) -> None:
+        """Record how many stored documents each lookup returned (lookup cost vs store size)."""
+        inner = self.store.check_and_add
+
+        def counted(probe, record):
+            reservation = inner(probe, record)
+            self.candidates.append(len(reservation.candidates))
+            return reservation
+
+        self.store.check_and_add = counted  # type: ignore[method-assign]
+
+    def warm_up(self, texts: list[str]) -> None:
+        for text in texts:
+            self.detector.fingerprint(text)  # loads the tokenizer dictionary and IDF table
+
+    def check(self, key: str, text: str) -> bool:
+        return self.detector.check(key, text).is_duplicate
+
+    def fill(self, keys: list[str], texts: list[str]) -> tuple[Clock, int]:
+        check = self.detector.check
+        duplicates = 0
+        with Clock() as clock:
+            for key, text in zip(keys, texts):
+                if check(key, text).status != "unique":
+                    duplicates += 1
+        return clock, duplicates
+
+    def run_batch(self, batch: Batch, tag: str = "a") -> tuple[Clock, list[str | None]]:
+        check = self.detector.check
+        keys = [f"{tag}:{k}" for k in batch.keys]
+        self.candidates.clear()
+        with Clock() as clock:
+            verdicts = [check(key, text) for key, text in zip(keys, batch.texts)]
+        self._stored_by_batch = [v.doc_id for v in verdicts if v.status == "unique"]
+        return clock, [v.duplicate_of.split(":", 1)[1] if v.duplicate_of else None for v in verdicts]
+
+    def run_split(self, batch: Batch) -> dict:
+        """The batch again, as fingerprint then check_fingerprint, each timed."""
+        fingerprint, check_fp = self.detector.fingerprint, self.detector.check_fingerprint
+        fp_time = store_time = 0.0
+        stored = []
+        clock = time.perf_counter
+        for key, text in zip(batch.keys, batch.texts):
+            t0 = clock()
+            fp = fingerprint(text)
+            t1 = clock()
+            verdict = check_fp(f"s:{key}", fp)
+            store_time += clock() - t1
+            fp_time += t1 - t0
+            if verdict.status == "unique":
+                stored.append(verdict.doc_id)
+        self._stored_by_batch = stored
+        n = len(batch.keys)
+        return {"fingerprint_us": fp_time / n * 1e6, "store_us": store_time / n * 1e6}
+
+    def undo_batch(self) -> None:
+        for doc_id in self._stored_by_batch:
+            self.store.remove(doc_id)
+        self._stored_by_batch = []
+
+    def compact(self) -> dict:
+        """Compact the LevelDB (so that deleted and overwritten entries do not count) and size it."""
+        start = time.perf_counter()
+        if hasattr(self.store, "compact"):
+            self.store.compact()
+        else:  # no public compaction in the store (yet): reach for the plyvel DB
+            shared = getattr(self.store, "_shared", None)
+            db = getattr(shared, "db", None) or getattr(self.store, "_root", None)
+            if db is None:
+                return {"disk_bytes": disk_bytes(self.path), "compacted": False}
+            db.compact_range()
+        return {"compact_s": time.perf_counter() - start, "disk_bytes": disk_bytes(self.path), "compacted": True}
+
+    def close(self) -> None:
+        self.store.close()
+        if not self.keep:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+
+class BaselineSubject(Subject):
+    """A peer from ``baselines.py``; the batch is undone through its (insertion-ordered) dicts."""
+
+    def __init__(self, kind: str):
+        import baselines
+
+        if kind == "nshash":
+            self.method = baselines.PublishedNshash()
+        elif kind == "minhash":
+            self.method = baselines.MinHashLSHMethod(threshold=0.5, num_perm=128, width=5)
+        else:
+            raise ValueError(kind)
+        self.kind = kind
+        self.name = self.method.name
+        self._mark: tuple[int, int] = (0, 0)
+
+    def warm_up(self, texts: list[str]) -> None:
+        self.method.warm_up()
+
+    def fill(self, keys: list[str], texts: list[str]) -> tuple[Clock, int]:
+        check = self.method.check
+        duplicates = 0
+        with Clock() as clock:
+            for key, text in zip(keys, texts):
+                if check(key, text).duplicate:
+                    duplicates += 1
+        return clock, duplicates
+
+    def _sizes(self) -> tuple[int, int]:
+        m = self.method
+        if self.kind == "nshash":
+            return len(m.hashes), len(m.first_key)
+        return len(m.order), 0
+
+    def run_batch(self, batch: Batch, tag: str = "a") -> tuple[Clock, list[str | None]]:
+        check = self.method.check
+        self._mark = self._sizes()
+        with Clock() as clock:
+            outcomes = [check(key, text) for key, text in zip(batch.keys, batch.texts)]
+        return clock, [o.match if o.duplicate else None for o in outcomes]
+
+    def undo_batch(self) -> None:
+        m = self.method
+        if self.kind == "nshash":
+            for name, mark in (("hashes", self._mark[0]), ("first_key", self._mark[1])):
+                table = getattr(m, name)
+                for key in list(table)[mark:]:
+                    del table[key]
+        else:
+            for key in list(m.order)[self._mark[0] :]:
+                m.lsh.remove(key)
+                del m.order[key]
+
+
+# ---------------------------------------------------------------------------- one method's run
+
+
+def fill_steps(sizes: list[int]) -> list[int]:
+    """Where the fill stops to report: every STEP documents, and at each measured size."""
+    top = max(sizes)
+    return sorted(set(sizes) | set(range(STEP, top, STEP)))
+
+
+def run_subject(
+    make: Callable[[], Subject],
+    sizes: list[int],
+    fillers: corpus.FillerTexts,
+    batch: Batch,
+    split: bool,
+    report: Callable[[str], None],
+) -> Result:
+    subject = make()
+    result = Result(subject.name)
+    try:
+        subject.warm_up(fillers.chunk(10**9, 10**9 + 200))  # texts never used in a fill
+        base_rss = rss_bytes()
+        stored = 0
+        next_filler = 0
+        step_start_stored, step_wall, step_cpu, step_dups = 0, 0.0, 0.0, 0
+        for stop in fill_steps(sizes):
+            while stored < stop:
+                take = min(BLOCK, stop - stored)
+                texts = fillers.chunk(next_filler, next_filler + take)
+                keys = [f"filler-{i}" for i in range(next_filler, next_filler + take)]
+                next_filler += take
+                clock, dups = subject.fill(keys, texts)
+                stored += take - dups
+                step_wall += clock.wall
+                step_cpu += clock.cpu
+                step_dups += dups
+            checked = stored - step_start_stored + step_dups
+            step = {
+                "from": step_start_stored,
+                "to": stored,
+                "docs_per_s": checked / step_wall,
+                "docs_per_cpu_s": checked / step_cpu,
+                "filler_duplicates": step_dups,
+                "load": load(),
+            }
+            if isinstance(subject, EngineSubject):
+                step["candidates_per_lookup"] = sum(subject.candidates) / max(1, len(subject.candidates))
+                subject.candidates.clear()
+            result.fill.append(step)
+            report(
+                f"  {subject.name}: fill {step['from']:,} -> {stored:,}: {step['docs_per_s']:,.0f} docs/s "
+                f"({step['docs_per_cpu_s']:,.0f}/CPU-s), "
+                f"{step_dups} filler(s) judged duplicate, load {step['load']}"
+            )
+            step_start_stored, step_wall, step_cpu, step_dups = stored, 0.0, 0.0, 0
+            if stop not in sizes:
+                continue
+            entry: dict = {"stored": stored, "load_before": load()}
+            # best of two passes (undone in between): less noise from other jobs
+            walls, cpus = [], []
+            for tag in ("a", "b"):
+                clock, matched = subject.run_batch(batch, tag)
+                walls.append(clock.wall)
+                cpus.append(clock.cpu)
+                if isinstance(subject, EngineSubject):
+                    entry["candidates_per_lookup"] = sum(subject.candidates) / max(1, len(subject.candidates))
+                subject.undo_batch()
+            entry["batch_docs"] = len(batch.keys)
+            entry["batch_docs_per_s"] = len(batch.keys) / min(walls)
+            entry["batch_docs_per_cpu_s"] = len(batch.keys) / min(cpus)
+            entry.update(score(batch, matched))
+            if split and isinstance(subject, EngineSubject):
+                entry.update(subject.run_split(batch))
+                subject.undo_batch()
+            entry["rss_growth_bytes"] = rss_bytes() - base_rss
+            entry["rss_per_doc"] = entry["rss_growth_bytes"] / stored
+            if isinstance(subject, EngineSubject):
+                entry.update(subject.compact())
+                entry["disk_per_doc"] = entry["disk_bytes"] / stored
+            entry["load_after"] = load()
+            result.sizes.append(entry)
+            report(f"  {subject.name} at {stored:,}: " + describe_size(entry))
+    except Exception:
+        result.error = traceback.format_exc()
+        report(f"  {subject.name}: FAILED\n{result.error}")
+    finally:
+        subject.close()
+    return result
+
+
+def describe_size(e: dict) -> str:
+    parts = [f"batch {e['batch_docs_per_s']:,.0f} docs/s ({e['batch_docs_per_cpu_s']:,.0f}/CPU-s)"]
+    if "fingerprint_us" in e:
+        parts.append(f"fingerprint {e['fingerprint_us']:,.0f} us + store {e['store_us']:,.0f} us")
+    if "disk_per_doc" in e:
+        parts.append(f"{e['disk_per_doc']:,.0f} B/doc on disk")
+    parts.append(f"RSS +{e['rss_per_doc']:,.0f} B/doc")
+    parts.append(f"caught {e['caught']}/{e['reprints']}, false dup {e['false_duplicates']}/{e['new']}")
+    parts.append(f"load {e['load_before']}")
+    return ", ".join(parts)
+
+
+def _child(conn, make, sizes, fillers, batch, split) -> None:
+    def report(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    result = run_subject(make, sizes, fillers, batch, split, report)
+    conn.send(result.__dict__)
+    conn.close()
+
+
+def run_in_child(make, sizes, fillers, batch, split) -> Result:
+    """Run one method in a forked process, so its memory figures start from a clean process."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_child, args=(child, make, sizes, fillers, batch, split))
+    process.start()
+    child.close()
+    try:
+        data = parent.recv()
+    except EOFError:
+        data = {"method": "?", "error": f"child process died (exit code {process.join() or process.exitcode})"}
+    process.join()
+    return Result(**data)
+
+
+# ---------------------------------------------------------------------------- output
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    line = lambda r: "| " + " | ".join(str(c).rjust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows])
+
+
+def print_report(results: list[Result], batch: Batch, fillers_mean: float, batch_mean: float) -> None:
+    print()
+    print(
+        f"Documents: fillers of {fillers_mean:,.0f} characters on average (synthetic, distinct); a measured "
+        f"batch of {len(batch.keys)} real news-length documents ({batch_mean:,.0f} characters on average: "
+        f"{len(batch.keys) - batch.reprints} articles and {batch.reprints} reprints of them), best of two "
+        f"passes. docs/s is wall-clock, docs/CPU-s counts this process's CPU time only (steadier when "
+        f"other jobs share the {os.cpu_count()} cores). load = 1-/5-minute load average."
+    )
+    engines = [r for r in results if r.method.startswith("scrapy_neardup")]
+    if engines:
+        print("\n## Detector.check into LevelDB (fingerprint + lookup + verify + insert), measured batch\n")
+        rows = []
+        for r in engines:
+            for e in r.sizes:
+                rows.append([
+                    r.method, f"{e['stored']:,}", f"{e['batch_docs_per_s']:,.0f}",
+                    f"{e['batch_docs_per_cpu_s']:,.0f}",
+                    f"{e.get('fingerprint_us', 0):,.0f}", f"{e.get('store_us', 0):,.0f}",
+                    f"{e.get('candidates_per_lookup', 0):.2f}", f"{e.get('disk_per_doc', 0):,.0f}",
+                    f"{e['rss_per_doc']:,.0f}", f"{e['caught']}/{e['reprints']}",
+                    f"{e['false_duplicates']}/{e['new']}", e["load_before"],
+                ])
+        print(table(rows, ["method", "stored", "docs/s", "docs/CPU-s", "fingerprint us/doc",
+                           "store us/doc", "candidates/lookup", "disk B/doc", "RSS B/doc",
+                           "reprints caught", "false dups", "load"]))
+    print("\n## Filling the store through the same call (synthetic fillers), per step\n")
+    rows = []
+    for r in results:
+        for s in r.fill:
+            candidates = s.get("candidates_per_lookup")
+            rows.append([r.method, f"{s['from']:,} -> {s['to']:,}", f"{s['docs_per_s']:,.0f}",
+                         f"{s['docs_per_cpu_s']:,.0f}", "-" if candidates is None else f"{candidates:.2f}",
+                         str(s["filler_duplicates"]), s["load"]])
+    print(table(rows, ["method", "stored", "docs/s", "docs/CPU-s", "candidates/lookup",
+                       "fillers judged dup", "load"]))
+    print("\n## Compared on the same documents (measured batch)\n")
+    rows = []
+    reference = next((r for r in engines if "rjieba" in r.method), engines[0] if engines else None)
+    ours = {e["stored"]: e for e in reference.sizes} if reference else {}
+    for r in results:
+        for e in r.sizes:
+            mine = ours.get(e["stored"])
+            ratio = f"{mine['batch_docs_per_cpu_s'] / e['batch_docs_per_cpu_s']:.2f}" if mine else "-"
+            memory = f"{e['rss_per_doc']:,.0f}"
+            if "disk_per_doc" in e:
+                memory += f" + {e['disk_per_doc']:,.0f} disk"
+            rows.append([r.method, f"{e['stored']:,}", f"{e['batch_docs_per_s']:,.0f}",
+                         f"{e['batch_docs_per_cpu_s']:,.0f}", ratio, memory,
+                         f"{e['caught']}/{e['reprints']}", f"{e['false_duplicates']}/{e['new']}",
+                         e["load_before"]])
+    name = reference.method if reference else "engine"
+    print(table(rows, ["method", "stored", "docs/s", "docs/CPU-s", f"{name} speed / this (CPU)",
+                       "B/doc (RSS growth)", "reprints caught", "false dups", "load"]))
+    for r in results:
+        if r.error:
+            print(f"\n{r.method} FAILED:\n{r.error}")
+
+
+# ---------------------------------------------------------------------------- profile
+
+
+def profile(docs: list[str], fillers: corpus.FillerTexts, count: int, tokenizer: str, workdir: str) -> None:
+    """cProfile of Detector.check on ``count`` news-length documents, printed."""
+    import cProfile
+    import io
+    import pstats
+
+    subject = EngineSubject(tokenizer, workdir)
+    try:
+        subject.warm_up(fillers.chunk(10**9, 10**9 + 200))
+        texts = fillers.chunk(0, max(0, count - len(docs))) + docs
+        keys = [f"p{i}" for i in range(len(texts))]
+        profiler = cProfile.Profile()
+        start = time.perf_counter()
+        profiler.enable()
+        subject.fill(keys, texts)
+        profiler.disable()
+        seconds = time.perf_counter() - start
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
+        print(f"{len(texts)} docs ({tokenizer}), {len(texts) / seconds:,.0f} docs/s under the profiler, load {load()}")
+        print(out.getvalue())
+    finally:
+        subject.close()
+
+
+# ---------------------------------------------------------------------------- main
+
+
+def parse_sizes(value: str) -> list[int]:
+    if value.strip().lower() in ("", "none", "0"):
+        return []
+    return sorted({int(float(v)) for v in value.split(",") if v.strip()})
+
+
+def main(argv: Iterable[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    corpus.add_data_option(parser)
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="store sizes to measure at")
+    parser.add_argument("--tokenizer", default="rjieba,jieba", help="tokenizers to run the engine with")
+    parser.add_argument("--jieba-max", type=int, default=100_000,
+                        help="largest store size for the slow jieba tokenizer (default 100000)")
+    parser.add_argument("--compare", default="nshash,minhash",
+                        help="baselines to run: nshash, minhash, or none")
+    parser.add_argument("--compare-sizes", default="10000,100000",
+                        help="store sizes for the baselines (MinHashLSH at 1M takes ~30 min and GBs)")
+    parser.add_argument("--quick", action="store_true", help="sizes 2000,10000 for everything: a smoke run")
+    parser.add_argument("--no-split", action="store_true", help="skip the fingerprint/store split")
+    parser.add_argument("--workdir", default=tempfile.gettempdir(), help="where the LevelDB stores go")
+    parser.add_argument("--keep", action="store_true", help="keep the LevelDB stores afterwards")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--profile", type=int, metavar="N",
+                        help="only profile Detector.check on N news-length documents and exit")
+    args = parser.parse_args(argv)
+
+    sizes = parse_sizes(args.sizes)
+    compare_sizes = parse_sizes(args.compare_sizes)
+    jieba_max = args.jieba_max
+    if args.quick:
+        sizes, compare_sizes, jieba_max = [2000, 10000], [2000, 10000], 2000
+    tokenizers = [t.strip() for t in args.tokenizer.split(",") if t.strip()]
+    compare = [] if args.compare.strip().lower() == "none" else [c.strip() for c in args.compare.split(",")]
+
+    articles = corpus.load_articles(args.data)
+    docs = corpus.news_length_docs(articles)
+    fillers = corpus.FillerTexts(corpus.sentence_pool(articles))
+    batch = make_batch(docs)
+
+    if args.profile:
+        profile(docs, fillers, args.profile, tokenizers[0], args.workdir)
+        return
+
+    sample = fillers.chunk(0, 2000)
+    fillers_mean = sum(map(len, sample)) / len(sample)
+    batch_mean = sum(map(len, batch.texts)) / len(batch.texts)
+    start = time.perf_counter()
+    sample_gen = fillers.chunk(5_000_000, 5_000_000 + 5000)
+    gen_us = (time.perf_counter() - start) / len(sample_gen) * 1e6
+    print(f"speed.py: sizes {sizes}, tokenizers {tokenizers} (jieba up to {jieba_max:,}), "
+          f"baselines {compare} at {compare_sizes}; filler generation {gen_us:.0f} us/doc (untimed); "
+          f"load {load()}", file=sys.stderr, flush=True)
+
+    # (name, factory, sizes, split); the slow jieba run last, so the main figures come first
+    jobs: list[tuple[str, Callable[[], Subject], list[int], bool]] = []
+    for tokenizer in tokenizers:
+        tok_sizes = [s for s in sizes if tokenizer != "jieba" or s <= jieba_max]
+        if tok_sizes:
+            factory = lambda t=tokenizer: EngineSubject(t, args.workdir, args.keep)  # noqa: E731
+            jobs.append((tokenizer, factory, tok_sizes, not args.no_split))
+    for kind in compare:
+        if compare_sizes:
+            jobs.append((kind, lambda k=kind: BaselineSubject(k), compare_sizes, False))
+    jobs.sort(key=lambda job: job[0] == "jieba")
+
+    results: list[Result] = []
+    for _, make, job_sizes, split in jobs:
+        results.append(run_in_child(make, job_sizes, fillers, batch, split))
+    print_report(results, batch, fillers_mean, batch_mean)
+    if args.json:
+        args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
+
+
+if __name__ == "__main__":
+    main()
