@@ -540,7 +540,9 @@ def profile(docs: list[str], fillers: corpus.FillerTexts, count: int, tokenizer:
         seconds = time.perf_counter() - start
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
-        print(f"{len(texts)} docs ({tokenizer}), {len(texts) / seconds:,.0f} docs/s under the profiler, load {load()}")
+        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(25)
+        print(f"{len(texts)} news-length docs ({len(texts) - len(docs)} fillers, {len(docs)} real), {tokenizer}, "
+              f"{len(texts) / seconds:,.0f} docs/s under the profiler, load {load()}")
         print(out.getvalue())
     finally:
         subject.close()
