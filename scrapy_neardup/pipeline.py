@@ -144,15 +144,17 @@ class NearDupPipeline:
         config = self.config
         uri = config.store_uri()
         self._store_uri = redact(uri)
-        try:
-            recipe = config.recipe().resolved()
-            self.preparer = Preparer(recipe, config.extractor)
-        except ValueError as exc:
-            raise ValueError(f"scrapy-neardup: NEARDUP_TOKENIZER: {exc}") from None
+        recipe = config.recipe().resolved()
         try:
             self._shared = _acquire_store(uri, config.namespace, recipe, config.redis_params)
         except StoreError as exc:
             self._fail(exc)
+        try:
+            self.preparer = Preparer(recipe, config.extractor)
+        except ValueError as exc:
+            _release_store(self._shared)
+            self._shared = None
+            raise ValueError(f"scrapy-neardup: NEARDUP_TOKENIZER: {exc}") from None
         self.detector = Detector(
             self._shared.store,
             thresholds=config.thresholds(),
@@ -208,7 +210,8 @@ class NearDupPipeline:
         if self._shared is not None:
             _release_store(self._shared)
             self._shared = None
-        self._log_summary()
+        if self.detector is not None:
+            self._log_summary()
 
     def _log_summary(self) -> None:
         get = self.stats.get_value

@@ -121,3 +121,395 @@ def test_drop_mode_keeps_one_copy_per_story(local_site, tmp_path, workers):
     )
     assert result.stats["item_dropped_reasons_count/NearDuplicateItem"] == 6
     assert result.stats["finish_reason"] == "finished"
+
+
+STORY_OF = {path: REPRINT_OF.get(path, path) for path in ARTICLES}
+
+
+@pytest.mark.parametrize("item", ["dict", "item", "dataclass", "attrs"])
+@pytest_twisted.inlineCallbacks
+def test_tag_mode_tags_every_copy(local_site, tmp_path, item):
+    result = yield run(
+        settings_for(tmp_path / "store", NEARDUP_ACTION="tag"),
+        NewsSpider,
+        root=local_site.root,
+        paths=ARTICLES,
+        item=item,
+    )
+    assert result.paths() == ARTICLES
+    assert result.dropped == []
+    similar: dict[str, int] = {}
+    for scraped in result.items:
+        adapter = ItemAdapter(scraped)
+        path = _path(adapter["url"])
+        first = REPRINT_OF.get(path)
+        assert adapter["duplicate_of"] == (local_site.url(first) if first else None), path
+        assert isinstance(adapter["similar_id"], int)
+        similar.setdefault(STORY_OF[path], adapter["similar_id"])
+        assert adapter["similar_id"] == similar[STORY_OF[path]], path
+    assert len(set(similar.values())) == 7  # one id per story
+    neardup = result.neardup
+    assert neardup == {
+        "neardup/items": 13,
+        "neardup/unique": 7,
+        "neardup/duplicate": 6,
+        "neardup/tagged": 13,
+        "neardup/extracted": 13,
+        **{k: v for k, v in neardup.items() if k.startswith("neardup/match/")},
+    }
+    assert sum(v for k, v in neardup.items() if k.startswith("neardup/match/")) >= 6
+
+
+@pytest_twisted.inlineCallbacks
+def test_item_class_without_tag_fields_passes_untagged(local_site, tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="scrapy_neardup")
+    paths = ["/a/metro.html", "/b/metro.html", "/a/canteen.html"]
+    result = yield run(
+        settings_for(tmp_path / "store", NEARDUP_ACTION="tag"),
+        NewsSpider,
+        root=local_site.root,
+        paths=paths,
+        item="plain",
+    )
+    assert result.paths() == paths  # never dropped by surprise
+    for scraped in result.items:
+        assert set(scraped.keys()) == {"url", "html"}
+    assert result.neardup == {
+        "neardup/items": 3,
+        "neardup/unique": 2,
+        "neardup/duplicate": 1,
+        "neardup/tag_field_missing": 3,
+        "neardup/extracted": 3,
+        **{k: v for k, v in result.neardup.items() if k.startswith("neardup/match/")},
+    }
+    warnings = [r for r in caplog.records if "has no field" in r.getMessage()]
+    assert len(warnings) == 1  # one warning per class, not per item
+    assert "local_site.PlainItem" in warnings[0].getMessage()
+    assert "'duplicate_of' and 'similar_id'" in warnings[0].getMessage()
+
+
+# -- per-spider configuration ------------------------------------------------------------------
+
+
+class TagSpider(NewsSpider):
+    """Configured the Scrapy 2.14+ way: custom_settings."""
+
+    name = "tagging"
+    custom_settings = {"NEARDUP_ACTION": "tag", "NEARDUP_DUPLICATE_OF_FIELD": "copy_of"}
+
+
+@pytest_twisted.inlineCallbacks
+def test_custom_settings_configure_one_spider(local_site, tmp_path):
+    paths = ["/a/metro.html", "/b/metro.html"]
+    settings = settings_for(tmp_path / "store")  # project: drop
+    tagged = yield run(settings, TagSpider, root=local_site.root, paths=paths)
+    assert [item.get("copy_of") for item in tagged.items] == [None, local_site.url("/a/metro.html")]
+    assert tagged.neardup["neardup/tagged"] == 2
+    dropped = yield run(settings, NewsSpider, root=local_site.root, paths=["/c/metro.html"])
+    assert dropped.items == [] and dropped.neardup["neardup/dropped"] == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_spider_arguments_are_run_time_switches(local_site, tmp_path):
+    paths = ["/a/metro.html", "/b/metro.html"]
+    settings = settings_for(tmp_path / "store")
+    off = yield run(settings, NewsSpider, root=local_site.root, paths=paths, neardup_enabled="0")
+    assert off.paths() == paths
+    assert off.neardup == {}
+    assert "duplicate_of" not in off.items[1]
+    tag = yield run(settings, NewsSpider, root=local_site.root, paths=paths, neardup_action="tag")
+    assert [item["duplicate_of"] for item in tag.items] == [None, local_site.url("/a/metro.html")]
+    assert tag.neardup["neardup/tagged"] == 2 and "neardup/dropped" not in tag.neardup
+
+
+@pytest.mark.parametrize(
+    "settings, arguments, message",
+    [
+        ({"NEARDUP_SIMHASH_DISTANCE": 40}, {}, "NEARDUP_SIMHASH_DISTANCE: must be between 0 and 15, got 40"),
+        ({}, {"neardup_action": "delete"}, "NEARDUP_ACTION (spider argument neardup_action): must be one of"),
+        ({}, {"neardup_enabled": "maybe"}, "NEARDUP_ENABLED (spider argument neardup_enabled): must be a boolean"),
+        ({"NEARDUP_STORE": "mysql://x"}, {}, "NEARDUP_STORE: unknown store"),
+    ],
+)
+@pytest_twisted.inlineCallbacks
+def test_invalid_value_fails_at_start_naming_the_setting(local_site, tmp_path, settings, arguments, message):
+    with pytest.raises(ValueError) as error:
+        yield run(settings_for(tmp_path / "store", **settings), NewsSpider, root=local_site.root,
+                  paths=["/a/metro.html"], **arguments)
+    assert message in str(error.value)
+    assert not (tmp_path / "store").exists()  # nothing was opened
+
+
+# -- stores shared across spiders and runs -----------------------------------------------------
+
+
+SITE_A = [p for p in ARTICLES if p.startswith("/a/")]
+OTHERS = [p for p in ARTICLES if not p.startswith("/a/")]
+
+
+@pytest_twisted.inlineCallbacks
+def test_two_spiders_in_one_process_share_the_store(local_site, tmp_path):
+    runner = CrawlerRunner(settings_for(tmp_path / "store", NEARDUP_ACTION="tag"))
+    first, one = crawl(runner, NewsSpider, root=local_site.root, paths=SITE_A)
+    second, two = crawl(runner, NewsSpider, root=local_site.root, paths=OTHERS)
+    yield first
+    yield second
+    items = one.items + two.items
+    assert sorted(_path(i["url"]) for i in items) == sorted(ARTICLES)
+    stories: dict[str, set[int]] = {}
+    firsts = [i for i in items if i["duplicate_of"] is None]
+    for item in items:
+        stories.setdefault(STORY_OF[_path(item["url"])], set()).add(item["similar_id"])
+    assert all(len(ids) == 1 for ids in stories.values())  # one story, one id, across spiders
+    assert len(firsts) == 7 and len({i["similar_id"] for i in firsts}) == 7
+    for stats in (one.neardup, two.neardup):
+        assert stats["neardup/items"] == stats["neardup/unique"] + stats["neardup/duplicate"]
+    assert one.neardup["neardup/items"] + two.neardup["neardup/items"] == 13
+    assert one.neardup["neardup/duplicate"] + two.neardup["neardup/duplicate"] == 6
+
+
+@pytest_twisted.inlineCallbacks
+def test_second_run_catches_reprints_of_the_first(local_site, tmp_path):
+    settings = settings_for(tmp_path / "store")
+    first = yield run(settings, NewsSpider, root=local_site.root, paths=SITE_A)
+    assert first.paths() == SITE_A
+    # The second run re-crawls one page of the first: the same URL is not its own reprint.
+    second = yield run(settings, NewsSpider, root=local_site.root, paths=["/a/metro.html", *OTHERS])
+    assert second.paths() == ["/a/metro.html", "/b/oldstreet.html", "/c/eldercare.html"]
+    assert second.neardup["neardup/unique"] == 3
+    assert second.neardup["neardup/dropped"] == 6
+    reasons = sorted(str(item["url"]) for item, _ in second.dropped)
+    assert reasons == sorted(local_site.url(p) for p in REPRINT_OF)
+
+
+@pytest_twisted.inlineCallbacks
+def test_store_of_another_recipe_stops_the_crawl_clearly(local_site, tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+    store = tmp_path / "store"
+    yield run(settings_for(store), NewsSpider, root=local_site.root, paths=["/a/metro.html"])
+    caplog.clear()
+    result = yield run(settings_for(store, NEARDUP_NSHASH_N=4), NewsSpider, root=local_site.root,
+                       paths=["/a/metro.html"])
+    assert result.items == []
+    assert result.stats["finish_reason"] == "neardup_store_format"
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1
+    assert str(store) in errors[0] and "nshash_n: stored 5, configured 4" in errors[0]
+    assert not any(r.exc_info for r in caplog.records)
+
+
+HOLDER = """
+import sys, plyvel
+db = plyvel.DB(sys.argv[1], create_if_missing=True)
+print("holding", flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest_twisted.inlineCallbacks
+def test_store_held_by_another_process_stops_the_crawl_clearly(local_site, tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+    store = tmp_path / "store"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(store)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        result = yield run(settings_for(store), NewsSpider, root=local_site.root, paths=["/a/metro.html"])
+    finally:
+        holder.communicate("", timeout=10)
+    assert result.items == []
+    assert result.stats["finish_reason"] == "neardup_store_unavailable"
+    assert "downloader/request_count" not in result.stats
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1
+    assert str(store) in errors[0] and "held by another process" in errors[0] and "redis://" in errors[0]
+    assert not any(r.exc_info for r in caplog.records)  # no plyvel traceback
+
+
+@pytest_twisted.inlineCallbacks
+def test_default_store_is_leveldb_under_dot_scrapy(local_site, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    settings = settings_for(tmp_path)
+    del settings["NEARDUP_STORE"]
+    yield run(settings, NewsSpider, root=local_site.root, paths=["/a/metro.html"])
+    second = yield run(settings, NewsSpider, root=local_site.root, paths=["/b/metro.html"])
+    assert second.neardup["neardup/dropped"] == 1
+    assert (tmp_path / ".scrapy" / "neardup" / "CURRENT").exists()
+
+
+# -- live filtering: commit only what passed every pipeline -------------------------------------
+
+
+LATER = {"ITEM_PIPELINES": {PIPELINE: 200, "local_site.DropLaterPipeline": 300}}
+
+
+@pytest_twisted.inlineCallbacks
+def test_item_dropped_or_failed_later_leaves_nothing_behind(local_site, tmp_path):
+    paths = ["/a/metro.html", "/a/canteen.html", "/b/metro.html", "/b/canteen.html", "/c/metro.html"]
+
+    class Spider(NewsSpider):
+        drop_later = {"/a/metro.html"}
+        fail_later = {"/a/canteen.html"}
+
+    result = yield run(settings_for(tmp_path / "store", **LATER), Spider, root=local_site.root, paths=paths)
+    # The first copies went away after our pipeline; their reprints became the first copies.
+    assert result.paths() == ["/b/metro.html", "/b/canteen.html"]
+    assert [(_path(i["url"]), name) for i, name in result.dropped] == [
+        ("/a/metro.html", "DropItem"),
+        ("/c/metro.html", "NearDuplicateItem"),
+    ]
+    assert result.neardup == {
+        "neardup/items": 5,
+        "neardup/unique": 4,
+        "neardup/duplicate": 1,
+        "neardup/dropped": 1,
+        "neardup/released": 2,
+        "neardup/extracted": 5,
+        **{k: v for k, v in result.neardup.items() if k.startswith("neardup/match/")},
+    }
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+@pytest_twisted.inlineCallbacks
+def test_copy_arriving_while_first_copy_is_pending_waits_for_it(local_site, tmp_path, workers):
+    """/b/metro arrives while /a/metro sits 1 s in a later pipeline that then drops it."""
+
+    class Spider(NewsSpider):
+        delay_later = {"/a/metro.html": 1.0}
+
+    result = yield run(
+        settings_for(tmp_path / "store", NEARDUP_WORKERS=workers, **LATER),
+        Spider,
+        root=local_site.root,
+        paths=["/a/metro.html", "/b/metro.html", "/c/metro.html"],
+        order="all",
+    )
+    assert result.paths() == ["/b/metro.html"]
+    assert sorted((_path(i["url"]), name) for i, name in result.dropped) == [
+        ("/a/metro.html", "DropItem"),
+        ("/c/metro.html", "NearDuplicateItem"),
+    ]
+    assert result.neardup["neardup/released"] == 1
+    assert result.neardup["neardup/unique"] == 2  # /a (released later) and /b
+
+
+# -- bad items never crash the crawl ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("action", ["drop", "tag"])
+@pytest_twisted.inlineCallbacks
+def test_bad_items_are_counted_and_passed_untouched(local_site, tmp_path, caplog, action):
+    caplog.set_level(logging.INFO, logger="scrapy_neardup")
+    result = yield run(
+        settings_for(tmp_path / "store", NEARDUP_ACTION=action,
+                     NEARDUP_EXTRACTOR="local_site.exploding_extractor"),
+        BadItemsSpider,
+        root=local_site.root,
+    )
+    assert result.stats["finish_reason"] == "finished"
+    assert "log_count/ERROR" not in result.stats
+    robots = local_site.url("/a/robots.html")
+    passed = [i for i in result.items if i.get("url") not in (robots, local_site.url("/bad/broken.html"))]
+    assert len(passed) == 12
+    for item in passed:
+        assert "duplicate_of" not in item and "similar_id" not in item  # untouched
+    assert result.items[0]["url"] == robots
+    if action == "drop":
+        assert [(i["url"], name) for i, name in result.dropped] == [
+            (local_site.url("/bad/broken.html"), "NearDuplicateItem")
+        ]
+    else:
+        assert result.items[-1]["duplicate_of"] == robots
+    matches = {k: v for k, v in result.neardup.items() if k.startswith("neardup/match/")}
+    assert result.neardup == {
+        "neardup/items": 14,
+        "neardup/unique": 1,
+        "neardup/duplicate": 1,
+        **({"neardup/dropped": 1} if action == "drop" else {"neardup/tagged": 2}),
+        "neardup/no_text": 6,  # no fields, None, blank, int, bytes in the text field, a list
+        "neardup/error": 3,  # extractor raised, binary page as text, binary bytes
+        "neardup/too_large": 1,  # 50 MB
+        "neardup/short": 2,  # a three-character text, a page with no article
+        "neardup/extracted": 3,  # robots, empty page, broken markup
+        **matches,
+    }
+    messages = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert sum("Could not get text" in m for m in messages) == 1  # once, not per item
+    assert any("RuntimeError: extractor failed on purpose" in m for m in messages)
+    assert any("over NEARDUP_MAX_HTML_SIZE" in m for m in messages)
+    assert any("holds int, not text" in m for m in messages)
+    assert any("holds bytes, not text" in m for m in messages)
+    assert any("holds list, not text" in m for m in messages)
+    assert not any(r.exc_info for r in caplog.records)
+
+
+@pytest.mark.parametrize("mode", ["text", "bytes"])
+@pytest_twisted.inlineCallbacks
+def test_text_field_and_html_bytes_give_the_same_verdicts(local_site, tmp_path, mode):
+    result = yield run(settings_for(tmp_path / "store"), NewsSpider, root=local_site.root, paths=ARTICLES, mode=mode)
+    assert result.paths() == [p for p in ARTICLES if p not in REPRINT_OF]
+    assert result.neardup["neardup/dropped"] == 6
+    assert result.neardup.get("neardup/extracted", 0) == (13 if mode == "bytes" else 0)
+
+
+# -- the way users run it: CrawlerProcess, scrapy runspider, ADDONS ----------------------------
+
+SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+from scrapy.crawler import CrawlerProcess
+from local_site import LocalSite, NewsSpider, ARTICLES
+
+if __name__ == "__main__":
+    with LocalSite() as site:
+        process = CrawlerProcess({{
+            "ADDONS": {{"scrapy_neardup.Addon": 0}},
+            "NEARDUP_STORE": {store!r},
+            "NEARDUP_WORKERS": 1,
+            "LOG_LEVEL": "INFO",
+        }})
+        half = len(ARTICLES) // 2
+        process.crawl(NewsSpider, root=site.root, paths=ARTICLES[:half])
+        process.crawl(NewsSpider, root=site.root, paths=ARTICLES[half:])
+        process.start()
+"""
+
+
+def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT.format(tests=str(TESTS), store=f"leveldb://{tmp_path / 'store'}"))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    log = done.stderr
+    assert "scrapy_neardup.pipeline.NearDupPipeline" in log  # enabled by the add-on
+    summaries = [line for line in log.splitlines() if "scrapy-neardup: " in line and " items: " in line]
+    assert len(summaries) == 2
+    unique = sum(int(line.split(" items: ")[1].split(" unique")[0]) for line in summaries)
+    assert unique == 7
+    assert "Traceback" not in log
+
+
+def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
+    spider = tmp_path / "spider.py"
+    spider.write_text(
+        f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nfrom local_site import NewsSpider\n"
+        "class Spider(NewsSpider):\n    name = 'cli'\n"
+    )
+    out = tmp_path / "out.jsonl"
+    command = [
+        sys.executable, "-m", "scrapy.cmdline", "runspider", str(spider),
+        "-s", "ITEM_PIPELINES={\"scrapy_neardup.pipelines.NearDupPipeline\": 200}",
+        "-s", f"NEARDUP_STORE=leveldb://{tmp_path / 'store'}",
+        "-s", "NEARDUP_WORKERS=0",
+        "-a", f"root={local_site.root}",
+        "-a", "paths=/a/metro.html,/b/metro.html,/c/metro.html",
+        "-a", "neardup_action=tag",
+        "-O", str(out),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    import json
+
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["duplicate_of"] for r in rows] == [None, local_site.url("/a/metro.html"), local_site.url("/a/metro.html")]
+    assert len({r["similar_id"] for r in rows}) == 1
