@@ -12,11 +12,11 @@ import contextlib
 import json
 import sys
 from dataclasses import dataclass
-from typing import IO, Sequence
+from typing import IO, Iterator, Sequence
 
 from . import __version__
 from .detector import DUPLICATE, SHORT, Detector, Thresholds
-from .fingerprint import Recipe
+from .fingerprint import Fingerprint, Fingerprinter, Recipe
 from .stores import StoreError, open_store, redact
 
 
@@ -74,28 +74,31 @@ def dedup(args: argparse.Namespace) -> int:
         stack.callback(store.close)
         progress = _progress(args)
         stack.callback(progress.close)
-        for number, line in enumerate(source, start=1):
-            summary.records += 1
-            progress.update(1)
-            try:
-                out, problem = _judge(detector, line, number, args, summary)
-            except StoreError as exc:
-                _warn(f"{args.input}:{number}: store failed ({exc}); stopped here: this line "
-                      "and the ones after it were not written")
-                summary.records -= 1
-                print(summary.line(), file=sys.stderr)
-                return 3
-            if problem:
-                summary.skipped += 1
-                if shown < args.max_warnings:
-                    _warn(f"{args.input}:{number}: {problem}; passed through unchanged")
-                    shown += 1
-            if out is not None:
-                target.write(out)
-                if not out.endswith("\n"):
-                    target.write("\n")
-                if args.flush:
-                    target.flush()
+        fingerprint = _fingerprinting(args, detector, stack)
+        for batch in _batches(source, 256 if args.workers else 1):
+            parsed = [_parse(line, number, args) for number, line in batch]
+            texts = [p.text for p in parsed if p.text is not None]
+            prints = iter(fingerprint(texts))
+            for item in parsed:
+                summary.records += 1
+                progress.update(1)
+                try:
+                    out, problem = _decide(detector, item, next(prints) if item.text else None, args, summary)
+                except StoreError as exc:
+                    _warn(f"{args.input}:{item.number}: store failed ({exc}); stopped here: this "
+                          "line and the ones after it were not written")
+                    summary.records -= 1
+                    print(summary.line(), file=sys.stderr)
+                    return 3
+                if problem:
+                    summary.skipped += 1
+                    if shown < args.max_warnings:
+                        _warn(f"{args.input}:{item.number}: {problem}; passed through unchanged")
+                        shown += 1
+                if out is not None:
+                    target.write(out if out.endswith("\n") else out + "\n")
+                    if args.flush:
+                        target.flush()
         progress.close()
     if shown < summary.skipped:
         _warn(f"{summary.skipped - shown} more skipped lines not shown")
@@ -103,37 +106,110 @@ def dedup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _judge(
-    detector: Detector, line: str, number: int, args: argparse.Namespace, summary: Summary
-) -> tuple[str | None, str | None]:
-    """The line to write (None: dropped) and, for a line passed through untouched, why."""
+@dataclass
+class _Parsed:
+    number: int
+    line: str
+    record: dict | None = None
+    text: str | None = None  # set when the record has text to judge
+    key: str = ""
+    problem: str | None = None
+
+
+def _batches(source: IO[str], size: int) -> Iterator[list[tuple[int, str]]]:
+    batch: list[tuple[int, str]] = []
+    for number, line in enumerate(source, start=1):
+        batch.append((number, line))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _parse(line: str, number: int, args: argparse.Namespace) -> _Parsed:
+    item = _Parsed(number, line)
     if not line.strip():
-        return line, "blank line"
+        item.problem = "blank line"
+        return item
     try:
         record = json.loads(line)
     except ValueError as exc:
-        return line, f"not valid JSON ({exc.msg} at column {exc.colno})"
+        item.problem = f"not valid JSON ({exc.msg} at column {exc.colno})"
+        return item
     if not isinstance(record, dict):
-        return line, "not a JSON object"
+        item.problem = "not a JSON object"
+        return item
     text = record.get(args.text_field)
     if not isinstance(text, str) or not text.strip():
-        return line, f"no usable text in field {args.text_field!r}"
+        item.problem = f"no usable text in field {args.text_field!r}"
+        return item
     key = record.get(args.key_field)
-    key = f"{args.input}:{number}" if key is None else str(key)
+    item.record, item.text = record, text
+    item.key = f"{args.input}:{number}" if key is None else str(key)
+    return item
+
+
+def _fingerprint_or_error(fingerprinter: Fingerprinter, text: str) -> Fingerprint | str:
     try:
-        verdict = detector.check(key, text)
-    except StoreError:
-        raise
+        return fingerprinter.fingerprint(text)
     except Exception as exc:  # a text the engine cannot handle must not stop the run
-        return line, f"could not fingerprint ({type(exc).__name__}: {exc})"
+        return f"could not fingerprint ({type(exc).__name__}: {exc})"
+
+
+_WORKER: Fingerprinter | None = None
+
+
+def _start_worker(recipe: Recipe) -> None:
+    global _WORKER
+    _WORKER = Fingerprinter(recipe)
+
+
+def _work(text: str) -> Fingerprint | str:
+    assert _WORKER is not None
+    return _fingerprint_or_error(_WORKER, text)
+
+
+def _fingerprinting(args: argparse.Namespace, detector: Detector, stack: contextlib.ExitStack):
+    """texts -> fingerprints (or error strings), in order; in worker processes with --workers."""
+    if not args.workers:
+        return lambda texts: [_fingerprint_or_error(detector.fingerprinter, t) for t in texts]
+    import concurrent.futures
+    import multiprocessing
+
+    pool = concurrent.futures.ProcessPoolExecutor(
+        args.workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(detector.recipe,),
+    )
+    stack.callback(pool.shutdown)
+    return lambda texts: pool.map(_work, texts, chunksize=16)
+
+
+def _decide(
+    detector: Detector,
+    item: _Parsed,
+    fingerprint: Fingerprint | str | None,
+    args: argparse.Namespace,
+    summary: Summary,
+) -> tuple[str | None, str | None]:
+    """The line to write (None: dropped) and, for a line passed through untouched, why."""
+    if item.problem:
+        return item.line, item.problem
+    if isinstance(fingerprint, str) or fingerprint is None:
+        return item.line, fingerprint or "no fingerprint"
+    verdict = detector.check_fingerprint(item.key, fingerprint)
     if verdict.status == SHORT:
-        return line, f"text too short to judge ({verdict.chars} characters)"
+        return item.line, f"text too short to judge ({verdict.chars} characters)"
     if verdict.status == DUPLICATE:
         summary.duplicates += 1
         if args.drop:
             return None, None
     else:
         summary.unique += 1
+    record = item.record
+    assert record is not None
     record[args.duplicate_of_field] = verdict.duplicate_of
     record[args.similar_id_field] = verdict.similar_id
     if args.explain and verdict.status == DUPLICATE:
@@ -233,6 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--distance", type=int, default=Recipe().simhash_k,
                      help="SimHash Hamming distance")
     run.add_argument("--ttl", type=float, default=0, help="time window in seconds (0: none)")
+    run.add_argument("--workers", type=int, default=0,
+                     help="processes that fingerprint in parallel (0: in this process)")
     run.add_argument("--no-progress", action="store_true")
     run.add_argument("--flush", action=argparse.BooleanOptionalAction, default=True,
                      help="flush the output after each record (default on)")

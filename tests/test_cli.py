@@ -139,3 +139,14 @@ def test_a_run_killed_halfway_leaves_a_store_that_knows_everything_written(tmp_p
         known = {reopened.get(i).key for i in range(1, reopened.count() + 50) if reopened.get(i)}
     unique_written = {r["id"] for r in written if r["duplicate_of"] is None}
     assert unique_written <= known
+
+
+def test_worker_processes_give_the_same_output(tmp_path):
+    source = tmp_path / "in.jsonl"
+    write_lines(source, corpus_records() + ["not json"] + corpus_records()[:3])
+    outputs = []
+    for workers in ("0", "2"):
+        target = tmp_path / f"out-{workers}.jsonl"
+        assert main(["dedup", str(source), "-o", str(target), "--workers", workers]) == 0
+        outputs.append(read_lines(target))
+    assert outputs[0] == outputs[1] and len(outputs[0]) == len(corpus_records()) + 4
