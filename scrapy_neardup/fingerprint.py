@@ -22,7 +22,6 @@ from .text import (
     content_mask,
     fold_codes,
     get_tokenizer,
-    normalize,
     sentences_of,
     to_text,
 )
@@ -126,8 +125,12 @@ class _Features:
             for line in handle:
                 word, _, value = line.rstrip("\n").partition(" ")
                 if value:
-                    words.append(normalize(word))
+                    words.append(word)
                     values.append(float(value))
+        # Fold all words in one pass (one call per word would take half a minute).
+        folded = to_text(fold_codes("\n".join(words))).split("\n")
+        if len(folded) == len(words):
+            words = folded
         self.default_idf = float(np.median(values)) if values else 10.0
         stops = sorted(STOP_WORDS)
         hashes, _ = token_hashes(words + stops)
