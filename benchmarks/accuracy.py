@@ -266,7 +266,7 @@ def fn_listing(s: Score, docs: list[Doc], fingerprinter: Fingerprinter, recipe: 
                 ]
             )
     summary = ", ".join(f"{k}: {n}" for k, n in reasons.most_common()) or "none"
-    listing = table(["key", "transforms", "chars", "shared top-n", "distance", "jaccard", "containment", "why missed"], rows)
+    listing = table(["key", "transforms", "chars", "shared keys", "distance", "jaccard", "containment", "why missed"], rows)
     return f"why missed: {summary}\n\n{listing}"
 
 
