@@ -1,0 +1,302 @@
+"""Crawl rate with and without NearDupPipeline, on a generated local news world.
+
+    python benchmarks/crawl_rate.py [--data PATH] [--workers 0 1] [--repeat 3] [--json out.json]
+
+The world is built with the example project's ``newsworld`` from real Chinese news (People's
+Daily, January 1998: consecutive short articles joined to news length), five sites with their
+own templates, each story published once and reprinted on 3-4 other sites: several thousand
+article pages. It is served by a separate process (so the server does not share the
+crawler's GIL), and crawled by Scrapy (CONCURRENT_REQUESTS 16) in a fresh process per run:
+
+- without the pipeline: the spider yields url + title + html items, nothing else happens;
+- with NearDupPipeline: the same items (html only, no text field, so every page goes through
+  readability-lxml), drop mode, a LevelDB store in a temporary directory.
+
+Reported: pages/s of each run and their ratio (floor 0.85), items kept and dropped, the
+``neardup/`` stats, and how the kept items compare with the world's ground truth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import multiprocessing
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "example_project"
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "zh-pd199801" / "pd199801_dev.jsonl.gz"
+FLOOR = 0.85
+
+sys.path.insert(0, str(EXAMPLE))
+
+
+# -- the world -----------------------------------------------------------------------------
+
+
+def corpus_stories(path: Path, min_chars: int = 1000, max_chars: int = 1500, seed: int = 0) -> list[Any]:
+    """Cut the corpus into news-length stories, in corpus order, at paragraph boundaries.
+
+    The corpus median is about 470 characters: consecutive short articles are joined, and
+    long ones split, so that each story reaches a target length drawn between ``min_chars``
+    and ``max_chars``.
+    """
+    from newsworld import Story
+
+    rng = random.Random(seed)
+    stories: list[Story] = []
+    title, story_id, paragraphs, chars = "", "", [], 0
+    target = rng.randint(min_chars, max_chars)
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            lines = [p.strip() for p in record["text"].split("\n") if p.strip()]
+            for number, paragraph in enumerate(lines):
+                if not paragraphs:
+                    title = record["title"].strip() or paragraph[:20]
+                    story_id = f"{record['id']}.{number}"
+                paragraphs.append(paragraph)
+                chars += len(paragraph)
+                if chars >= target:
+                    stories.append(Story(story_id, title, tuple(paragraphs)))
+                    paragraphs, chars = [], 0
+                    target = rng.randint(min_chars, max_chars)
+    if chars >= min_chars // 2:
+        stories.append(Story(story_id, title, tuple(paragraphs)))
+    return stories
+
+
+def _serve_forever(world: Any, conn: Any) -> None:
+    """Body of the server process (forked, so the world is not pickled)."""
+    from newsworld import serve
+
+    server, base_url = serve(world)
+    conn.send(base_url)
+    conn.close()
+    while True:
+        time.sleep(3600)
+
+
+def start_server(world: Any) -> tuple[Any, str]:
+    context = multiprocessing.get_context("fork")
+    parent, child = context.Pipe()
+    process = context.Process(target=_serve_forever, args=(world, child), daemon=True, name="newsworld-server")
+    process.start()
+    if not parent.poll(60):
+        process.terminate()
+        raise RuntimeError("the news world server did not start")
+    return process, parent.recv()
+
+
+# -- one crawl, in its own process -------------------------------------------------------
+
+
+def crawl_child(config: dict) -> None:
+    """Run one crawl and write its figures to ``config["result"]`` as JSON."""
+    from scrapy import signals
+    from scrapy.crawler import CrawlerProcess
+
+    from example.spiders.news import NewsSpider
+
+    settings: dict[str, Any] = {
+        "CONCURRENT_REQUESTS": config["concurrency"],
+        "CONCURRENT_REQUESTS_PER_DOMAIN": config["concurrency"],  # one host: the default 8 would cap it
+        "LOG_LEVEL": config["log_level"],
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "ITEM_PIPELINES": {},
+    }
+    if config["pipeline"]:
+        settings["ITEM_PIPELINES"] = {"scrapy_neardup.NearDupPipeline": 300}
+        settings.update(
+            NEARDUP_STORE=config["store"],
+            NEARDUP_ACTION="drop",
+            NEARDUP_HTML_FIELD="html",
+            NEARDUP_TEXT_FIELD="text",  # absent from these items: extraction from html
+        )
+        if config["workers"] is not None:
+            settings["NEARDUP_WORKERS"] = config["workers"]
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(NewsSpider)
+    kept: list[str] = []
+
+    def on_item(item: Any, **kwargs: Any) -> None:
+        kept.append(item["url"])
+
+    crawler.signals.connect(on_item, signal=signals.item_scraped)
+    process.crawl(crawler, base_url=config["base_url"])
+    started = time.perf_counter()
+    process.start()
+    wall = time.perf_counter() - started
+    stats = crawler.stats.get_stats()
+    elapsed = stats.get("elapsed_time_seconds")
+    if elapsed is None:
+        elapsed = (stats["finish_time"] - stats["start_time"]).total_seconds()
+    result = {
+        "pages": stats.get("response_received_count", 0),
+        "elapsed": elapsed,
+        "wall": wall,
+        "items": stats.get("item_scraped_count", 0) + stats.get("item_dropped_count", 0),
+        "kept": kept,
+        "dropped": stats.get("item_dropped_count", 0),
+        "finish_reason": stats.get("finish_reason"),
+        "neardup": {k: v for k, v in stats.items() if k.startswith("neardup/")},
+    }
+    with open(config["result"], "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+
+
+def run_crawl(config: dict) -> dict:
+    """One crawl in a fresh Python process; returns its figures plus the CPU it used."""
+    with tempfile.TemporaryDirectory(prefix="crawl-rate-") as tmp:
+        config = dict(config, result=os.path.join(tmp, "result.json"))
+        if config["pipeline"]:
+            config["store"] = f"leveldb://{os.path.join(tmp, 'store')}"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        completed = subprocess.run(
+            [sys.executable, __file__, "--child", json.dumps(config)], capture_output=True, text=True
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if completed.returncode != 0 or not os.path.exists(config["result"]):
+            sys.stderr.write(completed.stderr[-5000:])
+            raise RuntimeError(f"crawl failed (exit {completed.returncode})")
+        if completed.stderr.strip():
+            sys.stderr.write(completed.stderr[-3000:])
+        with open(config["result"], encoding="utf-8") as handle:
+            result = json.load(handle)
+    result["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    result["rate"] = result["pages"] / result["elapsed"] if result["elapsed"] else 0.0
+    return result
+
+
+def truth(world: Any, kept: list[str]) -> dict:
+    copies = world.copies()
+    by_story: dict[str, int] = {}
+    for url in kept:
+        parts = urlsplit(url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        story = world.story_of.get(path)
+        by_story[story] = by_story.get(story, 0) + 1
+    return {
+        "stories": len(copies),
+        "kept_once": sum(by_story.get(s) == 1 for s in copies),
+        "lost": sum(s not in by_story for s in copies),
+        "lost_unreprinted": sum(s not in by_story and len(c) == 1 for s, c in copies.items()),
+        "kept_twice_or_more": sum(by_story.get(s, 0) > 1 for s in copies),
+    }
+
+
+# -- main --------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="pd199801_dev.jsonl.gz (default: %(default)s)")
+    parser.add_argument("--workers", type=int, nargs="*", default=[None],
+                        help="NEARDUP_WORKERS values to run with the pipeline (default: the pipeline's default)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration; the median is reported")
+    parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS (default 16)")
+    parser.add_argument("--reprints", type=int, nargs=2, default=(3, 4), metavar=("MIN", "MAX"),
+                        help="reprints per story (default 3 4)")
+    parser.add_argument("--stories", type=int, help="use only the first N stories (a quick run)")
+    parser.add_argument("--log-level", default="WARNING", choices=("INFO", "WARNING", "ERROR"))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        crawl_child(json.loads(args.child))
+        return 0
+
+    from newsworld import build_world
+
+    if not args.data.exists():
+        parser.error(f"corpus not found: {args.data} (give --data)")
+    stories = corpus_stories(args.data, seed=args.seed)
+    if args.stories:
+        stories = stories[: args.stories]
+    world = build_world(stories=stories, seed=args.seed, reprints=tuple(args.reprints), per_page=20)
+    sizes = [len(world.body(p)) for p in world.story_of]
+    print(
+        f"news world: {len(stories)} stories ({statistics.mean(len(s.text) for s in stories):.0f} chars on average) "
+        f"-> {len(world.story_of)} article pages + {len(world.pages) - len(world.story_of)} other pages on "
+        f"{len(world.start_paths)} sites, {statistics.mean(sizes) / 1024:.1f} KB per article page",
+        flush=True,
+    )
+    server, base_url = start_server(world)
+    base = {"base_url": base_url, "concurrency": args.concurrency, "log_level": args.log_level}
+    runs: dict[str, list[dict]] = {}
+    labels = {None: "pipeline default"}
+    try:
+        for round_ in range(args.repeat):
+            configs = [("without pipeline", dict(base, pipeline=False, workers=None))]
+            for workers in args.workers:
+                label = f"with pipeline ({labels.get(workers, f'{workers} workers')})"
+                configs.append((label, dict(base, pipeline=True, workers=workers)))
+            for label, config in configs:
+                result = run_crawl(config)
+                runs.setdefault(label, []).append(result)
+                print(f"  round {round_ + 1}: {label}: {result['pages']} pages in {result['elapsed']:.1f} s, "
+                      f"{result['rate']:.1f} pages/s, cpu {result['cpu']:.1f} s", flush=True)
+    finally:
+        server.terminate()
+        server.join(5)
+
+    print(f"\ncrawl of {base_url} with CONCURRENT_REQUESTS {args.concurrency}, HTML extraction on, drop mode, "
+          f"LevelDB store; median of {args.repeat} run(s); {os.cpu_count()} cores")
+    header = f"{'run':36} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'kept':>6} {'dropped':>8} {'cpu s':>7}"
+    print(header)
+    print("-" * len(header))
+    summary: dict[str, Any] = {"world": {"stories": len(stories), "article_pages": len(world.story_of),
+                                         "pages": len(world.pages)}, "runs": {}}
+    baseline = None
+    for label, results in runs.items():
+        best = sorted(results, key=lambda r: r["rate"])[len(results) // 2]
+        rate = statistics.median(r["rate"] for r in results)
+        kept = len(best["kept"])
+        print(f"{label:36} {best['pages']:>6} {best['elapsed']:>8.1f} {rate:>8.1f} {kept:>6} "
+              f"{best['dropped']:>8} {best['cpu']:>7.1f}")
+        entry = {"rate": rate, "rates": [r["rate"] for r in results], "pages": best["pages"],
+                 "elapsed": best["elapsed"], "kept": kept, "dropped": best["dropped"], "cpu": best["cpu"],
+                 "neardup": best["neardup"], "finish_reason": best["finish_reason"]}
+        if baseline is None:
+            baseline = rate
+        else:
+            entry["ratio"] = rate / baseline if baseline else 0.0
+            entry["truth"] = truth(world, best["kept"])
+        summary["runs"][label] = entry
+    ok = True
+    for label, entry in summary["runs"].items():
+        if "ratio" not in entry:
+            continue
+        verdict = "meets" if entry["ratio"] >= FLOOR else "BELOW"
+        ok = ok and entry["ratio"] >= FLOOR
+        t = entry["truth"]
+        stats = entry["neardup"]
+        extracted = stats.get("neardup/extracted", 0)
+        per_page = 1000 * stats.get("neardup/extract_seconds", 0.0) / extracted if extracted else float("nan")
+        print(f"\n{label}: ratio {entry['ratio']:.3f} ({verdict} the floor {FLOOR})")
+        print(f"  ground truth: {t['kept_once']}/{t['stories']} stories kept exactly once, {t['lost']} lost "
+              f"({t['lost_unreprinted']} never reprinted), {t['kept_twice_or_more']} kept more than once")
+        print(f"  extraction {per_page:.1f} ms/page; neardup stats: "
+              + ", ".join(f"{k[len('neardup/'):]}={v:.4g}" if isinstance(v, float) else f"{k[len('neardup/'):]}={v}"
+                          for k, v in sorted(stats.items())))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
