@@ -112,6 +112,15 @@ def corpus() -> list[tuple[str, str, str]]:
     return docs
 
 
+def bucket_ids(client, namespace: str) -> list[set[int]]:
+    """The ids filed in every bucket of a namespace (buckets are fields of shard hashes)."""
+    out = []
+    for key in client.scan_iter(match=f"neardup:{{{namespace}}}:h:*".encode()):
+        for value in client.hgetall(key).values():
+            out.append({int.from_bytes(value[i : i + 8], "big") for i in range(0, len(value), 8)})
+    return out
+
+
 def _verdicts(uri: str, recipe: Recipe, **options) -> list[dict]:
     store = open_store(uri, "corpus", recipe, **options)
     try:
@@ -217,10 +226,10 @@ def test_commit_and_remove(redis_url, redis_server):
         detector.release(dropped)  # a later pipeline dropped the item: nothing left behind
         assert store.get(dropped.doc_id) is None
         assert store.count() == 1
-        # Every bucket key left belongs to the committed document only.
+        # Every bucket left holds the committed document only.
         client = redis_server.client()
-        for key in client.scan_iter(match=b"neardup:{reserve}:b:*"):
-            assert client.zrange(key, 0, -1) == [kept.doc_id.to_bytes(8, "big")]
+        buckets = bucket_ids(client, "reserve")
+        assert len(buckets) >= 10 and all(ids == {kept.doc_id} for ids in buckets)
         again = detector.check("https://b.example/port", ARTICLES["port"])
         assert again.status == UNIQUE  # the released reservation does not catch its reprint
 
@@ -228,10 +237,7 @@ def test_commit_and_remove(redis_url, redis_server):
         with open_store(redis_url, "reserve") as other:
             other.remove(again.doc_id)
         assert store.count() == 1
-        assert all(
-            again.doc_id.to_bytes(8, "big") not in client.zrange(key, 0, -1)
-            for key in client.scan_iter(match=b"neardup:{reserve}:b:*")
-        )
+        assert all(ids == {kept.doc_id} for ids in bucket_ids(client, "reserve"))
     finally:
         store.close()
 
@@ -267,12 +273,12 @@ def test_ttl_expires_records_and_buckets(redis_url, redis_server):
         detector = Detector(store)
         first = detector.check("https://a.example/library", ARTICLES["library"])
         assert 0 < client.pttl(f"neardup:{{ttl}}:r:{first.doc_id}") <= 400
-        buckets = list(client.scan_iter(match=b"neardup:{ttl}:b:*"))
-        assert buckets and all(0 < client.pttl(key) <= 400 for key in buckets)
+        shards = list(client.scan_iter(match=b"neardup:{ttl}:h:*"))
+        assert shards and all(0 < client.pttl(key) <= 500 for key in shards)  # window end + ttl
         assert detector.check("https://b.example/library", ARTICLES["library"]).status == DUPLICATE
         time.sleep(0.6)
         assert detector.check("https://c.example/library", ARTICLES["library"]).status == UNIQUE
-        time.sleep(0.6)
+        time.sleep(0.7)
         assert store.count() == 0
         left = {key.rsplit(b":", 1)[-1] for key in client.scan_iter(match=b"neardup:{ttl}:*")}
         assert left <= {b"meta", b"n", b"ops", b"t"}  # bounded: no record or bucket outlives the window
@@ -306,10 +312,7 @@ def test_purge(redis_url, redis_server):
             now[0] += 10
         assert store.purge(1_000.0 + 40) == 4  # the first four stories
         assert store.count() == len(ARTICLES) - 4
-        client = redis_server.client()
-        members = set()
-        for key in client.scan_iter(match=b"neardup:{purge}:b:*"):
-            members.update(int.from_bytes(m, "big") for m in client.zrange(key, 0, -1))
+        members = set().union(*bucket_ids(redis_server.client(), "purge"))
         assert members == set(list(ids.values())[4:])
         names = list(ARTICLES)
         assert detector.check("https://b.example/x", ARTICLES[names[0]]).status == UNIQUE
@@ -390,6 +393,15 @@ def test_password_in_uri():
             assert "p@ss" not in str(caught.value) and "badpw123" not in str(caught.value)
     finally:
         server.stop()
+
+
+def test_ttl_is_part_of_the_layout(redis_url):
+    open_store(redis_url, "layout", ttl=3600).close()
+    with pytest.raises(StoreFormatError, match="ttl 3600.0"):
+        open_store(redis_url, "layout", ttl=60)
+    with pytest.raises(StoreFormatError, match="configures ttl None"):
+        open_store(redis_url, "layout")
+    open_store(redis_url, "layout", ttl=3600).close()
 
 
 def test_constructor_checks_options(redis_url):

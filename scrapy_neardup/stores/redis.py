@@ -9,22 +9,32 @@ the candidate records the script returns.
 Layout of a namespace (``P`` = ``neardup:{namespace}:``; the braces make the namespace a
 Redis Cluster hash tag, so all keys of a namespace live in one slot)::
 
-    P meta           string  format version and recipe (JSON)
-    P n              string  last document id (INCR)
-    P r:<id>         string  document record (DocRecord bytes); PX ttl, or PX pending_timeout
-    P b:<bucket>     zset    8-byte big-endian ids scored by document time; PX ttl
-    P t              zset    time index: every stored id scored by time (purge, count)
-    P p              zset    pending ids scored by their deadline (server ms)
-    P ops            hash    client -> its last check-and-add, so a retried call is not applied twice
+    P meta             string  format version, recipe and layout (JSON)
+    P n                string  last document id (INCR)
+    P r:<id>           string  document record (DocRecord bytes); PX ttl, or PX pending_timeout
+    P h:<window>:<sh>  hash    bucket name -> 8-byte big-endian ids, oldest first
+    P t                zset    time index: every stored id scored by document time (purge, count)
+    P p                zset    pending ids scored by their deadline (server ms)
+    P ops              hash    client -> its last check-and-add, so a retried call is not applied twice
 
-Bounded growth: with ``ttl`` every record and bucket key expires, and the script trims
-members older than the window from every bucket it touches. A pending reservation of a
-process that died expires after ``pending_timeout``; bucket members whose record has gone
-are removed when a script reads them, so they never count as candidates or boilerplate.
+Buckets are fields of 65,536 shard hashes rather than keys of their own: a document is
+filed under 15 buckets, nearly all of which hold only that document, and a key costs Redis
+over 100 bytes while a field of a small (listpack) hash costs about 25. This cuts memory
+per document by more than half.
+
+Bounded growth: with a ``ttl`` the shard hashes are cut into time windows of ``ttl / 4``;
+a document is filed in the window of its time and a lookup reads the windows that overlap
+the last ``ttl`` seconds. A window's keys expire ``ttl`` after the window ends, and records
+expire ``ttl`` after they are written, so a long-running crawl keeps at most 1.25 ``ttl`` of
+documents. Without ``ttl`` there is one window and nothing expires (``purge`` still works).
+A pending reservation of a process that died expires after ``pending_timeout``; bucket
+entries whose record has gone are dropped when a script reads them, so they never count as
+candidates or boilerplate.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -34,12 +44,14 @@ from typing import Any, Callable, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import redis
+import xxhash
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
+from ..fingerprint import Recipe
 from ..record import _HEAD, PENDING, DocRecord
 from . import redact
 from .base import (
@@ -47,6 +59,7 @@ from .base import (
     Reservation,
     Store,
     StoreError,
+    StoreFormatError,
     StoreUnavailable,
     decode_meta,
     encode_meta,
@@ -59,6 +72,9 @@ T = TypeVar("T")
 # the number of sentence keys are the last two bytes of the head; the keys follow it.
 _HEAD_SIZE = _HEAD.size
 
+SHARDS = 1 << 16  # bucket shard hashes per window (4 hex digits)
+WINDOWS_PER_TTL = 4  # a TTL window is ttl / 4: documents are kept 1.25 ttl at most
+
 DEFAULT_PARAMS: dict[str, Any] = {
     "socket_timeout": 10,
     "socket_connect_timeout": 5,
@@ -70,7 +86,9 @@ _CACHE_SIZE = 4096  # buckets of recent reservations, so remove() needs no read 
 
 _LIVE = """
 local P = ARGV[1]
-local cutoff = ARGV[2]   -- '' or '(' .. (time - ttl): older bucket members are trimmed
+local cutoff = ARGV[2]   -- '' or '(' .. (time - ttl): older entries of the time index go
+local wins = {}          -- windows to read, oldest first; the last is the current one
+for w in string.gmatch(ARGV[3], '[^,]+') do wins[#wins + 1] = w end
 
 local function member_id(m)
   local id = 0
@@ -94,22 +112,51 @@ local function fetch(id)
   return r
 end
 
--- Up to `limit` ids of a bucket whose record still exists, oldest first. Members whose
--- record expired (ttl, pending timeout) are removed on the way.
-local function live(bucket, limit)
-  local key = P .. 'b:' .. bucket
-  if cutoff ~= '' then redis.call('ZREMRANGEBYSCORE', key, '-inf', cutoff) end
+-- A bucket is `entry` = 4 hex digits of its shard .. its name. Values are read once per
+-- script and kept here, so filing after reading costs no second HGET.
+local values = {}
+local function read(key, field)
+  local slot = key .. '|' .. field
+  local v = values[slot]
+  if v == nil then
+    v = redis.call('HGET', key, field)
+    values[slot] = v
+  end
+  return v
+end
+
+local function write(key, field, v)
+  values[key .. '|' .. field] = v
+  if v == '' then redis.call('HDEL', key, field) else redis.call('HSET', key, field, v) end
+end
+
+-- Up to `limit` ids of a bucket whose record still exists, oldest first. Ids whose record
+-- expired (ttl, pending timeout) are dropped from the bucket on the way.
+local function live(entry, limit)
+  local shard, field = string.sub(entry, 1, 4), string.sub(entry, 5)
   local out = {}
-  while #out < limit do
-    local want = limit - #out
-    local got = redis.call('ZRANGE', key, #out, #out + want - 1)
-    local stale = {}
-    for _, m in ipairs(got) do
-      local id = member_id(m)
-      if fetch(id) then out[#out + 1] = id else stale[#stale + 1] = m end
+  for _, w in ipairs(wins) do
+    if #out >= limit then break end
+    local key = P .. 'h:' .. w .. ':' .. shard
+    local v = read(key, field)
+    if v then
+      local kept, stale = {}, false
+      for pos = 1, #v, 8 do
+        if #out >= limit then
+          kept[#kept + 1] = string.sub(v, pos)
+          break
+        end
+        local m = string.sub(v, pos, pos + 7)
+        local id = member_id(m)
+        if fetch(id) then
+          kept[#kept + 1] = m
+          out[#out + 1] = id
+        else
+          stale = true
+        end
+      end
+      if stale then write(key, field, table.concat(kept)) end
     end
-    if #stale > 0 then redis.call('ZREM', key, unpack(stale)) end
-    if #got < want or #stale == 0 then break end
   end
   return out
 end
@@ -130,17 +177,18 @@ end
 """
 
 CHECK_AND_ADD = _LIVE + """
-local rec = ARGV[3]                      -- DocRecord bytes, doc id 0 and no sentence keys
-local score = ARGV[4]                    -- the document's time
-local ttl_ms = tonumber(ARGV[5])         -- 0: kept until purged
-local pending_ms = tonumber(ARGV[6])     -- 0: committed at once
-local n = tonumber(ARGV[7])              -- sentence keys to file at most
-local boilerplate = tonumber(ARGV[8])    -- a sentence bucket this full is boilerplate
-local read_limit = tonumber(ARGV[9])     -- members read from one SimHash bucket
-local client, seq = ARGV[10], ARGV[11]
-local head = tonumber(ARGV[12])
-local ns, nr, nf = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
-local S = 16                             -- ns sentence buckets, longest sentence first
+local rec = ARGV[4]                      -- DocRecord bytes, doc id 0 and no sentence keys
+local score = ARGV[5]                    -- the document's time
+local ttl_ms = tonumber(ARGV[6])         -- record expiry; 0: kept until purged
+local window_ms = tonumber(ARGV[7])      -- expiry of the current window's keys; 0: none
+local pending_ms = tonumber(ARGV[8])     -- 0: committed at once
+local n = tonumber(ARGV[9])              -- sentence keys to file at most
+local boilerplate = tonumber(ARGV[10])   -- a sentence bucket this full is boilerplate
+local read_limit = tonumber(ARGV[11])    -- ids read from one SimHash bucket
+local client, seq = ARGV[12], ARGV[13]
+local head = tonumber(ARGV[14])
+local ns, nr, nf = tonumber(ARGV[15]), tonumber(ARGV[16]), tonumber(ARGV[17])
+local S = 18                             -- ns sentence buckets, longest sentence first
 local R = S + ns                         -- nr SimHash buckets to read
 local F = R + nr                         -- nf SimHash buckets to file the document under
 
@@ -174,9 +222,9 @@ if done then
     local filed = {}
     for i in string.gmatch(dfiled, '%d+') do
       filed[#filed + 1] = tonumber(i)
-      add(live(ARGV[S + tonumber(i) - 1], boilerplate), id)
+      add(live(ARGV[S + tonumber(i) - 1], boilerplate + 1), id)
     end
-    for i = 0, nr - 1 do add(live(ARGV[R + i], read_limit), id) end
+    for i = 0, nr - 1 do add(live(ARGV[R + i], read_limit + 1), id) end
     return reply(id, filed)
   end
 end
@@ -195,7 +243,7 @@ for i = 0, nr - 1 do add(live(ARGV[R + i], read_limit)) end
 local id = redis.call('INCR', P .. 'n')
 local m = id_member(id)
 local keys = {}
-for _, i in ipairs(filed) do keys[#keys + 1] = string.reverse(string.sub(ARGV[S + i - 1], 2)) end
+for _, i in ipairs(filed) do keys[#keys + 1] = string.reverse(string.sub(ARGV[S + i - 1], 6)) end
 local body = string.reverse(m) .. string.sub(rec, 9, head - 1) .. string.char(#filed)
   .. table.concat(keys) .. string.sub(rec, head + 1)
 local expire = ttl_ms
@@ -206,13 +254,19 @@ else
   redis.call('SET', P .. 'r:' .. id, body)
 end
 
-local function file(bucket)
-  local key = P .. 'b:' .. bucket
-  redis.call('ZADD', key, score, m)
-  if ttl_ms > 0 then redis.call('PEXPIRE', key, ttl_ms) end
+local current = wins[#wins]
+local touched = {}
+local function file(entry)
+  local key = P .. 'h:' .. current .. ':' .. string.sub(entry, 1, 4)
+  local field = string.sub(entry, 5)
+  write(key, field, (read(key, field) or '') .. m)
+  touched[key] = true
 end
 for _, i in ipairs(filed) do file(ARGV[S + i - 1]) end
 for i = 0, nf - 1 do file(ARGV[F + i]) end
+if window_ms > 0 then
+  for key in pairs(touched) do redis.call('PEXPIRE', key, window_ms) end
+end
 redis.call('ZADD', P .. 't', score, m)
 if pending_ms > 0 then redis.call('ZADD', P .. 'p', now_ms + pending_ms, m) end
 redis.call('HSET', P .. 'ops', client, seq .. ':' .. id .. ':' .. table.concat(filed, ','))
@@ -235,11 +289,23 @@ return 1
 """
 
 REMOVE = """
-local P, id, m = ARGV[1], ARGV[2], ARGV[3]
+local P, id, m, window = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local existed = redis.call('DEL', P .. 'r:' .. id)
 redis.call('ZREM', P .. 't', m)
 redis.call('ZREM', P .. 'p', m)
-for i = 4, #ARGV do redis.call('ZREM', P .. 'b:' .. ARGV[i], m) end
+for i = 5, #ARGV do
+  local key = P .. 'h:' .. window .. ':' .. string.sub(ARGV[i], 1, 4)
+  local field = string.sub(ARGV[i], 5)
+  local v = redis.call('HGET', key, field)
+  if v then
+    local kept = {}
+    for pos = 1, #v, 8 do
+      local other = string.sub(v, pos, pos + 7)
+      if other ~= m then kept[#kept + 1] = other end
+    end
+    if #kept == 0 then redis.call('HDEL', key, field) else redis.call('HSET', key, field, table.concat(kept)) end
+  end
+end
 return existed
 """
 
@@ -271,8 +337,20 @@ def _member(doc_id: int) -> bytes:
     return doc_id.to_bytes(8, "big")
 
 
+def _entry(bucket: bytes) -> bytes:
+    """A bucket as the scripts take it: the 4 hex digits of its shard, then its name."""
+    return b"%04x" % (xxhash.xxh32_intdigest(bucket) % SHARDS) + bucket
+
+
 class RedisStore(Store):
-    """A namespace of a Redis server, shared by every process that opens the same URI."""
+    """A namespace of a Redis server, shared by every process that opens the same URI.
+
+    ``ttl`` (seconds, None: forever) bounds the store: it is part of the store's layout,
+    so every process sharing a namespace must give the same one. ``pending_timeout`` is
+    how long a reservation (``reserve=True``) waits for :meth:`commit` before it vanishes.
+    ``retries``: how often a command is retried after a lost connection or a timeout.
+    ``redis_params``: extra ``redis.Redis`` arguments (timeouts, TLS files, ...).
+    """
 
     def __init__(
         self,
@@ -293,16 +371,18 @@ class RedisStore(Store):
             raise ValueError(f"retries must be 0 or more, got {retries}")
         self.uri = uri
         self.namespace = namespace
-        self.ttl = ttl
+        self.ttl = float(ttl) if ttl else None
         self.pending_timeout = pending_timeout
         self.prefix = f"{key_prefix}:{{{namespace}}}:"
         self._prefix = self.prefix.encode("utf-8")
-        self._ttl_ms = int(ttl * 1000) if ttl else 0
+        self._ttl_ms = math.ceil(self.ttl * 1000) if self.ttl else 0
+        self._window = self.ttl / WINDOWS_PER_TTL if self.ttl else 0.0
+        self._layout = {"shards": SHARDS, "window": self._window}
         self._pending_ms = max(1, int(pending_timeout * 1000))
         self._password = urlsplit(uri).password
         self._client_id = f"{os.getpid()}-{os.urandom(6).hex()}"
         self._seq = count(1)
-        self._filed: OrderedDict[int, list[bytes]] = OrderedDict()
+        self._filed: OrderedDict[int, tuple[bytes, list[bytes]]] = OrderedDict()
         self._closed = False
         try:
             self.client = get_redis(uri, {"retries": retries, **(redis_params or {})})
@@ -350,10 +430,22 @@ class RedisStore(Store):
     def _key(self, name: str) -> bytes:
         return self._prefix + name.encode("utf-8")
 
+    def open(self, recipe: Recipe) -> None:
+        super().open(recipe)
+        layout = (self._read_meta() or {}).get("layout")
+        if layout != self._layout:
+            stored_ttl = layout["window"] * WINDOWS_PER_TTL if layout and layout.get("window") else None
+            raise StoreFormatError(
+                f"store {self.describe()} was created with ttl {stored_ttl!r} (layout {layout}), "
+                f"this process configures ttl {self.ttl!r}: every process sharing a Redis "
+                "namespace must use the same TTL; use the stored one or a new namespace"
+            )
+
     def _read_meta(self) -> dict | None:
         return decode_meta(self._call(self.client.get, self._key("meta")))
 
     def _write_meta(self, meta: dict) -> None:
+        meta = {**meta, "layout": self._layout}
         if not self._call(self.client.set, self._key("meta"), encode_meta(meta), nx=True):
             # Another process created this namespace at the same moment: check against its meta.
             Store.open(self, self.recipe)
@@ -363,18 +455,36 @@ class RedisStore(Store):
     def _cutoff(self, now: float) -> str:
         return f"({now - self.ttl!r}" if self.ttl else ""
 
+    def _window_of(self, when: float) -> bytes:
+        return b"%d" % (when // self._window) if self._window else b"0"
+
+    def _windows(self, now: float) -> bytes:
+        """The windows a document of time ``now`` is compared with, oldest first."""
+        if not self._window:
+            return b"0"
+        first, last = int((now - self.ttl) // self._window), int(now // self._window)
+        return b",".join(b"%d" % w for w in range(first, last + 1))
+
     def check_and_add(self, probe: Probe, record: DocRecord) -> Reservation:
         record.doc_id = 0
         sentence_keys = list(probe.sentence_keys)
         record.sentence_keys = []
-        sentences = [sentence_bucket(k) for k in sentence_keys]
+        sentences = [_entry(sentence_bucket(k)) for k in sentence_keys]
+        read = [_entry(b) for b in probe.simhash_buckets]
         file_under = self.tables.keys(record.simhash)
+        file_entries = read if file_under == probe.simhash_buckets else [_entry(b) for b in file_under]
+        window_ms = 0
+        if self._window:
+            window_end = (record.time // self._window + 1) * self._window
+            window_ms = max(1, math.ceil((window_end + self.ttl - record.time) * 1000))
         args: list[Any] = [
             self._prefix,
             self._cutoff(record.time),
+            self._windows(record.time),
             record.to_bytes(),
             repr(float(record.time)),
             self._ttl_ms,
+            window_ms,
             self._pending_ms if record.state == PENDING else 0,
             probe.nshash_n,
             probe.boilerplate_limit,
@@ -383,34 +493,33 @@ class RedisStore(Store):
             next(self._seq),
             _HEAD_SIZE,
             len(sentences),
-            len(probe.simhash_buckets),
-            len(file_under),
+            len(read),
+            len(file_entries),
             *sentences,
-            *probe.simhash_buckets,
-            *file_under,
+            *read,
+            *file_entries,
         ]
         reply = self._call(self._check_and_add, keys=[], args=args)
         record.doc_id = int(reply[0])
         record.sentence_keys = [sentence_keys[int(i) - 1] for i in reply[1]]
-        self._remember(record.doc_id, self.buckets_of(record))
+        self._remember(record)
         candidates = [DocRecord.from_bytes(data) for data in reply[2:]]
         return Reservation(record.doc_id, candidates, record.sentence_keys)
 
-    def _remember(self, doc_id: int, buckets: list[bytes]) -> None:
-        self._filed[doc_id] = buckets
+    def _remember(self, record: DocRecord) -> None:
+        self._filed[record.doc_id] = self._where(record)
         while len(self._filed) > _CACHE_SIZE:
             self._filed.popitem(last=False)
 
-    def _buckets(self, doc_id: int) -> list[bytes]:
-        buckets = self._filed.pop(doc_id, None)
-        if buckets is None:
-            record = self.get(doc_id)
-            buckets = self.buckets_of(record) if record is not None else []
-        return buckets
+    def _where(self, record: DocRecord | None) -> tuple[bytes, list[bytes]]:
+        """The window and bucket entries a document is filed under."""
+        if record is None:
+            return b"0", []
+        return self._window_of(record.time), [_entry(b) for b in self.buckets_of(record)]
 
     def remove(self, doc_id: int) -> None:
-        args = [self._prefix, doc_id, _member(doc_id), *self._buckets(doc_id)]
-        self._call(self._remove, keys=[], args=args)
+        where = self._filed.pop(doc_id, None) or self._where(self.get(doc_id))
+        self._call(self._remove, keys=[], args=[self._prefix, doc_id, _member(doc_id), where[0], *where[1]])
 
     def commit(self, doc_id: int) -> None:
         self._filed.pop(doc_id, None)
@@ -438,13 +547,13 @@ class RedisStore(Store):
             pipe = self.client.pipeline(transaction=False)
             for member, data in zip(old, records):
                 doc_id = int.from_bytes(member, "big")
-                buckets = self.buckets_of(DocRecord.from_bytes(data)) if data is not None else []
                 self._filed.pop(doc_id, None)
-                self._remove(keys=[], args=[self._prefix, doc_id, member, *buckets], client=pipe)
+                window, entries = self._where(DocRecord.from_bytes(data) if data is not None else None)
+                self._remove(keys=[], args=[self._prefix, doc_id, member, window, *entries], client=pipe)
             removed += sum(int(x) for x in self._call(pipe.execute))
 
     def count(self) -> int:
-        args = [self._prefix, self._cutoff(time.time())]
+        args = [self._prefix, self._cutoff(time.time()), b"0"]
         return int(self._call(self._count, keys=[], args=args))
 
     def close(self) -> None:
