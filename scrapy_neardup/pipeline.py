@@ -146,7 +146,7 @@ class NearDupPipeline:
         self._store_uri = redact(uri)
         recipe = config.recipe().resolved()
         try:
-            self._shared = _acquire_store(uri, config.namespace, recipe, config.redis_params)
+            self._shared = _acquire_store(uri, config.namespace, recipe, self._store_options(uri))
         except StoreError as exc:
             self._fail(exc)
         try:
@@ -184,6 +184,12 @@ class NearDupPipeline:
             f"{config.workers} worker processes" if config.workers else "in the reactor thread",
             extra={"spider": self.crawler.spider},
         )
+
+    def _store_options(self, uri: str) -> dict:
+        """Redis stores take client parameters and expire keys after the time window."""
+        if uri.split("://", 1)[0].lower() not in ("redis", "rediss", "unix"):
+            return {}
+        return {"redis_params": dict(self.config.redis_params), "ttl": self.config.ttl or None}
 
     def _fail(self, exc: StoreError) -> None:
         reason = "neardup_store_format" if isinstance(exc, StoreFormatError) else "neardup_store_unavailable"

@@ -1,0 +1,146 @@
+"""HTML extraction: the article body as text, whatever the template, encoding or breakage."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from local_site import DISCLAIMER, PROMOTION, STORIES, page_a, page_b, page_c, pages
+from scrapy.http import HtmlResponse, Response, TextResponse
+
+from scrapy_neardup.extract import ExtractionError, decode_html, extract_text, html_to_text, looks_binary
+
+TITLE, PARAGRAPHS = STORIES["metro"]
+NOISE = ["首页", "热门排行", "网友评论", "支持！", "24小时热点", "推荐阅读", "联系我们", "未经授权禁止转载", "window.dataLayer", "分享到"]
+
+
+@pytest.mark.parametrize("template", [page_a, page_b, page_c])
+def test_body_is_extracted_one_paragraph_per_line_without_page_furniture(template):
+    text = html_to_text(template(TITLE, PARAGRAPHS))
+    lines = text.split("\n")
+    for paragraph in PARAGRAPHS:
+        assert paragraph in lines
+    for noise in NOISE:
+        assert noise not in text, noise
+
+
+def test_site_disclaimer_inside_the_body_is_kept():
+    # It is part of the article block; the detector, not the extractor, must cope with it.
+    assert html_to_text(page_a(TITLE, PARAGRAPHS)).endswith(DISCLAIMER)
+
+
+def test_inline_markup_does_not_split_a_paragraph():
+    text = html_to_text("<html><body><article><p>第一句<b>加粗</b>和<a href='#'>链接</a>都在同一段里，" + "文字" * 30 + "。</p></article></body></html>")
+    assert text.startswith("第一句加粗和链接都在同一段里，") and "\n" not in text
+
+
+def test_br_breaks_lines():
+    text = html_to_text(page_c(TITLE, PARAGRAPHS))
+    assert text.count("\n") >= len(PARAGRAPHS) - 1
+
+
+def test_bytes_are_decoded_from_meta_charset():
+    data = pages()["/bad/gbk.html"][1]
+    with pytest.raises(UnicodeDecodeError):
+        data.decode("utf-8")
+    text = html_to_text(data)
+    assert STORIES["oldstreet"][1][0] in text
+    assert decode_html(data).count("丁字街") >= 2
+
+
+def test_bytes_with_a_given_encoding():
+    html = page_b(TITLE, PARAGRAPHS).replace("charset=utf-8", "")
+    assert PARAGRAPHS[0] in html_to_text(html.encode("gb18030"), encoding="gb18030")
+
+
+def test_utf8_bytes_without_any_declaration():
+    html = "<html><body><div>" + "".join(f"<p>{p}</p>" for p in PARAGRAPHS) + "</div></body></html>"
+    assert PARAGRAPHS[1] in html_to_text(html.encode("utf-8"))
+
+
+def test_broken_html_still_gives_the_text():
+    text = html_to_text(pages()["/bad/broken.html"][1])
+    for paragraph in STORIES["robots"][1]:
+        assert paragraph in text
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>未闭合的段落<div><<<>>> 文字 <p>再来一段" + "内容" * 20,
+        "<html><body><table><tr><td>" + "表格里的正文。" * 10,
+        "</div></p></body>" + "没有开始标签的正文。" * 10,
+        "<?xml version='1.0' encoding='utf-8'?><html><body><p>" + "带XML声明的页面正文。" * 10 + "</p></body></html>",
+    ],
+)
+def test_malformed_markup_never_raises(html):
+    assert "正文" in html_to_text(html) or "文字" in html_to_text(html)
+
+
+def test_page_without_text_gives_empty_or_little():
+    assert html_to_text("") == ""
+    assert html_to_text("   ") == ""
+    assert html_to_text("<html><head><title>只有标题") == ""
+    assert len(html_to_text(pages()["/bad/empty.html"][1])) < 10
+
+
+def test_binary_content_is_a_clear_error():
+    data = pages()["/bad/binary.png"][1]
+    with pytest.raises(ExtractionError, match="binary content, not HTML"):
+        html_to_text(data)
+    with pytest.raises(ExtractionError, match="binary content, not HTML"):
+        html_to_text(data.decode("latin-1"))
+    with pytest.raises(ExtractionError, match="binary"):
+        html_to_text(random.Random(1).randbytes(3000).decode("utf-8", errors="replace"))
+
+
+def test_non_text_input_is_a_clear_error():
+    with pytest.raises(ExtractionError, match="got int"):
+        html_to_text(42)  # type: ignore[arg-type]
+
+
+def test_looks_binary():
+    assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    assert not looks_binary(pages()["/bad/gbk.html"][1])  # legacy encodings are text
+    assert not looks_binary(page_a(TITLE, PARAGRAPHS))
+    assert not looks_binary("")
+
+
+def test_extract_text_from_a_response_uses_its_encoding():
+    body = page_a(TITLE, PARAGRAPHS).replace('<meta charset="utf-8">', "").encode("gbk")
+    response = HtmlResponse("http://example.com/a", body=body, headers={"Content-Type": "text/html; charset=gbk"})
+    text = extract_text(response)
+    assert PARAGRAPHS[0] in text and "热门排行" not in text
+
+
+def test_extract_text_rejects_a_binary_response():
+    response = Response("http://example.com/x.png", body=pages()["/bad/binary.png"][1])
+    with pytest.raises(ExtractionError, match="binary response from http://example.com/x.png"):
+        extract_text(response)
+
+
+def test_extract_text_with_another_extractor():
+    response = TextResponse("http://example.com/t", body="<p>文字</p>".encode(), encoding="utf-8")
+    assert extract_text(response, extractor=lambda html: html.upper()) == "<P>文字</P>"
+
+
+def test_reprints_on_other_templates_extract_to_nearly_the_same_text():
+    original = html_to_text(pages()["/a/flood.html"][1])
+    reprint = html_to_text(pages()["/c/flood.html"][1])
+    assert PROMOTION in reprint
+    shared = [p for p in STORIES["flood"][1] if p in original and p in reprint.replace("\n", "")]
+    assert len(shared) >= len(STORIES["flood"][1]) - 1  # all but the edited paragraph
+
+
+def test_faster_readability_cleaning_gives_the_same_text(monkeypatch):
+    from readability import Document
+
+    from scrapy_neardup import extract
+
+    fast = {path: html_to_text(body) for path, (_, body) in pages().items() if path.endswith(".html") and "binary" not in path}
+    monkeypatch.setattr(extract, "_DOCUMENT", Document)  # readability as shipped
+    for path, text in fast.items():
+        assert html_to_text(pages()[path][1]) == text, path
+    assert extract._document_class() is Document
+    monkeypatch.setattr(extract, "_DOCUMENT", None)
+    assert extract._document_class().__name__ == "FastDocument"

@@ -1,0 +1,330 @@
+"""NearDupPipeline as a component: building, reservations, signals, drop reasons, the add-on."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+import warnings
+
+import pytest
+from local_site import STORIES
+from scrapy import Spider, signals
+from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.logformatter import LogFormatter
+from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from scrapy_neardup import Addon, Detector, NearDupPipeline, NearDuplicateItem, open_store
+from scrapy_neardup.addon import NearDupLogFormatter
+from scrapy_neardup.pipeline import _SHARED
+from scrapy_neardup.record import COMMITTED, PENDING
+
+_names = itertools.count()
+TEXT = "\n".join(STORIES["metro"][1])
+REPRINT = "本文转载自江城日报。\n" + "\n".join(STORIES["metro"][1][:5]) + "\n（责任编辑：李明）"
+OTHER = "\n".join(STORIES["canteen"][1])
+
+
+class NewsSpider(Spider):
+    name = "unit"
+
+
+def make_pipeline(**settings):
+    """A pipeline on a store of its own, opened like Scrapy opens it."""
+    settings = {
+        "NEARDUP_STORE": "memory://unit",
+        "NEARDUP_NAMESPACE": f"ns{next(_names)}",
+        "NEARDUP_WORKERS": 0,
+        **settings,
+    }
+    crawler = get_crawler(NewsSpider, settings)
+    crawler.spider = crawler._create_spider()
+    crawler.stats.open_spider()
+    pipeline = build_from_crawler(NearDupPipeline, crawler)
+    pipeline.open_spider()
+    return pipeline
+
+
+def neardup_stats(pipeline):
+    return {k: v for k, v in pipeline.stats.get_stats().items() if k.startswith("neardup/") and k != "neardup/extract_seconds"}
+
+
+def store_of(pipeline):
+    return pipeline.detector.store
+
+
+def test_disabled_pipeline_is_not_configured():
+    crawler = get_crawler(NewsSpider, {"NEARDUP_ENABLED": False})
+    with pytest.raises(NotConfigured, match="NEARDUP_ENABLED is False"):
+        build_from_crawler(NearDupPipeline, crawler)
+
+
+def test_invalid_setting_fails_when_built():
+    crawler = get_crawler(NewsSpider, {"NEARDUP_THRESHOLD": 2})
+    with pytest.raises(ValueError, match=r"scrapy-neardup: NEARDUP_THRESHOLD: must be a number in \(0, 1\]"):
+        build_from_crawler(NearDupPipeline, crawler)
+
+
+def test_misspelt_setting_is_warned_about(caplog):
+    crawler = get_crawler(NewsSpider, {"NEARDUP_TRESHOLD": 0.9})
+    with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
+        build_from_crawler(NearDupPipeline, crawler)
+    assert "Unknown setting NEARDUP_TRESHOLD" in caplog.text
+
+
+def test_methods_take_no_required_spider_argument():
+    # Scrapy >= 2.14 warns (an error in this suite) when a pipeline method requires it.
+    from scrapy.pipelines import ItemPipelineManager
+
+    crawler = get_crawler(NewsSpider, {"ITEM_PIPELINES": {"scrapy_neardup.NearDupPipeline": 200}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        manager = ItemPipelineManager.from_crawler(crawler)
+    assert [type(m).__name__ for m in manager.middlewares] == ["NearDupPipeline"]
+
+
+def test_open_logs_store_and_thresholds(caplog):
+    with caplog.at_level(logging.INFO, logger="scrapy_neardup"):
+        pipeline = make_pipeline(NEARDUP_THRESHOLD=0.85, NEARDUP_TTL=3600)
+    line = next(r.getMessage() for r in caplog.records if "scrapy-neardup: store" in r.getMessage())
+    assert "memory://unit" in line and "containment >= 0.85" in line and "time window 3600 s" in line
+    assert "in the reactor thread" in line
+    pipeline.close_spider()
+
+
+def test_unreachable_store_fails_without_showing_the_password(caplog):
+    from scrapy.exceptions import CloseSpider
+
+    with caplog.at_level(logging.ERROR, logger="scrapy_neardup"), pytest.raises((CloseSpider, RuntimeError)):
+        make_pipeline(NEARDUP_STORE="redis://:hunter2@127.0.0.1:1/0", NEARDUP_REDIS_PARAMS={"socket_connect_timeout": 1})
+    assert "127.0.0.1:1" in caplog.text
+    assert "hunter2" not in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_unique_item_is_reserved_then_committed_on_item_scraped():
+    pipeline = make_pipeline()
+    item = {"url": "https://a/1", "text": TEXT}
+    assert await pipeline.process_item(item) is item
+    (entry,) = pipeline._reserved.values()
+    doc_id = entry[1].doc_id
+    assert store_of(pipeline).get(doc_id).state == PENDING
+    pipeline.crawler.signals.send_catch_log(signals.item_scraped, item=item, response=None, spider=pipeline.crawler.spider)
+    assert store_of(pipeline).get(doc_id).state == COMMITTED
+    assert pipeline._reserved == {}
+    pipeline.close_spider()
+
+
+async def _until(condition, rounds=1000):
+    import asyncio
+
+    for _ in range(rounds):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("condition never met")
+
+
+@pytest.mark.parametrize("first_kept", [True, False])
+@deferred_f_from_coro_f
+async def test_copy_of_a_pending_item_waits_for_its_fate(first_kept):
+    pipeline = make_pipeline()
+    first = {"url": "https://a/1", "text": TEXT}
+    await pipeline.process_item(first)  # reserved, still in the later pipelines
+    (doc_id,) = [verdict.doc_id for _, verdict in pipeline._reserved.values()]
+    copy = {"url": "https://b/1", "text": REPRINT}
+    outcome = deferred_from_coro(pipeline.process_item(copy))
+    # It waits rather than being judged against a first copy that may still vanish.
+    await _until(lambda: len(pipeline._shared.waiters.get(doc_id, [])) == 1)
+    assert not outcome.called
+    if first_kept:
+        pipeline.item_scraped(first)
+        with pytest.raises(NearDuplicateItem):
+            await maybe_deferred_to_future(outcome)
+        assert len(pipeline._reserved) == 0
+    else:
+        pipeline.item_dropped(first, exception=DropItem("later pipeline"))
+        assert await maybe_deferred_to_future(outcome) is copy  # now the first of its story
+        assert [item for item, _ in pipeline._reserved.values()] == [copy]
+    pipeline.close_spider()
+
+
+@pytest.mark.parametrize("signal, exception", [
+    (signals.item_dropped, DropItem("storage said no")),
+    (signals.item_error, None),
+])
+@deferred_f_from_coro_f
+async def test_item_dropped_later_or_failing_is_released(signal, exception):
+    pipeline = make_pipeline()
+    item = {"url": "https://a/1", "text": TEXT}
+    await pipeline.process_item(item)
+    doc_id = next(iter(pipeline._reserved.values()))[1].doc_id
+    kwargs = {"exception": exception} if exception else {"failure": None}
+    pipeline.crawler.signals.send_catch_log(signal, item=item, response=None, spider=pipeline.crawler.spider, **kwargs)
+    assert store_of(pipeline).get(doc_id) is None
+    assert neardup_stats(pipeline)["neardup/released"] == 1
+    # Its reprint is now the first copy of the story.
+    reprint = {"url": "https://b/1", "text": REPRINT}
+    assert await pipeline.process_item(reprint) is reprint
+    pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_our_own_drop_releases_nothing():
+    pipeline = make_pipeline()
+    first = {"url": "https://a/1", "text": TEXT}
+    await pipeline.process_item(first)
+    pipeline.item_scraped(first)
+    copy = {"url": "https://b/1", "text": REPRINT}
+    with pytest.raises(NearDuplicateItem) as dropped:
+        await pipeline.process_item(copy)
+    pipeline.item_dropped(copy, exception=dropped.value)
+    assert store_of(pipeline).count() == 1
+    assert "neardup/released" not in neardup_stats(pipeline)
+    pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_item_replaced_by_a_later_pipeline_is_committed_by_its_key():
+    pipeline = make_pipeline()
+    item = {"url": "https://a/1", "text": TEXT}
+    await pipeline.process_item(item)
+    doc_id = next(iter(pipeline._reserved.values()))[1].doc_id
+    pipeline.item_scraped({"url": "https://a/1", "stored": True})  # a new object, same key
+    assert store_of(pipeline).get(doc_id).state == COMMITTED
+    pipeline.close_spider()
+    assert "neardup/released" not in neardup_stats(pipeline)
+
+
+@deferred_f_from_coro_f
+async def test_close_releases_what_never_came_back(caplog):
+    pipeline = make_pipeline()
+    await pipeline.process_item({"url": "https://a/1", "text": TEXT})
+    store = store_of(pipeline)
+    with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
+        pipeline.close_spider()
+    assert store.count() == 0
+    assert neardup_stats(pipeline)["neardup/released"] == 1
+    assert "released 1 reservations" in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_drop_reason_names_the_first_copy_and_how_it_matched():
+    pipeline = make_pipeline(NEARDUP_DROP_LOG_LEVEL="info")
+    first = {"url": "https://a/1", "text": TEXT}
+    await pipeline.process_item(first)
+    pipeline.item_scraped(first)
+    with pytest.raises(NearDuplicateItem) as dropped:
+        await pipeline.process_item({"url": "https://b/1", "text": REPRINT})
+    reason = str(dropped.value)
+    assert "\n" not in reason
+    assert reason.startswith("https://b/1 is a near-duplicate of https://a/1 (similar_id ")
+    assert "containment" in reason and "jaccard" in reason and "SimHash distance" in reason
+    assert dropped.value.log_level == "INFO"
+    assert isinstance(dropped.value, DropItem)
+    assert dropped.value.verdict.duplicate_of == "https://a/1"
+    pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_tag_mode_writes_the_configured_fields():
+    pipeline = make_pipeline(NEARDUP_ACTION="tag", NEARDUP_DUPLICATE_OF_FIELD="copy_of", NEARDUP_SIMILAR_ID_FIELD="story")
+    first = await pipeline.process_item({"url": "https://a/1", "text": TEXT})
+    pipeline.item_scraped(first)
+    copy = await pipeline.process_item({"url": "https://b/1", "text": REPRINT})
+    other = await pipeline.process_item({"url": "https://c/1", "text": OTHER})
+    assert first["copy_of"] is None and copy["copy_of"] == "https://a/1"
+    assert first["story"] == copy["story"] != other["story"]
+    assert neardup_stats(pipeline)["neardup/tagged"] == 3
+    pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_item_without_key_gets_a_generated_one():
+    pipeline = make_pipeline(NEARDUP_ACTION="tag")
+    first = await pipeline.process_item({"text": TEXT})
+    pipeline.item_scraped(first)
+    copy = await pipeline.process_item({"text": REPRINT})
+    assert copy["duplicate_of"] == "unit:item-1" and first["duplicate_of"] is None
+    pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_store_failing_mid_crawl_passes_items_and_counts(tmp_path, caplog):
+    pipeline = make_pipeline(NEARDUP_STORE=f"leveldb://{tmp_path}")
+    pipeline.detector.store._shared.db.close()  # the DB goes away under the crawl
+    with caplog.at_level(logging.ERROR, logger="scrapy_neardup"):
+        for n in range(3):
+            item = {"url": f"https://a/{n}", "text": TEXT}
+            assert await pipeline.process_item(item) is item
+    assert neardup_stats(pipeline)["neardup/store_error"] == 3
+    assert caplog.text.count("Store error") == 1
+    pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_time_window_purges_old_documents_at_open():
+    namespace = f"ttl{next(_names)}"
+    store = open_store("memory://ttl", namespace=namespace)
+    old = Detector(store, clock=lambda: time.time() - 7200)
+    old.check("https://a/old", TEXT)
+    store.close()
+    pipeline = make_pipeline(NEARDUP_STORE="memory://ttl", NEARDUP_NAMESPACE=namespace, NEARDUP_TTL=3600)
+    assert neardup_stats(pipeline)["neardup/purged"] == 1
+    item = {"url": "https://b/1", "text": REPRINT}
+    assert await pipeline.process_item(item) is item  # the old copy is outside the window
+    pipeline.close_spider()
+
+
+def test_spiders_of_one_process_share_one_store_object():
+    one = make_pipeline(NEARDUP_STORE="memory://shared", NEARDUP_NAMESPACE="together")
+    two = make_pipeline(NEARDUP_STORE="memory://shared", NEARDUP_NAMESPACE="together")
+    assert store_of(one) is store_of(two)
+    one.close_spider()
+    assert ("memory://shared", "together") in _SHARED
+    two.close_spider()
+    assert ("memory://shared", "together") not in _SHARED
+
+
+def test_spiders_sharing_a_store_must_share_the_recipe():
+    one = make_pipeline(NEARDUP_STORE="memory://recipe", NEARDUP_NAMESPACE="r")
+    from scrapy.exceptions import CloseSpider
+
+    with pytest.raises((CloseSpider, RuntimeError)):
+        make_pipeline(NEARDUP_STORE="memory://recipe", NEARDUP_NAMESPACE="r", NEARDUP_NSHASH_N=3)
+    one.close_spider()
+
+
+# -- the add-on ---------------------------------------------------------------------------------
+
+
+def test_addon_adds_the_pipeline_before_storage():
+    crawler = get_crawler(NewsSpider, {"ADDONS": {Addon: 0}, "ITEM_PIPELINES": {"myproject.pipelines.Store": 300}})
+    pipelines = crawler.settings.getdict("ITEM_PIPELINES")
+    assert pipelines["scrapy_neardup.pipeline.NearDupPipeline"] == 200
+    assert pipelines["myproject.pipelines.Store"] == 300
+
+
+def test_addon_keeps_a_priority_the_user_chose():
+    crawler = get_crawler(
+        NewsSpider, {"ADDONS": {"scrapy_neardup.Addon": 0}, "ITEM_PIPELINES": {"scrapy_neardup.pipelines.NearDupPipeline": 50}}
+    )
+    assert crawler.settings.getdict("ITEM_PIPELINES") == {"scrapy_neardup.pipelines.NearDupPipeline": 50}
+
+
+def test_addon_on_plain_settings():
+    settings = Settings({"ITEM_PIPELINES": {}})
+    Addon().update_settings(settings)
+    assert settings.getdict("ITEM_PIPELINES") == {"scrapy_neardup.pipeline.NearDupPipeline": 200}
+
+
+def test_log_formatter_honours_the_drop_level():
+    class Dummy:
+        crawler = get_crawler(NewsSpider)
+
+    exception = NearDuplicateItem("x is a near-duplicate of y", "DEBUG")
+    for formatter in (NearDupLogFormatter(), LogFormatter()):
+        assert formatter.dropped({"url": "x"}, exception, None, Dummy())["level"] == logging.DEBUG
