@@ -84,6 +84,16 @@ DISCLAIMER = (
     "不代表本网站赞同其观点，如有侵权请与本网站联系，我们将在核实后及时删除相关内容。"
 )
 
+# A promotion paragraph of sentences longer than any of an article's: a reprint that adds it
+# on top has other longest sentences than its original.
+PROMOTION = [
+    "欢迎关注我们的官方微信公众号和视频号，每天第一时间为您推送国内外重大新闻、深度评论、民生服务信息以及各类便民实用的生活小贴士和健康知识。",
+    "本站现已全面开通手机客户端下载服务，用户只需在各大应用商店搜索本站名称即可免费安装，注册成为会员后还可以参加每月举行的积分抽奖活动赢取好礼。",
+    "如果您身边发生了值得关注的新闻线索，欢迎通过本站首页的爆料通道或者二十四小时热线电话与编辑部取得联系，一经采用我们将按照相关标准支付稿酬。",
+    "本站长期面向社会招聘优秀的文字记者、摄影记者、视频编辑和新媒体运营人员，有意者请将个人简历和代表作品一并发送至人力资源部的电子邮箱等候通知。",
+    "为了给广大读者提供更加优质的阅读体验，本站近期对网页版面和移动端界面进行了全面升级改造，如在使用过程中遇到任何问题请及时向在线客服进行反馈。",
+]
+
 # Substitutions a reprint site might make: a few characters changed, digits full-width.
 EDITS = [("昨天", "前日"), ("记者", "本报记者"), ("表示", "称"), ("三", "3"), ("。", "！")]
 
@@ -150,8 +160,22 @@ def test_same_verdicts_as_memory_and_leveldb(redis_url, tmp_path):
     with open_store(redis_url, "corpus", recipe) as store:
         leads = [store.get(v["doc_id"]) for v in redis if v["key"].startswith("https://f.")]
         shared = set(leads[0].sentence_keys).intersection(*(r.sentence_keys for r in leads[1:5]))
-        assert len(shared) == 1
+        assert shared
         assert [bool(shared & set(r.sentence_keys)) for r in leads] == [True] * 5 + [False] * 3
+
+
+def test_every_sentence_key_is_looked_up(redis_url):
+    """A reprint whose n longest sentences are an added promotion is found by its next ones."""
+    reprint = "\n".join(PROMOTION) + "\n" + ARTICLES["rail"]
+    outcomes = []
+    for uri in ("memory://", redis_url):
+        with open_store(uri, "lookup") as store:
+            detector = Detector(store, methods=("nshash",))
+            first = detector.check("https://a.example/rail", ARTICLES["rail"])
+            outcomes.append(detector.check("https://b.example/rail", reprint).as_dict())
+            assert store.get(first.doc_id).sentence_keys  # the original is filed under its keys
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[1]["status"] == DUPLICATE and outcomes[1]["method"] == "nshash"
 
 
 def test_reopen_keeps_documents_and_counter(redis_url):
@@ -167,19 +191,21 @@ def test_reopen_keeps_documents_and_counter(redis_url):
 
 
 def test_record_round_trip_and_filed_keys(redis_url):
-    store = open_store(redis_url, "records")
-    try:
-        detector = Detector(store)
-        verdict = detector.check("https://a.example/rail", ARTICLES["rail"])
-        record = store.get(verdict.doc_id)
-        fingerprint = detector.fingerprint(ARTICLES["rail"])
-        assert record.key == "https://a.example/rail"
-        assert record.simhash == fingerprint.simhash
-        assert list(record.sketch.hashes) == list(fingerprint.sketch.hashes)
-        assert record.sentence_keys == fingerprint.sentence_keys[: store.recipe.nshash_n]
-        assert store.get(verdict.doc_id + 100) is None
-    finally:
-        store.close()
+    """The record read back is the one the reference store files, sentence keys included."""
+    records = []
+    for uri in ("memory://", redis_url):
+        with open_store(uri, "records") as store:
+            verdict = Detector(store).check("https://a.example/rail", ARTICLES["rail"], reserve=True)
+            records.append(store.get(verdict.doc_id))
+            assert store.get(verdict.doc_id + 100) is None
+    memory, redis = records
+    assert redis.sentence_keys and redis.sentence_keys == memory.sentence_keys
+    assert (redis.doc_id, redis.key, redis.simhash, redis.chars, redis.state) == (
+        memory.doc_id, memory.key, memory.simhash, memory.chars, memory.state
+    )
+    assert abs(redis.time - memory.time) < 60
+    assert list(redis.sketch.hashes) == list(memory.sketch.hashes)
+    assert redis.sketch.size == memory.sketch.size
 
 
 def test_recipe_and_format_mismatch(redis_url, redis_server):

@@ -182,7 +182,7 @@ local score = ARGV[5]                    -- the document's time
 local ttl_ms = tonumber(ARGV[6])         -- record expiry; 0: kept until purged
 local window_ms = tonumber(ARGV[7])      -- expiry of the current window's keys; 0: none
 local pending_ms = tonumber(ARGV[8])     -- 0: committed at once
-local n = tonumber(ARGV[9])              -- sentence keys to file at most
+local n = tonumber(ARGV[9])              -- sentence keys to file at most (of 2n looked up)
 local boilerplate = tonumber(ARGV[10])   -- a sentence bucket this full is boilerplate
 local read_limit = tonumber(ARGV[11])    -- ids read from one SimHash bucket
 local client, seq = ARGV[12], ARGV[13]
@@ -220,21 +220,26 @@ if done then
   if dseq == seq then
     local id = tonumber(did)
     local filed = {}
-    for i in string.gmatch(dfiled, '%d+') do
-      filed[#filed + 1] = tonumber(i)
-      add(live(ARGV[S + tonumber(i) - 1], boilerplate + 1), id)
+    for i in string.gmatch(dfiled, '%d+') do filed[#filed + 1] = tonumber(i) end
+    for i = 1, ns do
+      local older = {}
+      for _, other in ipairs(live(ARGV[S + i - 1], boilerplate + 1)) do
+        if other < id then older[#older + 1] = other end
+      end
+      if #older < boilerplate then add(older) end
     end
     for i = 0, nr - 1 do add(live(ARGV[R + i], read_limit + 1), id) end
     return reply(id, filed)
   end
 end
 
+-- Every sentence key is looked up (a cut or edited reprint may have lost some of the
+-- original's longest sentences); the first n that are not boilerplate are filed.
 local filed = {}
 for i = 1, ns do
-  if #filed == n then break end
   local members = live(ARGV[S + i - 1], boilerplate)
   if #members < boilerplate then   -- else boilerplate: neither key nor evidence
-    filed[#filed + 1] = i
+    if #filed < n then filed[#filed + 1] = i end
     add(members)
   end
 end
