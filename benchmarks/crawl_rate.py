@@ -184,17 +184,27 @@ def truth(world: Any, kept: list[str]) -> dict:
     copies = world.copies()
     by_story: dict[str, int] = {}
     for url in kept:
-        parts = urlsplit(url)
-        path = parts.path + (f"?{parts.query}" if parts.query else "")
-        story = world.story_of.get(path)
+        story = world.story_of.get(_path(url))
         by_story[story] = by_story.get(story, 0) + 1
+    kept_paths = {_path(url) for url in kept}
+    missed = [
+        {"story": s, "kept": [{"path": p, "site": world.site_of[p], "edits": world.edits_of.get(p, ["original"])}
+                              for p in sorted(c) if p in kept_paths]}
+        for s, c in sorted(copies.items()) if by_story.get(s, 0) > 1
+    ]
     return {
         "stories": len(copies),
         "kept_once": sum(by_story.get(s) == 1 for s in copies),
         "lost": sum(s not in by_story for s in copies),
         "lost_unreprinted": sum(s not in by_story and len(c) == 1 for s, c in copies.items()),
-        "kept_twice_or_more": sum(by_story.get(s, 0) > 1 for s in copies),
+        "kept_twice_or_more": len(missed),
+        "missed": missed,  # stories kept more than once: which copies got through, and their edits
     }
+
+
+def _path(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
 # -- main --------------------------------------------------------------------------------
@@ -255,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"\ncrawl of {base_url} with CONCURRENT_REQUESTS {args.concurrency}, HTML extraction on, drop mode, "
           f"LevelDB store; median of {args.repeat} run(s); {os.cpu_count()} cores")
-    header = f"{'run':36} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'kept':>6} {'dropped':>8} {'cpu s':>7}"
+    header = f"{'run':36} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'kept':>6} {'dropped':>8} {'cpu s*':>7}"
     print(header)
     print("-" * len(header))
     summary: dict[str, Any] = {"world": {"stories": len(stories), "article_pages": len(world.story_of),
@@ -276,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
             entry["ratio"] = rate / baseline if baseline else 0.0
             entry["truth"] = truth(world, best["kept"])
         summary["runs"][label] = entry
+    print("* CPU of the crawl process and the processes it waited for (not the server; a worker pool's\n"
+          "  processes are counted only when the crawl process reaps them)")
     ok = True
     for label, entry in summary["runs"].items():
         if "ratio" not in entry:
@@ -289,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{label}: ratio {entry['ratio']:.3f} ({verdict} the floor {FLOOR})")
         print(f"  ground truth: {t['kept_once']}/{t['stories']} stories kept exactly once, {t['lost']} lost "
               f"({t['lost_unreprinted']} never reprinted), {t['kept_twice_or_more']} kept more than once")
+        for miss in t["missed"][:5]:
+            print(f"    kept twice: story {miss['story']}: "
+                  + "; ".join(f"{k['site']} {'+'.join(k['edits'])}" for k in miss["kept"]))
         print(f"  extraction {per_page:.1f} ms/page; neardup stats: "
               + ", ".join(f"{k[len('neardup/'):]}={v:.4g}" if isinstance(v, float) else f"{k[len('neardup/'):]}={v}"
                           for k, v in sorted(stats.items())))

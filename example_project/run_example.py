@@ -145,14 +145,17 @@ def main(argv: list[str] | None = None) -> int:
         passed, lines = check(world, items, stats)
         print(f"\n== spider {name} (NEARDUP_ACTION={crawler.settings.get('NEARDUP_ACTION')}, "
               f"namespace {crawler.settings.get('NEARDUP_NAMESPACE')!r}): {feed} ==")
+        if args.keep_store:
+            lines = lines[:1] + [
+                "--keep-store: the store still holds the documents of earlier runs, so the stories seen "
+                "then are dropped (or tagged) as reprints of those; no ground-truth check"
+            ]
+            passed = True
         if reason != "finished":
             print(f"crawl did not finish normally: finish_reason={reason!r}")
             passed = False
         for line in lines:
             print(line)
-        if args.keep_store:
-            print("(--keep-store: stories seen in earlier runs are dropped or tagged as reprints of those)")
-            passed = reason == "finished"
         print("result:", "OK" if passed else "NOT AS EXPECTED")
         ok = ok and passed
     return 0 if ok else 1
