@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baselines import Method, MinHashLSHMethod, Outcome, PublishedNshash, SimhashPackage, simhash_package_available  # noqa: E402
 from reprints import DEFAULT_DATA, DEFAULT_SEED, TRANSFORMS, Doc, build_stream, describe, truth  # noqa: E402
 
+from scrapy_neardup.detector import METHODS
 from scrapy_neardup import Detector, Fingerprinter, Recipe, Thresholds, open_store  # noqa: E402
 from scrapy_neardup.fingerprint import Fingerprint  # noqa: E402
 from scrapy_neardup.simhash import hamming  # noqa: E402
@@ -390,9 +391,11 @@ def main(argv: list[str] | None = None) -> int:
         return EngineMethod(name, recipe, thresholds, methods, args.boilerplate_limit)
 
     methods: list[Method] = [
-        engine("scrapy_neardup combined", ("nshash", "simhash")),
+        engine("scrapy_neardup combined", METHODS),
         engine("scrapy_neardup nshash only", ("nshash",)),
         engine("scrapy_neardup SimHash only", ("simhash",)),
+        engine("scrapy_neardup sketch keys only", ("sketch",)),
+        engine("scrapy_neardup nshash+SimHash", ("nshash", "simhash")),
     ]
     if not args.no_baselines:
         methods.append(PublishedNshash())

@@ -1,7 +1,8 @@
 """Verdicts: is this text a reprint of a stored one? First seen wins.
 
-Candidates come from two independent indexes (shared nshash sentence, SimHash within k);
-each is confirmed from the stored shingle sketch before a document is called a duplicate.
+Candidates come from three indexes (a shared nshash sentence, SimHash within k, a shared
+smallest shingle hash of the sketch: MinHash-style, it survives edits that break every
+long sentence); each is confirmed from the stored shingle sketch before a document is called a duplicate.
 A false duplicate drops a unique article, so verification decides, never the index alone.
 """
 
@@ -11,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from .fingerprint import Fingerprint, Fingerprinter, Recipe
+from .fingerprint import Fingerprint, Fingerprinter, Recipe, is_sketch_key
 from .record import COMMITTED, PENDING, DocRecord, clip_key
 from .simhash import hamming
 from .sketch import resemblance
@@ -21,7 +22,7 @@ UNIQUE = "unique"
 DUPLICATE = "duplicate"
 SHORT = "short"  # too little text to judge safely: passed, not stored
 
-METHODS = ("nshash", "simhash")
+METHODS = ("nshash", "simhash", "sketch")
 
 
 @dataclass(frozen=True)
@@ -139,9 +140,11 @@ class Detector:
             state=PENDING if reserve else COMMITTED,
         )
         probe = Probe(
-            sentence_keys=fp.sentence_keys if "nshash" in self.methods else [],
+            # Sketch keys go first so that all of them are filed, then the n longest sentences.
+            sentence_keys=(fp.sketch_keys if "sketch" in self.methods else [])
+            + (fp.sentence_keys if "nshash" in self.methods else []),
             simhash_buckets=self.store.tables.keys(fp.simhash) if "simhash" in self.methods else [],
-            nshash_n=self.recipe.nshash_n,
+            nshash_n=self.recipe.nshash_n + (self.recipe.sketch_keys if "sketch" in self.methods else 0),
             boilerplate_limit=self.boilerplate_limit,
         )
         reservation = self.store.check_and_add(probe, record)
@@ -177,8 +180,11 @@ class Detector:
             if other.doc_id == record.doc_id or other.time < not_before:
                 continue
             methods = []
-            if own_keys.intersection(other.sentence_keys):
+            shared = own_keys.intersection(other.sentence_keys)
+            if any(not is_sketch_key(k) for k in shared):
                 methods.append("nshash")
+            if any(is_sketch_key(k) for k in shared):
+                methods.append("sketch")
             if "simhash" in self.methods and hamming(record.simhash, other.simhash) <= self.recipe.simhash_k:
                 methods.append("simhash")
             if not methods:

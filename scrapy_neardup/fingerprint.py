@@ -8,7 +8,7 @@ agree on tokens today, but a dictionary upgrade would shift every SimHash).
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import xxhash
@@ -49,6 +49,7 @@ class Recipe:
     simhash_k: int = 3  # Hamming distance for SimHash candidates
     shingle_width: int = 5
     sketch_size: int = 128
+    sketch_keys: int = 4  # smallest shingle hashes used as bucket keys
     hash: str = "xxh64-sentences+poly64-tokens"
     simhash_bits: int = 64
     text_version: int = TEXT_VERSION
@@ -71,6 +72,8 @@ class Recipe:
             raise ValueError(f"SimHash Hamming distance must be between 0 and 15, got {self.simhash_k}")
         if not 2 <= self.shingle_width <= 16:
             raise ValueError(f"shingle width must be between 2 and 16, got {self.shingle_width}")
+        if not 0 <= self.sketch_keys <= 16:
+            raise ValueError(f"sketch keys must be between 0 and 16, got {self.sketch_keys}")
         if not 16 <= self.sketch_size <= 4096:
             raise ValueError(f"sketch size must be between 16 and 4096, got {self.sketch_size}")
 
@@ -82,7 +85,23 @@ class Fingerprint:
     sketch: Sketch
     chars: int  # content characters
     tokens: int  # weighted tokens that went into the SimHash
-    extra: dict = field(default_factory=dict)
+    sketch_key_count: int = 4
+
+    @property
+    def sketch_keys(self) -> list[int]:
+        """The smallest shingle hashes, tagged so they never meet a sentence hash.
+
+        Two texts share their smallest shingle hash with probability equal to their Jaccard
+        resemblance (MinHash), so a reprint whose every long sentence was edited is still found.
+        """
+        return [SKETCH_TAG | int(h) for h in self.sketch.hashes[: self.sketch_key_count]]
+
+
+SKETCH_TAG = 0xFFFFFFFF << 32  # sentence hashes with these top bits are 1 in 4 billion
+
+
+def is_sketch_key(key: int) -> bool:
+    return key >> 32 == 0xFFFFFFFF
 
 
 def token_hashes(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -174,6 +193,7 @@ class Fingerprinter:
             sketch=Sketch.of_codes(sentences.content, self.recipe.sketch_size, self.recipe.shingle_width),
             chars=len(sentences.content),
             tokens=tokens,
+            sketch_key_count=self.recipe.sketch_keys,
         )
 
     def _sentence_keys(self, sentences: Sentences) -> list[int]:

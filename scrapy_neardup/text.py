@@ -156,12 +156,17 @@ class Sentences:
 
 
 def sentences_of(codes: np.ndarray, min_chars: int = MIN_SENTENCE_CHARS) -> Sentences:
-    """Split folded code points at 。！？；!?; … and line breaks, and at ". " in Latin text."""
+    """Split folded code points at 。！？；!?; … "." and line breaks."""
     tables = _tables()
     small = np.where(codes > 0xFFFF, 0, codes)
     ends = tables.ends[small]
-    if len(codes) > 1:
-        ends[:-1] |= (codes[:-1] == ord(".")) & (codes[1:] == ord(" "))
+    if len(codes) > 2:
+        # "." ends a sentence ("完成.下一句", "done. Next") except inside a number ("3.5")
+        # or a name ("www.example.com").
+        dot = np.flatnonzero(codes[1:-1] == ord(".")) + 1
+        before, after = codes[dot - 1], codes[dot + 1]
+        inside = (_is_digit(before) & _is_digit(after)) | (_is_latin(before) & _is_latin(after))
+        ends[dot[~inside]] = True
     mask = content_mask(codes)
     # Sentence number of every character: the count of sentence ends before it.
     number = np.cumsum(ends) - ends
@@ -170,6 +175,14 @@ def sentences_of(codes: np.ndarray, min_chars: int = MIN_SENTENCE_CHARS) -> Sent
     starts = np.cumsum(lengths) - lengths
     keep = lengths >= min_chars
     return Sentences(content, starts[keep], lengths[keep])
+
+
+def _is_digit(codes: np.ndarray) -> np.ndarray:
+    return (codes >= ord("0")) & (codes <= ord("9"))
+
+
+def _is_latin(codes: np.ndarray) -> np.ndarray:
+    return (codes >= ord("a")) & (codes <= ord("z"))
 
 
 def split_sentences(text: str, min_chars: int = MIN_SENTENCE_CHARS) -> list[str]:

@@ -99,7 +99,7 @@ def test_time_window_ignores_and_purges_old_documents(store):
     assert store.count() == 1
 
 
-@pytest.mark.parametrize("methods", [("nshash",), ("simhash",)])
+@pytest.mark.parametrize("methods", [("nshash",), ("simhash",), ("sketch",)])
 def test_each_method_alone_still_verifies(store, methods):
     detector = Detector(store, methods=methods)
     detector.check("a", "\n".join(text(n) for n in NAMES))
