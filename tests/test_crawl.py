@@ -12,16 +12,21 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+import scrapy
 from itemadapter import ItemAdapter
 from local_site import ARTICLES, REPRINT_OF, BadItemsSpider, NewsSpider
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
+
+from scrapy_neardup.pipeline import NearDupStoreError
 
 PIPELINE = "scrapy_neardup.NearDupPipeline"
 TESTS = Path(__file__).parent
 
 # Timing stats vary from run to run; everything else is compared exactly.
 TIMING = {"neardup/extract_seconds"}
+# Scrapy < 2.12 warns without it (its project template sets it); 2.12+ deprecates it.
+COMPAT = {"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"} if scrapy.version_info < (2, 12) else {}
 
 
 @dataclass
@@ -51,6 +56,7 @@ def settings_for(store: Path | str, **extra: Any) -> dict[str, Any]:
         "TELNETCONSOLE_ENABLED": False,
         "CONCURRENT_REQUESTS": 4,
         "DOWNLOAD_WARNSIZE": 0,
+        **COMPAT,
         **extra,
     }
 
@@ -286,14 +292,32 @@ def test_store_of_another_recipe_stops_the_crawl_clearly(local_site, tmp_path, c
     store = tmp_path / "store"
     yield run(settings_for(store), NewsSpider, root=local_site.root, paths=["/a/metro.html"])
     caplog.clear()
-    result = yield run(settings_for(store, NEARDUP_NSHASH_N=4), NewsSpider, root=local_site.root,
-                       paths=["/a/metro.html"])
-    assert result.items == []
-    assert result.stats["finish_reason"] == "neardup_store_format"
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    yield run_failing_open(settings_for(store, NEARDUP_NSHASH_N=4), local_site.root, "neardup_store_format")
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("scrapy_neardup")]
     assert len(errors) == 1
     assert str(store) in errors[0] and "nshash_n: stored 5, configured 4" in errors[0]
-    assert not any(r.exc_info for r in caplog.records)
+    assert not any(r.exc_info for r in caplog.records if r.name.startswith("scrapy_neardup"))
+
+
+CLOSE_AT_OPEN = scrapy.version_info >= (2, 18)  # open_spider() may raise CloseSpider
+
+
+def run_failing_open(settings: dict[str, Any], root: str, reason: str):
+    """A crawl whose store cannot open: closed cleanly on Scrapy >= 2.18, an exception before."""
+    deferred = run(settings, NewsSpider, root=root, paths=["/a/metro.html"])
+    if CLOSE_AT_OPEN:
+        def check(result: Result) -> Result:
+            assert result.items == []
+            assert result.stats["finish_reason"] == reason
+            assert "downloader/request_count" not in result.stats
+            return result
+
+        return deferred.addCallback(check)
+
+    def expected(failure: Any) -> None:
+        failure.trap(NearDupStoreError)
+
+    return deferred.addCallbacks(lambda _: pytest.fail("the crawl should have failed"), expected)
 
 
 HOLDER = """
@@ -312,16 +336,13 @@ def test_store_held_by_another_process_stops_the_crawl_clearly(local_site, tmp_p
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "holding"
-        result = yield run(settings_for(store), NewsSpider, root=local_site.root, paths=["/a/metro.html"])
+        yield run_failing_open(settings_for(store), local_site.root, "neardup_store_unavailable")
     finally:
         holder.communicate("", timeout=10)
-    assert result.items == []
-    assert result.stats["finish_reason"] == "neardup_store_unavailable"
-    assert "downloader/request_count" not in result.stats
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("scrapy_neardup")]
     assert len(errors) == 1
     assert str(store) in errors[0] and "held by another process" in errors[0] and "redis://" in errors[0]
-    assert not any(r.exc_info for r in caplog.records)  # no plyvel traceback
+    assert not any(r.exc_info for r in caplog.records if CLOSE_AT_OPEN or r.name.startswith("scrapy_neardup"))
 
 
 @pytest_twisted.inlineCallbacks
@@ -467,6 +488,7 @@ if __name__ == "__main__":
             "NEARDUP_STORE": {store!r},
             "NEARDUP_WORKERS": 1,
             "LOG_LEVEL": "INFO",
+            **{compat!r},
         }})
         half = len(ARTICLES) // 2
         process.crawl(NewsSpider, root=site.root, paths=ARTICLES[:half])
@@ -477,7 +499,7 @@ if __name__ == "__main__":
 
 def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
     script = tmp_path / "run.py"
-    script.write_text(SCRIPT.format(tests=str(TESTS), store=f"leveldb://{tmp_path / 'store'}"))
+    script.write_text(SCRIPT.format(tests=str(TESTS), store=f"leveldb://{tmp_path / 'store'}", compat=COMPAT))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stderr
@@ -501,6 +523,7 @@ def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
         "-s", "ITEM_PIPELINES={\"scrapy_neardup.pipelines.NearDupPipeline\": 200}",
         "-s", f"NEARDUP_STORE=leveldb://{tmp_path / 'store'}",
         "-s", "NEARDUP_WORKERS=0",
+        *[f"-s{name}={value}" for name, value in COMPAT.items()],
         "-a", f"root={local_site.root}",
         "-a", "paths=/a/metro.html,/b/metro.html,/c/metro.html",
         "-a", "neardup_action=tag",
@@ -513,3 +536,27 @@ def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["duplicate_of"] for r in rows] == [None, local_site.url("/a/metro.html"), local_site.url("/a/metro.html")]
     assert len({r["similar_id"] for r in rows}) == 1
+
+
+# -- the same rules on a Redis store -------------------------------------------------------------
+
+
+@pytest_twisted.inlineCallbacks
+def test_redis_store_commits_only_what_passed_every_pipeline(local_site, redis_url):
+    class Spider(NewsSpider):
+        drop_later = {"/a/metro.html"}
+
+    paths = ["/a/metro.html", "/b/metro.html", "/c/metro.html", "/a/canteen.html", "/b/canteen.html"]
+    settings = settings_for(redis_url, NEARDUP_REDIS_PARAMS={"socket_timeout": 5}, **LATER)
+    result = yield run(settings, Spider, root=local_site.root, paths=paths)
+    assert result.paths() == ["/b/metro.html", "/a/canteen.html"]
+    assert [(_path(i["url"]), name) for i, name in result.dropped] == [
+        ("/a/metro.html", "DropItem"),
+        ("/c/metro.html", "NearDuplicateItem"),
+        ("/b/canteen.html", "NearDuplicateItem"),
+    ]
+    assert result.neardup["neardup/released"] == 1
+    # A second process-like run (a new crawler) on the same Redis store sees what was kept.
+    again = yield run(settings_for(redis_url), NewsSpider, root=local_site.root, paths=["/c/flood.html", "/c/metro.html"])
+    assert again.paths() == ["/c/flood.html"]
+    assert [str(i["url"]) for i, _ in again.dropped] == [local_site.url("/c/metro.html")]

@@ -8,13 +8,13 @@ import time
 import warnings
 
 import pytest
+import scrapy
 from local_site import STORIES
 from scrapy import Spider, signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.logformatter import LogFormatter
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro, maybe_deferred_to_future
-from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_neardup import Addon, Detector, NearDupPipeline, NearDuplicateItem, open_store
@@ -42,8 +42,7 @@ def make_pipeline(**settings):
     }
     crawler = get_crawler(NewsSpider, settings)
     crawler.spider = crawler._create_spider()
-    crawler.stats.open_spider()
-    pipeline = build_from_crawler(NearDupPipeline, crawler)
+    pipeline = NearDupPipeline.from_crawler(crawler)
     pipeline.open_spider()
     return pipeline
 
@@ -59,19 +58,19 @@ def store_of(pipeline):
 def test_disabled_pipeline_is_not_configured():
     crawler = get_crawler(NewsSpider, {"NEARDUP_ENABLED": False})
     with pytest.raises(NotConfigured, match="NEARDUP_ENABLED is False"):
-        build_from_crawler(NearDupPipeline, crawler)
+        NearDupPipeline.from_crawler(crawler)
 
 
 def test_invalid_setting_fails_when_built():
     crawler = get_crawler(NewsSpider, {"NEARDUP_THRESHOLD": 2})
     with pytest.raises(ValueError, match=r"scrapy-neardup: NEARDUP_THRESHOLD: must be a number in \(0, 1\]"):
-        build_from_crawler(NearDupPipeline, crawler)
+        NearDupPipeline.from_crawler(crawler)
 
 
 def test_misspelt_setting_is_warned_about(caplog):
     crawler = get_crawler(NewsSpider, {"NEARDUP_TRESHOLD": 0.9})
     with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
-        build_from_crawler(NearDupPipeline, crawler)
+        NearDupPipeline.from_crawler(crawler)
     assert "Unknown setting NEARDUP_TRESHOLD" in caplog.text
 
 
@@ -326,5 +325,12 @@ def test_log_formatter_honours_the_drop_level():
         crawler = get_crawler(NewsSpider)
 
     exception = NearDuplicateItem("x is a near-duplicate of y", "DEBUG")
-    for formatter in (NearDupLogFormatter(), LogFormatter()):
-        assert formatter.dropped({"url": "x"}, exception, None, Dummy())["level"] == logging.DEBUG
+    assert NearDupLogFormatter().dropped({"url": "x"}, exception, None, Dummy())["level"] == logging.DEBUG
+    stock = LogFormatter().dropped({"url": "x"}, exception, None, Dummy())["level"]
+    assert stock == (logging.DEBUG if scrapy.version_info >= (2, 13) else logging.WARNING)
+
+
+def test_addon_sets_the_log_formatter_only_where_scrapy_ignores_the_drop_level():
+    crawler = get_crawler(NewsSpider, {"ADDONS": {Addon: 0}})
+    expected = "scrapy.logformatter.LogFormatter" if scrapy.version_info >= (2, 13) else "scrapy_neardup.addon.NearDupLogFormatter"
+    assert crawler.settings.get("LOG_FORMATTER") == expected
