@@ -60,11 +60,14 @@ class Site:
     the two crawls receive the two copies of a story at the same moment.
     """
 
-    def __init__(self, pages: dict[str, bytes], meet: dict[str, threading.Barrier]):
+    def __init__(self, pages: dict[str, bytes], meet: dict[str, threading.Barrier], on_get=None):
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (stdlib name)
+                if on_get is not None:
+                    on_get(self.path)
                 try:
-                    meet[self.path].wait(timeout=10)
+                    if meet:
+                        meet[self.path].wait(timeout=10)
                 except threading.BrokenBarrierError:
                     pass  # the other crawl did not ask in time: serve anyway
                 body = pages.get(self.path)
@@ -93,7 +96,7 @@ import scrapy
 from scrapy.crawler import CrawlerProcess
 from scrapy_neardup import Fingerprinter, Recipe
 
-root, store, feed, stats_path = sys.argv[1:5] if __name__ == "__main__" else [""] * 4
+root, store, feed, stats_path, extra = sys.argv[1:6] if __name__ == "__main__" else [""] * 5
 
 
 class SiteSpider(scrapy.Spider):
@@ -121,6 +124,7 @@ if __name__ == "__main__":  # the pipeline's worker pool re-imports this script
         "FEEDS": {feed: {"format": "jsonlines"}},
         "LOG_LEVEL": "INFO",
         "CONCURRENT_REQUESTS": 4,
+        **json.loads(extra or "{}"),
     })
     process.crawl(SiteSpider)
     (crawler,) = process.crawlers
@@ -131,20 +135,21 @@ if __name__ == "__main__":  # the pipeline's worker pool re-imports this script
 """
 
 
-def test_two_crawler_processes_share_one_redis_store(redis_url, tmp_path: Path):
+def crawl(tmp_path: Path, name: str, root: str, store: str, **settings) -> subprocess.Popen:
     script = tmp_path / "crawl.py"
     script.write_text(CRAWL)
+    return subprocess.Popen(
+        [sys.executable, str(script), root, store, str(tmp_path / f"{name}.jsonl"), str(tmp_path / f"{name}.json"),
+         json.dumps(settings)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )
+
+
+def test_two_crawler_processes_share_one_redis_store(redis_url, tmp_path: Path):
     meet = {path: threading.Barrier(2) for path in site_pages("a")}
     sites = {name: Site(site_pages(name), meet) for name in ("a", "b")}
     try:
-        runs = {
-            name: subprocess.Popen(
-                [sys.executable, str(script), site.root, redis_url, str(tmp_path / f"{name}.jsonl"),
-                 str(tmp_path / f"{name}.json")],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-            )
-            for name, site in sites.items()
-        }
+        runs = {name: crawl(tmp_path, name, site.root, redis_url) for name, site in sites.items()}
         for name, run in runs.items():
             _, err = run.communicate(timeout=300)
             assert run.returncode == 0, err[-3000:]
@@ -168,3 +173,50 @@ def test_two_crawler_processes_share_one_redis_store(redis_url, tmp_path: Path):
         records = [key.rsplit(b":", 1)[1] for key in store.client.scan_iter(match=store.prefix + "r:*")]
         stored = sorted(store.get(int(doc_id)).key for doc_id in records)
         assert stored == sorted(item["url"] for item in kept)
+
+
+def test_unreachable_redis_fails_the_spider_at_open(tmp_path: Path):
+    from redis_server import free_port
+
+    site = Site(site_pages("a"), {})
+    try:
+        port = free_port()
+        run = crawl(tmp_path, "gone", site.root, f"redis://:t0psecret@127.0.0.1:{port}/0",
+                    NEARDUP_REDIS_PARAMS={"retries": 0})
+        _, err = run.communicate(timeout=300)
+    finally:
+        site.close()
+    assert f"redis://:***@127.0.0.1:{port}/0" in err
+    assert "t0psecret" not in err
+    stats = json.loads((tmp_path / "gone.json").read_text()) if (tmp_path / "gone.json").exists() else {}
+    assert run.returncode != 0 or stats.get("item_scraped_count", 0) == 0
+    assert "Crawled (200)" not in err  # nothing was crawled with no dedup store
+
+
+def test_redis_lost_mid_crawl_passes_items_through(tmp_path: Path):
+    from redis_server import start_redis
+
+    server = start_redis(password="mid-crawl-pw")
+    lost = threading.Event()
+
+    def kill_redis(path: str) -> None:
+        if path == "/library.html" and not lost.is_set():
+            lost.set()
+            server.stop()
+
+    site = Site(site_pages("a"), {}, on_get=kill_redis)
+    try:
+        run = crawl(tmp_path, "lost", site.root, server.url(0), CONCURRENT_REQUESTS=1,
+                    NEARDUP_REDIS_PARAMS={"retries": 2})
+        _, err = run.communicate(timeout=300)
+    finally:
+        site.close()
+        server.stop()
+    assert run.returncode == 0, err[-3000:]
+    assert lost.is_set()
+    kept = (tmp_path / "lost.jsonl").read_text().splitlines()
+    assert len(kept) == len(ARTICLES)  # every item passed: none dropped unseen
+    stats = json.loads((tmp_path / "lost.json").read_text())
+    assert stats["neardup/store_error"] >= 1
+    assert stats.get("neardup/unique", 0) >= 1  # the items before the loss were checked
+    assert "Store error" in err and "mid-crawl-pw" not in err
