@@ -3,6 +3,9 @@ format checks, TTL, pending reservations, connection errors, passwords and names
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -176,6 +179,32 @@ def test_every_sentence_key_is_looked_up(redis_url):
             assert store.get(first.doc_id).sentence_keys  # the original is filed under its keys
     assert outcomes[0] == outcomes[1]
     assert outcomes[1]["status"] == DUPLICATE and outcomes[1]["method"] == "nshash"
+
+
+def test_two_dedup_runs_share_one_server(redis_url, tmp_path):
+    """``neardup dedup --store redis://...`` from two processes at once: each story kept once."""
+    names = list(ARTICLES)
+    inputs = {}
+    for run, (own, other) in enumerate([(names[:4], names[4:]), (names[4:], names[:4])]):
+        lines = [{"url": f"https://{run}.example/{n}", "text": ARTICLES[n]} for n in own]
+        lines += [{"url": f"https://{run}.example/{n}", "text": f"转载自{run}号网\n{ARTICLES[n]}"} for n in other]
+        inputs[run] = tmp_path / f"in{run}.jsonl"
+        inputs[run].write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "scrapy_neardup.cli", "dedup", str(path), "-o", str(tmp_path / f"out{run}.jsonl"),
+             "--store", redis_url, "--namespace", "cli", "--key-field", "url", "--drop", "--no-progress"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for run, path in inputs.items()
+    ]
+    for process in runs:
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err[-2000:]
+    kept = [json.loads(line) for run in inputs for line in (tmp_path / f"out{run}.jsonl").read_text().splitlines()]
+    assert sorted(item["url"].rsplit("/", 1)[1] for item in kept) == sorted(names)
+    with open_store(redis_url, "cli") as store:
+        assert store.count() == len(names)
 
 
 def test_reopen_keeps_documents_and_counter(redis_url):
@@ -425,9 +454,12 @@ def test_ttl_is_part_of_the_layout(redis_url):
     open_store(redis_url, "layout", ttl=3600).close()
     with pytest.raises(StoreFormatError, match="ttl 3600.0"):
         open_store(redis_url, "layout", ttl=60)
-    with pytest.raises(StoreFormatError, match="configures ttl None"):
-        open_store(redis_url, "layout")
+    with open_store(redis_url, "layout") as store:  # no TTL given: the store's own
+        assert store.ttl == 3600
     open_store(redis_url, "layout", ttl=3600).close()
+    open_store(redis_url, "forever").close()
+    with pytest.raises(StoreFormatError, match="created with ttl None"):
+        open_store(redis_url, "forever", ttl=60)
 
 
 def test_constructor_checks_options(redis_url):

@@ -350,8 +350,9 @@ def _entry(bucket: bytes) -> bytes:
 class RedisStore(Store):
     """A namespace of a Redis server, shared by every process that opens the same URI.
 
-    ``ttl`` (seconds, None: forever) bounds the store: it is part of the store's layout,
-    so every process sharing a namespace must give the same one. ``pending_timeout`` is
+    ``ttl`` (seconds) bounds the store: it is part of the store's layout, fixed when the
+    namespace is created, so every process sharing a namespace gives the same one or none
+    (None takes the store's own; a store created without one keeps documents until purged). ``pending_timeout`` is
     how long a reservation (``reserve=True``) waits for :meth:`commit` before it vanishes.
     ``retries``: how often a command is retried after a lost connection or a timeout.
     ``redis_params``: extra ``redis.Redis`` arguments (timeouts, TLS files, ...).
@@ -376,13 +377,10 @@ class RedisStore(Store):
             raise ValueError(f"retries must be 0 or more, got {retries}")
         self.uri = uri
         self.namespace = namespace
-        self.ttl = float(ttl) if ttl else None
+        self._set_ttl(ttl)
         self.pending_timeout = pending_timeout
         self.prefix = f"{key_prefix}:{{{namespace}}}:"
         self._prefix = self.prefix.encode("utf-8")
-        self._ttl_ms = math.ceil(self.ttl * 1000) if self.ttl else 0
-        self._window = self.ttl / WINDOWS_PER_TTL if self.ttl else 0.0
-        self._layout = {"shards": SHARDS, "window": self._window}
         self._pending_ms = max(1, int(pending_timeout * 1000))
         self._password = urlsplit(uri).password
         self._client_id = f"{os.getpid()}-{os.urandom(6).hex()}"
@@ -405,6 +403,12 @@ class RedisStore(Store):
                 f"cannot reach the Redis store {redact(uri)}: {self._scrub(exc)}; "
                 "check that redis-server runs there and that the URI, password and db are right"
             ) from exc
+
+    def _set_ttl(self, ttl: float | None) -> None:
+        self.ttl = float(ttl) if ttl else None
+        self._ttl_ms = math.ceil(self.ttl * 1000) if self.ttl else 0
+        self._window = self.ttl / WINDOWS_PER_TTL if self.ttl else 0.0
+        self._layout = {"shards": SHARDS, "window": self._window}
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -438,6 +442,8 @@ class RedisStore(Store):
     def open(self, recipe: Recipe) -> None:
         super().open(recipe)
         layout = (self._read_meta() or {}).get("layout")
+        if self.ttl is None and layout and layout.get("window") and layout.get("shards") == SHARDS:
+            self._set_ttl(layout["window"] * WINDOWS_PER_TTL)  # no TTL given: the store's own
         if layout != self._layout:
             stored_ttl = layout["window"] * WINDOWS_PER_TTL if layout and layout.get("window") else None
             raise StoreFormatError(
