@@ -6,8 +6,8 @@ imports the engine, so a baseline can be measured on exactly the same texts.
 - :func:`load_articles` reads a JSON-lines corpus (gzip or plain) of the shared data dir.
 - :func:`news_length_docs` joins consecutive articles into news-length texts.
 - :class:`FillerTexts` makes any number of distinct, deterministic news-length texts that are
-  not near-duplicates of each other (sampled corpus sentences with a few characters changed
-  in each), to fill a store to a given size.
+  not near-duplicates of each other (sampled corpus sentences with a few two-character spans
+  replaced by common words in each), to fill a store to a given size.
 - :func:`reprint` makes a simple site reprint of a text (banner, edits, cut end).
 """
 
@@ -20,7 +20,7 @@ import os
 import random
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -30,6 +30,8 @@ PD199801 = "zh-pd199801/pd199801_dev.jsonl.gz"
 
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;…])|\n")  # as every splitter of the compared methods
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_CJK_WORD = re.compile(r"[\u4e00-\u9fff]+")
+_TABLE = 1 << 16
 
 
 def add_data_option(parser: argparse.ArgumentParser) -> None:
@@ -104,14 +106,25 @@ def sentence_pool(articles: list[dict], min_chars: int = 12) -> list[str]:
 class FillerTexts:
     """Distinct news-length texts, the ``i``-th always the same for a given seed.
 
-    Each text is corpus sentences from ``pool``, drawn until it reaches a length drawn from
-    ``chars``, with ``substitutions`` two-character spans of every sentence replaced by
-    common two-character words. Two fillers rarely share a pool sentence, and a shared one
-    differs in its replaced spans, so sentence hashes and most shingles differ: a filler is
-    a new story for any detector. Replacing by dictionary words (rather than random
-    characters) keeps the tokenizer's vocabulary realistic: a few new tokens per text, as in
-    a real news stream, not dozens. The random draws of a block of ``block`` texts are made
-    at once with numpy, so a text costs tens of microseconds, well below what is measured.
+    Each text is a run of corpus sentences (drawn until it reaches a length drawn from
+    ``chars``) in which each Chinese word of one to four characters is, with probability
+    ``1 - keep``, replaced by a word of the same length drawn from the corpus vocabulary with
+    its corpus frequency; punctuation, digits, Latin and longer words stay. The texts keep the
+    corpus's sentence lengths, punctuation, word lengths and word frequencies, so tokenizing,
+    weighting and hashing cost what real news costs, with a few new tokens per text as in a
+    real stream, and no two share a sentence.
+
+    Why not the corpus sentences with a few characters changed: at a million texts every pool
+    sentence would recur in thousands of them nearly whole, and an index keyed on shingles
+    (bottom-k sketch keys) would meet those shared runs in every lookup. Here texts share
+    short runs of kept words, the way news shares common phrases: ``keep = 0.6`` makes the
+    share of a text's 5-shingles that occur in another of 300 texts about 8%, as among 300
+    news-length texts of the People's Daily corpus. Measure on texts whose articles are not in
+    ``pool``, or they share far more with the fillers than other news would.
+
+    The random draws of a block of ``block`` texts are made at once with numpy (a text costs
+    tens of microseconds, well below what is measured); ``cut`` is the word segmenter used
+    once on the pool (default: rjieba, else jieba).
     """
 
     def __init__(
@@ -119,26 +132,56 @@ class FillerTexts:
         pool: list[str],
         seed: int = 1998,
         chars: tuple[int, int] = (1000, 2000),
-        substitutions: tuple[int, int] = (2, 3),
         paragraph: tuple[int, int] = (3, 6),
         block: int = 1000,
-        words: list[str] | None = None,
+        cut: Callable[[str], list[str]] | None = None,
+        keep: float = 0.6,
     ):
         pool = [s for s in pool if 12 <= len(s) <= 200]  # a few run-on "sentences" are paragraphs
         if len(pool) < 1000:
             raise ValueError(f"a sentence pool of {len(pool)} is too small for distinct fillers")
+        cut = cut or default_cut()
         self.seed = seed
         self.chars = chars
-        self.substitutions = substitutions
         self.paragraph = paragraph
         self.block = block
-        # The pool as one array of code points, so a block of texts is built by numpy gathers.
-        self._codes = np.frombuffer("".join(pool).encode("utf-32-le"), dtype=np.uint32)
+        self.keep = keep
+        tokens = [cut(s) for s in pool]
+        if any("".join(t) != s for t, s in zip(tokens, pool)):
+            raise ValueError("the segmenter must return tokens that join back into the sentence")
+        flat = [w for t in tokens for w in t]
+        counts: dict[str, int] = {}
+        for w in flat:
+            if 1 <= len(w) <= 4 and _CJK_WORD.fullmatch(w):
+                counts[w] = counts.get(w, 0) + 1
+        vocab = sorted(counts)
+        # Source of every output character: the pool, then the vocabulary, then 3 tail marks
+        # (0: nothing, line break, 1: end of text).
+        pool_text, vocab_text = "".join(pool), "".join(vocab)
+        self._source = np.frombuffer((pool_text + vocab_text + "\x00\n\x01").encode("utf-32-le"), dtype=np.uint32)
+        self._tail = len(pool_text) + len(vocab_text)
+        self._tok_len = np.array([len(w) for w in flat], dtype=np.int64)
+        self._tok_start = np.concatenate([[0], self._tok_len.cumsum()[:-1]])
+        self._tok_word = np.array([w in counts for w in flat], dtype=bool)
+        ntok = np.array([len(t) for t in tokens], dtype=np.int64)
+        self._sent_ntok = ntok
+        self._sent_tok0 = np.concatenate([[0], ntok.cumsum()[:-1]])
         self._lengths = np.array([len(s) for s in pool], dtype=np.int64)
-        self._starts = np.concatenate([[0], self._lengths.cumsum()[:-1]])
         self._slots = int(chars[1] / self._lengths.mean() * 1.5) + 8  # sentences drawn per text
-        words = [w for w in (words or common_words(pool)) if len(w) == 2]
-        self._words = np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32).reshape(-1, 2)
+        vocab_len = np.array([len(w) for w in vocab], dtype=np.int64)
+        vocab_start = len(pool_text) + np.concatenate([[0], vocab_len.cumsum()[:-1]])
+        freq = np.array([counts[w] for w in vocab], dtype=np.float64)
+        # Per word length, a table of 2**16 source offsets in which each word appears in
+        # proportion to its frequency: a draw is one random index (inverse-CDF sampling).
+        # Row 0 and rows of absent lengths are never drawn from: only tokens of a present length are replaced.
+        self._words = np.zeros((5, _TABLE), dtype=np.int64)
+        for length in range(1, 5):
+            mask = vocab_len == length
+            if mask.any():
+                cum = freq[mask].cumsum()
+                picks = np.searchsorted(cum / cum[-1], (np.arange(_TABLE) + 0.5) / _TABLE)
+                self._words[length] = vocab_start[mask][np.minimum(picks, mask.sum() - 1)]
+        self._tok_word &= np.isin(self._tok_len, [n for n in range(1, 5) if (vocab_len == n).any()])
         self._cache: tuple[int, list[str]] | None = None
 
     def _make_block(self, number: int) -> list[str]:
@@ -146,34 +189,31 @@ class FillerTexts:
         n, slots = self.block, self._slots
         picks = rng.integers(0, len(self._lengths), size=(n, slots))
         targets = rng.integers(self.chars[0], self.chars[1] + 1, size=n)
-        lengths = self._lengths[picks]
-        counts = np.minimum((lengths.cumsum(axis=1) < targets[:, None]).sum(axis=1) + 1, slots)
+        counts = np.minimum((self._lengths[picks].cumsum(axis=1) < targets[:, None]).sum(axis=1) + 1, slots)
         used = np.arange(slots)[None, :] < counts[:, None]  # (n, slots): slots that go in a text
-        most = self.substitutions[1]
-        subs = rng.integers(self.substitutions[0], most + 1, size=(n, slots))
-        # span starts, the end punctuation kept
-        where = (rng.random((n, slots, most)) * (lengths[:, :, None] - 2)).astype(np.int64)
-        words = self._words[rng.integers(0, len(self._words), size=(n, slots, most))]
         # a paragraph break after a sentence with probability 1 / mean paragraph length
         breaks = rng.random((n, slots)) < 2.0 / (self.paragraph[0] + self.paragraph[1])
-        # Every used sentence is copied with one extra trailing character: a line break, a
-        # 0 to be removed, or at a text's last sentence the text separator 1.
-        sel = picks[used]
-        sizes = self._lengths[sel] + 1
-        out_starts = np.concatenate([[0], sizes.cumsum()[:-1]])
-        total = int(sizes.sum())
-        gather = np.repeat(self._starts[sel] - out_starts, sizes) + np.arange(total)
-        codes = self._codes[np.minimum(gather, len(self._codes) - 1)].copy()
-        ends = out_starts + sizes - 1
         last = np.zeros_like(used)
         last[np.arange(n), counts - 1] = True
-        tail = np.where(last[used], 1, np.where(breaks[used], 10, 0)).astype(np.uint32)
-        codes[ends] = tail
-        k = np.arange(most)[None, :] < subs[used][:, None]  # (sentences, most)
-        positions = (out_starts[:, None] + where[used])[k]
-        chosen = words[used][k]
-        codes[positions] = chosen[:, 0]
-        codes[positions + 1] = chosen[:, 1]
+        sel = picks[used]  # the sentences used, in output order
+        tail = self._tail + np.where(last[used], 2, np.where(breaks[used], 1, 0))
+        # Output tokens: each sentence's tokens, then one tail mark.
+        per = self._sent_ntok[sel] + 1
+        total_tokens = int(per.sum())
+        group = np.concatenate([[0], per.cumsum()[:-1]])
+        within = np.arange(total_tokens) - np.repeat(group, per)
+        is_tail = within == np.repeat(per - 1, per)
+        token = np.where(is_tail, 0, np.repeat(self._sent_tok0[sel], per) + within)
+        lengths = np.where(is_tail, 1, self._tok_len[token])
+        source = np.where(is_tail, np.repeat(tail, per), self._tok_start[token])
+        replace = ~is_tail & self._tok_word[token]
+        if self.keep:
+            replace &= rng.random(total_tokens) >= self.keep
+        draws = rng.integers(0, _TABLE, size=total_tokens)
+        source = np.where(replace, self._words[np.minimum(lengths, 4), draws], source)
+        out_start = np.concatenate([[0], lengths.cumsum()[:-1]])
+        gather = np.repeat(source - out_start, lengths) + np.arange(int(lengths.sum()))
+        codes = self._source[gather]
         codes = codes[codes != 0]
         text = codes.astype("<u4").tobytes().decode("utf-32-le")
         return [t.strip() for t in text.split("\x01")[:n]]
@@ -198,31 +238,17 @@ class FillerTexts:
         return out
 
 
-def common_words(pool: list[str] | None = None, min_count: int = 1000) -> list[str]:
-    """Common two-character Chinese words: from jieba's dictionary when jieba is installed,
-    else the most frequent character pairs of ``pool``."""
+def default_cut() -> Callable[[str], list[str]]:
+    """A Chinese word segmenter: rjieba when installed, else jieba."""
     try:
-        import jieba
+        import rjieba
+
+        return lambda text: rjieba.cut(text, hmm=True)
     except ImportError:
-        jieba = None
-    if jieba is not None:
-        path = Path(jieba.__file__).parent / "dict.txt"
-        words = []
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                word, count = line.split(" ")[:2]
-                if len(word) == 2 and _CJK.fullmatch(word[0]) and _CJK.fullmatch(word[1]) and int(count) >= min_count:
-                    words.append(word)
-        return words
-    if not pool:
-        raise ValueError("without jieba, common_words needs a sentence pool")
-    pairs: dict[str, int] = {}
-    for sentence in pool:
-        for i in range(len(sentence) - 1):
-            pair = sentence[i : i + 2]
-            if _CJK.fullmatch(pair[0]) and _CJK.fullmatch(pair[1]):
-                pairs[pair] = pairs.get(pair, 0) + 1
-    return sorted(pairs, key=pairs.get, reverse=True)[:5000]
+        import jieba
+
+        jieba.setLogLevel(60)
+        return lambda text: jieba.lcut(text, HMM=True)
 
 
 BANNERS = [
