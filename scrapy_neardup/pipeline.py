@@ -118,6 +118,7 @@ class NearDupPipeline:
         self._reserved: dict[int, tuple[Any, Verdict]] = {}  # id(item) -> (item, verdict)
         self._reserved_keys: dict[str, int] = {}  # key -> id(item), when a pipeline swaps the item
         self._tail: Any = None  # Deferred fired when the last check in arrival order is done
+        self._retry_lock: Any = None  # one page at a time after a worker died
         self._told: set[Any] = set()
         self._seq = 0
 
@@ -167,8 +168,11 @@ class NearDupPipeline:
             except StoreError as exc:
                 self._once("purge", logging.WARNING, "Could not purge old documents: %s", exc)
         if config.workers:
+            from twisted.internet.defer import DeferredLock
+
             self.pool = WorkerPool(config.workers, recipe, config.extractor)
             self.pool.warm_up()
+            self._retry_lock = DeferredLock()
         logger.info(
             "scrapy-neardup: store %s (namespace %r), action %s, nshash n=%d, SimHash distance <= %d, "
             "containment >= %.2f, min %d chars, time window %s, tokenizer %s, %s",
@@ -298,6 +302,22 @@ class NearDupPipeline:
             mine.callback(None)
 
     async def _from_pool(self, source: Any, is_html: bool) -> Prepared:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return await self._pool_once(source, is_html)
+        except BrokenProcessPool as exc:
+            # A worker died (killed, out of memory, a crashing extractor) and failed every page
+            # queued in the pool with it. Each page is tried once more, alone, on a new pool,
+            # so that one bad page costs one item.
+            self._once("pool_broken", logging.WARNING, "A worker process died (%s); retrying its pages one at a time", exc)
+            await _wait(self._retry_lock.acquire())
+            try:
+                return await self._pool_once(source, is_html)
+            finally:
+                self._retry_lock.release()
+
+    async def _pool_once(self, source: Any, is_html: bool) -> Prepared:
         from twisted.internet import reactor
         from twisted.internet.defer import Deferred
 

@@ -579,6 +579,29 @@ def exploding_extractor(html: str) -> str:
     return html_to_text(html)
 
 
+def crashing_extractor(html: str) -> str:
+    """Kills the worker process it runs in for pages that contain a marker (out of memory, say)."""
+    if "CRASH" in html:
+        import os
+
+        os._exit(3)
+    from scrapy_neardup.extract import html_to_text
+
+    return html_to_text(html)
+
+
+class CrashSpider(NewsSpider):
+    """Yields one page whose extraction kills its worker between normal pages."""
+
+    name = "crash"
+
+    def make_item(self, response: Any) -> Any:
+        item = super().make_item(response)
+        if response.url.endswith("/b/canteen.html"):
+            item["html"] = "<p>CRASH</p>" + item["html"]
+        return item
+
+
 if __name__ == "__main__":  # serve the world by hand: python tests/local_site.py
     with LocalSite() as site:
         print(site.root + "/index.html")

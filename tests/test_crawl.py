@@ -464,6 +464,29 @@ def test_bad_items_are_counted_and_passed_untouched(local_site, tmp_path, caplog
     assert not any(r.exc_info for r in caplog.records)
 
 
+@pytest_twisted.inlineCallbacks
+def test_a_worker_killed_mid_crawl_costs_one_item(local_site, tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="scrapy_neardup")
+    from local_site import CrashSpider
+
+    paths = ["/a/metro.html", "/b/canteen.html", "/a/canteen.html", "/b/metro.html", "/c/flood.html"]
+    result = yield run(
+        settings_for(tmp_path / "store", NEARDUP_WORKERS=1, NEARDUP_EXTRACTOR="local_site.crashing_extractor"),
+        CrashSpider,
+        root=local_site.root,
+        paths=paths,
+    )
+    assert result.stats["finish_reason"] == "finished"
+    # The pages queued behind it were retried on a new pool; only the page that killed its
+    # worker (twice) passed unchecked.
+    assert result.paths() == ["/a/metro.html", "/b/canteen.html", "/a/canteen.html", "/c/flood.html"]
+    assert result.neardup["neardup/error"] == 1
+    assert result.neardup["neardup/unique"] == 3 and result.neardup["neardup/dropped"] == 1
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("A worker process died" in m for m in messages) == 1
+    assert any("BrokenProcessPool" in m and "/b/canteen.html" in m for m in messages)
+
+
 @pytest.mark.parametrize("mode", ["text", "bytes"])
 @pytest_twisted.inlineCallbacks
 def test_text_field_and_html_bytes_give_the_same_verdicts(local_site, tmp_path, mode):
