@@ -36,6 +36,7 @@ import multiprocessing
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -247,6 +248,7 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=0.5)
     parser.add_argument("--quick", action="store_true", help="smoke run: 600 docs, 5k stored")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the redis-server is stopped
     if args.quick:
         args.docs, args.memory_docs, args.ds_memory_docs = 600, 5000, 2000
     procs = [int(p) for p in args.procs.split(",")]

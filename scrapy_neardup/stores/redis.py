@@ -187,10 +187,20 @@ local boilerplate = tonumber(ARGV[10])   -- a sentence bucket this full is boile
 local read_limit = tonumber(ARGV[11])    -- ids read from one SimHash bucket
 local client, seq = ARGV[12], ARGV[13]
 local head = tonumber(ARGV[14])
-local ns, nr, nf = tonumber(ARGV[15]), tonumber(ARGV[16]), tonumber(ARGV[17])
-local S = 18                             -- ns sentence buckets, longest sentence first
-local R = S + ns                         -- nr SimHash buckets to read
-local F = R + nr                         -- nf SimHash buckets to file the document under
+-- Buckets come concatenated, one argument per list (cheaper to send than one per bucket):
+-- each entry is its length, then 4 hex digits of its shard and the bucket's name.
+local function entries(blob)
+  local out, pos = {}, 1
+  while pos <= #blob do
+    local size = string.byte(blob, pos)
+    out[#out + 1] = string.sub(blob, pos + 1, pos + size)
+    pos = pos + size + 1
+  end
+  return out
+end
+local sentences = entries(ARGV[15])      -- sentence buckets, longest sentence first
+local reads = entries(ARGV[16])          -- SimHash buckets to read
+local files = entries(ARGV[17])          -- SimHash buckets to file the document under
 
 local now_ms = reap()
 
@@ -221,14 +231,14 @@ if done then
     local id = tonumber(did)
     local filed = {}
     for i in string.gmatch(dfiled, '%d+') do filed[#filed + 1] = tonumber(i) end
-    for i = 1, ns do
+    for i = 1, #sentences do
       local older = {}
-      for _, other in ipairs(live(ARGV[S + i - 1], boilerplate + 1)) do
+      for _, other in ipairs(live(sentences[i], boilerplate + 1)) do
         if other < id then older[#older + 1] = other end
       end
       if #older < boilerplate then add(older) end
     end
-    for i = 0, nr - 1 do add(live(ARGV[R + i], read_limit + 1), id) end
+    for _, entry in ipairs(reads) do add(live(entry, read_limit + 1), id) end
     return reply(id, filed)
   end
 end
@@ -236,19 +246,19 @@ end
 -- Every sentence key is looked up (a cut or edited reprint may have lost some of the
 -- original's longest sentences); the first n that are not boilerplate are filed.
 local filed = {}
-for i = 1, ns do
-  local members = live(ARGV[S + i - 1], boilerplate)
+for i = 1, #sentences do
+  local members = live(sentences[i], boilerplate)
   if #members < boilerplate then   -- else boilerplate: neither key nor evidence
     if #filed < n then filed[#filed + 1] = i end
     add(members)
   end
 end
-for i = 0, nr - 1 do add(live(ARGV[R + i], read_limit)) end
+for _, entry in ipairs(reads) do add(live(entry, read_limit)) end
 
 local id = redis.call('INCR', P .. 'n')
 local m = id_member(id)
 local keys = {}
-for _, i in ipairs(filed) do keys[#keys + 1] = string.reverse(string.sub(ARGV[S + i - 1], 6)) end
+for _, i in ipairs(filed) do keys[#keys + 1] = string.reverse(string.sub(sentences[i], -8)) end
 local body = string.reverse(m) .. string.sub(rec, 9, head - 1) .. string.char(#filed)
   .. table.concat(keys) .. string.sub(rec, head + 1)
 local expire = ttl_ms
@@ -267,8 +277,8 @@ local function file(entry)
   write(key, field, (read(key, field) or '') .. m)
   touched[key] = true
 end
-for _, i in ipairs(filed) do file(ARGV[S + i - 1]) end
-for i = 0, nf - 1 do file(ARGV[F + i]) end
+for _, i in ipairs(filed) do file(sentences[i]) end
+for _, entry in ipairs(files) do file(entry) end
 if window_ms > 0 then
   for key in pairs(touched) do redis.call('PEXPIRE', key, window_ms) end
 end
@@ -294,13 +304,16 @@ return 1
 """
 
 REMOVE = """
-local P, id, m, window = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local P, id, m, window, blob = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local existed = redis.call('DEL', P .. 'r:' .. id)
 redis.call('ZREM', P .. 't', m)
 redis.call('ZREM', P .. 'p', m)
-for i = 5, #ARGV do
-  local key = P .. 'h:' .. window .. ':' .. string.sub(ARGV[i], 1, 4)
-  local field = string.sub(ARGV[i], 5)
+local pos = 1
+while pos <= #blob do              -- bucket entries as check-and-add takes them
+  local size = string.byte(blob, pos)
+  local key = P .. 'h:' .. window .. ':' .. string.sub(blob, pos + 1, pos + 4)
+  local field = string.sub(blob, pos + 5, pos + size)
+  pos = pos + size + 1
   local v = redis.call('HGET', key, field)
   if v then
     local kept = {}
@@ -343,8 +356,8 @@ def _member(doc_id: int) -> bytes:
 
 
 def _entry(bucket: bytes) -> bytes:
-    """A bucket as the scripts take it: the 4 hex digits of its shard, then its name."""
-    return b"%04x" % (xxhash.xxh32_intdigest(bucket) % SHARDS) + bucket
+    """A bucket as the scripts take it: its length, the 4 hex digits of its shard, its name."""
+    return bytes([len(bucket) + 4]) + b"%04x" % (xxhash.xxh32_intdigest(bucket) % SHARDS) + bucket
 
 
 class RedisStore(Store):
@@ -352,8 +365,9 @@ class RedisStore(Store):
 
     ``ttl`` (seconds) bounds the store: it is part of the store's layout, fixed when the
     namespace is created, so every process sharing a namespace gives the same one or none
-    (None takes the store's own; a store created without one keeps documents until purged). ``pending_timeout`` is
-    how long a reservation (``reserve=True``) waits for :meth:`commit` before it vanishes.
+    (None takes the store's own; a store created without one keeps documents until purged).
+    ``pending_timeout``: how long a reservation (``reserve=True``) waits for :meth:`commit`
+    before it vanishes.
     ``retries``: how often a command is retried after a lost connection or a timeout.
     ``redis_params``: extra ``redis.Redis`` arguments (timeouts, TLS files, ...).
     """
@@ -385,7 +399,7 @@ class RedisStore(Store):
         self._password = urlsplit(uri).password
         self._client_id = f"{os.getpid()}-{os.urandom(6).hex()}"
         self._seq = count(1)
-        self._filed: OrderedDict[int, tuple[bytes, list[bytes]]] = OrderedDict()
+        self._filed: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()
         self._closed = False
         try:
             self.client = get_redis(uri, {"retries": retries, **(redis_params or {})})
@@ -503,34 +517,33 @@ class RedisStore(Store):
             f"{self._client_id}-{threading.get_ident()}",
             next(self._seq),
             _HEAD_SIZE,
-            len(sentences),
-            len(read),
-            len(file_entries),
-            *sentences,
-            *read,
-            *file_entries,
+            b"".join(sentences),
+            b"".join(read),
+            b"".join(file_entries),
         ]
         reply = self._call(self._check_and_add, keys=[], args=args)
         record.doc_id = int(reply[0])
-        record.sentence_keys = [sentence_keys[int(i) - 1] for i in reply[1]]
-        self._remember(record)
+        filed = [int(i) - 1 for i in reply[1]]
+        record.sentence_keys = [sentence_keys[i] for i in filed]
+        # Remember where it was filed, so that removing a duplicate costs no read.
+        self._filed[record.doc_id] = (
+            self._window_of(record.time),
+            b"".join([sentences[i] for i in filed] + file_entries),
+        )
+        while len(self._filed) > _CACHE_SIZE:
+            self._filed.popitem(last=False)
         candidates = [DocRecord.from_bytes(data) for data in reply[2:]]
         return Reservation(record.doc_id, candidates, record.sentence_keys)
 
-    def _remember(self, record: DocRecord) -> None:
-        self._filed[record.doc_id] = self._where(record)
-        while len(self._filed) > _CACHE_SIZE:
-            self._filed.popitem(last=False)
-
-    def _where(self, record: DocRecord | None) -> tuple[bytes, list[bytes]]:
+    def _where(self, record: DocRecord | None) -> tuple[bytes, bytes]:
         """The window and bucket entries a document is filed under."""
         if record is None:
-            return b"0", []
-        return self._window_of(record.time), [_entry(b) for b in self.buckets_of(record)]
+            return b"0", b""
+        return self._window_of(record.time), b"".join(_entry(b) for b in self.buckets_of(record))
 
     def remove(self, doc_id: int) -> None:
         where = self._filed.pop(doc_id, None) or self._where(self.get(doc_id))
-        self._call(self._remove, keys=[], args=[self._prefix, doc_id, _member(doc_id), where[0], *where[1]])
+        self._call(self._remove, keys=[], args=[self._prefix, doc_id, _member(doc_id), *where])
 
     def commit(self, doc_id: int) -> None:
         self._filed.pop(doc_id, None)
@@ -559,8 +572,8 @@ class RedisStore(Store):
             for member, data in zip(old, records):
                 doc_id = int.from_bytes(member, "big")
                 self._filed.pop(doc_id, None)
-                window, entries = self._where(DocRecord.from_bytes(data) if data is not None else None)
-                self._remove(keys=[], args=[self._prefix, doc_id, member, window, *entries], client=pipe)
+                where = self._where(DocRecord.from_bytes(data) if data is not None else None)
+                self._remove(keys=[], args=[self._prefix, doc_id, member, *where], client=pipe)
             removed += sum(int(x) for x in self._call(pipe.execute))
 
     def count(self) -> int:
