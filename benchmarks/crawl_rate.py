@@ -77,21 +77,21 @@ def corpus_stories(path: Path, min_chars: int = 1000, max_chars: int = 1500, see
     return stories
 
 
-def _serve_forever(world: Any, conn: Any) -> None:
+def _serve_forever(world: Any, conn: Any, delay: float) -> None:
     """Body of the server process (forked, so the world is not pickled)."""
     from newsworld import serve
 
-    server, base_url = serve(world)
+    server, base_url = serve(world, delay=delay)
     conn.send(base_url)
     conn.close()
     while True:
         time.sleep(3600)
 
 
-def start_server(world: Any) -> tuple[Any, str]:
+def start_server(world: Any, delay: float = 0.0) -> tuple[Any, str]:
     context = multiprocessing.get_context("fork")
     parent, child = context.Pipe()
-    process = context.Process(target=_serve_forever, args=(world, child), daemon=True, name="newsworld-server")
+    process = context.Process(target=_serve_forever, args=(world, child, delay), daemon=True, name="newsworld-server")
     process.start()
     if not parent.poll(60):
         process.terminate()
@@ -157,17 +157,29 @@ def crawl_child(config: dict) -> None:
         json.dump(result, handle)
 
 
-def run_crawl(config: dict) -> dict:
+def process_cpu(pid: int) -> float | None:
+    """CPU seconds used so far by process ``pid`` (Linux /proc), or None where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def run_crawl(config: dict, server_pid: int | None = None) -> dict:
     """One crawl in a fresh Python process; returns its figures plus the CPU it used."""
     with tempfile.TemporaryDirectory(prefix="crawl-rate-") as tmp:
         config = dict(config, result=os.path.join(tmp, "result.json"))
         if config["pipeline"]:
             config["store"] = f"leveldb://{os.path.join(tmp, 'store')}"
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        server_before = process_cpu(server_pid) if server_pid else None
         completed = subprocess.run(
             [sys.executable, __file__, "--child", json.dumps(config)], capture_output=True, text=True
         )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        server_after = process_cpu(server_pid) if server_pid else None
         if completed.returncode != 0 or not os.path.exists(config["result"]):
             sys.stderr.write(completed.stderr[-5000:])
             raise RuntimeError(f"crawl failed (exit {completed.returncode})")
@@ -176,6 +188,7 @@ def run_crawl(config: dict) -> dict:
         with open(config["result"], encoding="utf-8") as handle:
             result = json.load(handle)
     result["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    result["server_cpu"] = server_after - server_before if server_before is not None and server_after is not None else None
     result["rate"] = result["pages"] / result["elapsed"] if result["elapsed"] else 0.0
     return result
 
@@ -220,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reprints", type=int, nargs=2, default=(3, 4), metavar=("MIN", "MAX"),
                         help="reprints per story (default 3 4)")
     parser.add_argument("--stories", type=int, help="use only the first N stories (a quick run)")
+    parser.add_argument("--delay", type=float, default=0.0,
+                        help="seconds the server waits before each response, to imitate remote sites (default 0)")
     parser.add_argument("--log-level", default="WARNING", choices=("INFO", "WARNING", "ERROR"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -244,7 +259,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(world.start_paths)} sites, {statistics.mean(sizes) / 1024:.1f} KB per article page",
         flush=True,
     )
-    server, base_url = start_server(world)
+    if len(world.story_of) < 3000 and not args.stories:
+        print("warning: fewer than 3,000 article pages; raise --reprints", flush=True)
+    server, base_url = start_server(world, args.delay)
     base = {"base_url": base_url, "concurrency": args.concurrency, "log_level": args.log_level}
     runs: dict[str, list[dict]] = {}
     labels = {None: "pipeline default"}
@@ -255,30 +272,39 @@ def main(argv: list[str] | None = None) -> int:
                 label = f"with pipeline ({labels.get(workers, f'{workers} workers')})"
                 configs.append((label, dict(base, pipeline=True, workers=workers)))
             for label, config in configs:
-                result = run_crawl(config)
+                result = run_crawl(config, server.pid)
                 runs.setdefault(label, []).append(result)
+                server_cpu = f", server cpu {result['server_cpu']:.1f} s" if result["server_cpu"] is not None else ""
                 print(f"  round {round_ + 1}: {label}: {result['pages']} pages in {result['elapsed']:.1f} s, "
-                      f"{result['rate']:.1f} pages/s, cpu {result['cpu']:.1f} s", flush=True)
+                      f"{result['rate']:.1f} pages/s, crawl cpu {result['cpu']:.1f} s{server_cpu}", flush=True)
     finally:
         server.terminate()
         server.join(5)
 
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\ncrawl of {base_url} with CONCURRENT_REQUESTS {args.concurrency}, HTML extraction on, drop mode, "
-          f"LevelDB store; median of {args.repeat} run(s); {os.cpu_count()} cores")
-    header = f"{'run':36} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'kept':>6} {'dropped':>8} {'cpu s*':>7}"
+          f"LevelDB store, server delay {args.delay * 1000:g} ms; median of {args.repeat} run(s); "
+          f"{os.cpu_count()} cores, load average {load:.1f} at the end")
+    header = (f"{'run':36} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'kept':>6} {'dropped':>8} "
+              f"{'cpu s*':>7} {'server cpu s':>12}")
     print(header)
     print("-" * len(header))
     summary: dict[str, Any] = {"world": {"stories": len(stories), "article_pages": len(world.story_of),
-                                         "pages": len(world.pages)}, "runs": {}}
+                                         "pages": len(world.pages)},
+                               "settings": {"concurrency": args.concurrency, "delay": args.delay,
+                                            "repeat": args.repeat, "cores": os.cpu_count(), "load_average": load},
+                               "runs": {}}
     baseline = None
     for label, results in runs.items():
         best = sorted(results, key=lambda r: r["rate"])[len(results) // 2]
         rate = statistics.median(r["rate"] for r in results)
         kept = len(best["kept"])
+        server_cpu = f"{best['server_cpu']:.1f}" if best["server_cpu"] is not None else "-"
         print(f"{label:36} {best['pages']:>6} {best['elapsed']:>8.1f} {rate:>8.1f} {kept:>6} "
-              f"{best['dropped']:>8} {best['cpu']:>7.1f}")
+              f"{best['dropped']:>8} {best['cpu']:>7.1f} {server_cpu:>12}")
         entry = {"rate": rate, "rates": [r["rate"] for r in results], "pages": best["pages"],
                  "elapsed": best["elapsed"], "kept": kept, "dropped": best["dropped"], "cpu": best["cpu"],
+                 "server_cpu": best["server_cpu"],
                  "neardup": best["neardup"], "finish_reason": best["finish_reason"]}
         if baseline is None:
             baseline = rate
