@@ -171,7 +171,6 @@ class NearDupPipeline:
             from twisted.internet.defer import DeferredLock
 
             self.pool = WorkerPool(config.workers, recipe, config.extractor)
-            self.pool.warm_up()
             self._retry_lock = DeferredLock()
         logger.info(
             "scrapy-neardup: store %s (namespace %r), action %s, nshash n=%d, SimHash distance <= %d, "
@@ -333,7 +332,7 @@ class NearDupPipeline:
 
             reactor.callFromThread(fire)
 
-        self.pool.submit(source, is_html).add_done_callback(done)
+        self.pool.submit(source, is_html, done)
         return await _wait(result)
 
     def _judge(self, adapter: ItemAdapter, key: str, prepared: Prepared) -> Verdict | None:

@@ -8,7 +8,10 @@ store check stays in the crawler process, in arrival order.
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import multiprocessing
+import queue
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -92,12 +95,19 @@ class WorkerPool:
 
     Workers are started by a fork server (not by forking the crawler, which runs threads),
     so a script that starts a crawl needs the usual ``if __name__ == "__main__":`` guard.
+
+    Pages are handed to the executor by a feeder thread: ``ProcessPoolExecutor.submit``
+    wakes the executor's own thread through a pipe and, under the GIL, the caller often
+    waits a thread switch interval (~5 ms) for it. The reactor thread only queues the page.
     """
 
     def __init__(self, size: int, recipe: Recipe, extractor: Callable[[str], str] | str):
         self.size = size
         self._args = (recipe, extractor)
         self._executor = self._start()
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._feeder = threading.Thread(target=self._feed, name="neardup-pool-feeder", daemon=True)
+        self._feeder.start()
 
     def _start(self) -> concurrent.futures.ProcessPoolExecutor:
         methods = multiprocessing.get_all_start_methods()
@@ -109,11 +119,29 @@ class WorkerPool:
             max_workers=self.size, mp_context=context, initializer=_initialize, initargs=self._args
         )
 
-    def warm_up(self) -> list[concurrent.futures.Future]:
-        """Start every worker now rather than on the first page."""
-        return [self._executor.submit(_ready) for _ in range(self.size)]
 
-    def submit(self, source: str | bytes, is_html: bool) -> concurrent.futures.Future:
+    def submit(self, source: str | bytes, is_html: bool, done: Callable[[concurrent.futures.Future], None]) -> None:
+        """Prepare ``source`` in a worker; ``done(future)`` is called from another thread."""
+        self._jobs.put((source, is_html, done))
+
+    def _feed(self) -> None:
+        # Start every worker now rather than on the first page (starting the fork server
+        # takes a second or two: not in the reactor thread).
+        for _ in range(self.size):
+            self._executor.submit(_ready)
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            source, is_html, done = job
+            try:
+                future = self._submit_now(source, is_html)
+            except Exception as exc:  # the pool cannot even be restarted: fail this page only
+                future = concurrent.futures.Future()
+                future.set_exception(exc)
+            future.add_done_callback(done)
+
+    def _submit_now(self, source: str | bytes, is_html: bool) -> concurrent.futures.Future:
         try:
             return self._executor.submit(_prepare, source, is_html)
         except concurrent.futures.process.BrokenProcessPool:
@@ -123,5 +151,6 @@ class WorkerPool:
             return self._executor.submit(_prepare, source, is_html)
 
     def close(self) -> None:
+        self._jobs.put(None)
+        self._feeder.join()
         self._executor.shutdown(wait=True, cancel_futures=True)
-
