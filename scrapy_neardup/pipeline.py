@@ -9,7 +9,6 @@ or that fails, is released again, so its reprints are not lost.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -20,6 +19,7 @@ from .config import NearDupConfig, unknown_settings
 from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
 from .stores import Store, StoreError, StoreFormatError, open_store, redact
+from .text import get_tokenizer
 from .workers import ERROR, NO_TEXT, Prepared, Preparer, WorkerPool
 
 logger = logging.getLogger(__name__)
@@ -151,7 +151,9 @@ class NearDupPipeline:
         except StoreError as exc:
             self._fail(exc)
         try:
-            self.preparer = Preparer(recipe, config.extractor)
+            get_tokenizer(recipe.tokenizer)
+            if not config.workers:  # with workers, pages are fingerprinted there only
+                self.preparer = Preparer(recipe, config.extractor)
         except ValueError as exc:
             _release_store(self._shared)
             self._shared = None
@@ -160,7 +162,7 @@ class NearDupPipeline:
             self._shared.store,
             thresholds=config.thresholds(),
             ttl=config.ttl or None,
-            fingerprinter=self.preparer.fingerprinter,
+            fingerprinter=self.preparer.fingerprinter if self.preparer else _NoFingerprinter(),
         )
         if config.ttl:
             try:
@@ -539,6 +541,13 @@ class NearDupPipeline:
             logger.log(level, message, *args, extra=extra)
         elif self.config.debug:
             logger.debug(message, *args, extra=extra)
+
+
+class _NoFingerprinter:
+    """The crawler process does not fingerprint when workers do (and need not load IDF tables)."""
+
+    def fingerprint(self, text: str) -> Any:
+        raise RuntimeError("fingerprints are computed by the worker processes")
 
 
 async def _wait(deferred: Any) -> Any:
