@@ -111,3 +111,12 @@ def test_passwords_are_redacted():
     assert redact("redis://:secret@localhost:6379/0") == "redis://:***@localhost:6379/0"
     assert redact("redis://user:secret@host/1") == "redis://user:***@host/1"
     assert redact("leveldb:///data/x") == "leveldb:///data/x"
+
+
+def test_named_memory_stores_are_shared_by_uri_and_namespace():
+    one, same = open_store("memory://shared-a"), open_store("memory://shared-a")
+    other_name, other_space = open_store("memory://shared-b"), open_store("memory://shared-a", "x")
+    Detector(one).check("a", text("battery"))
+    assert same.count() == 1
+    assert other_name.count() == 0 and other_space.count() == 0
+    assert open_store("memory://").count() == 0

@@ -7,15 +7,16 @@ from typing import Iterable
 from ..record import DocRecord
 from .base import LocalStore
 
-# One dict of namespaces per process, so that two pipelines opening ``memory://`` share it.
-_SHARED: dict[str, dict] = {}
+# ``memory://NAME`` stores live as long as the process, so that two pipelines opening the
+# same URI and namespace share one; plain ``memory://`` is private to its opener.
+_SHARED: dict[tuple[str, str], dict] = {}
 
 
 class MemoryStore(LocalStore):
     def __init__(self, uri: str = "memory://", namespace: str = "default", shared: bool = False):
         self.uri = uri
         self.namespace = namespace
-        space = _SHARED.setdefault(namespace, {}) if shared else {}
+        space = _SHARED.setdefault((uri, namespace), {}) if shared else {}
         self._docs: dict[int, DocRecord] = space.setdefault("docs", {})
         self._buckets: dict[bytes, dict[int, None]] = space.setdefault("buckets", {})
         self._meta: dict = space.setdefault("meta", {})
