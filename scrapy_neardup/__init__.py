@@ -15,6 +15,7 @@ __all__ = [
     "SHORT",
     "UNIQUE",
     "Detector",
+    "ExtractionError",
     "Fingerprinter",
     "NearDupPipeline",
     "NearDuplicateItem",
@@ -24,6 +25,7 @@ __all__ = [
     "StoreUnavailable",
     "Thresholds",
     "Verdict",
+    "extract_text",
     "open_store",
     "__version__",
 ]
@@ -39,4 +41,8 @@ def __getattr__(name: str) -> Any:
         from .addon import Addon
 
         return Addon
+    if name in ("extract_text", "ExtractionError"):
+        from . import extract
+
+        return getattr(extract, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
