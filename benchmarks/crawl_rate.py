@@ -136,9 +136,9 @@ def crawl_child(config: dict) -> None:
 
     crawler.signals.connect(on_item, signal=signals.item_scraped)
     process.crawl(crawler, base_url=config["base_url"])
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     process.start()
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     stats = crawler.stats.get_stats()
     elapsed = stats.get("elapsed_time_seconds")
     if elapsed is None:
@@ -147,6 +147,7 @@ def crawl_child(config: dict) -> None:
         "pages": stats.get("response_received_count", 0),
         "elapsed": elapsed,
         "wall": wall,
+        "crawl_cpu": cpu,  # CPU of the crawl process itself while crawling (no start-up, no workers)
         "items": stats.get("item_scraped_count", 0) + stats.get("item_dropped_count", 0),
         "kept": kept,
         "dropped": stats.get("item_dropped_count", 0),
@@ -286,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
           f"LevelDB store, server delay {args.delay * 1000:g} ms; median of {args.repeat} run(s); "
           f"{os.cpu_count()} cores, load average {load:.1f} at the end")
     header = (f"{'run':36} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'kept':>6} {'dropped':>8} "
-              f"{'cpu s*':>7} {'server cpu s':>12}")
+              f"{'crawler cpu ms/page*':>20} {'server cpu s':>12}")
     print(header)
     print("-" * len(header))
     summary: dict[str, Any] = {"world": {"stories": len(stories), "article_pages": len(world.story_of),
@@ -300,20 +301,26 @@ def main(argv: list[str] | None = None) -> int:
         rate = statistics.median(r["rate"] for r in results)
         kept = len(best["kept"])
         server_cpu = f"{best['server_cpu']:.1f}" if best["server_cpu"] is not None else "-"
+        cpu_per_page = statistics.median(1000 * r["crawl_cpu"] / r["pages"] for r in results)
         print(f"{label:36} {best['pages']:>6} {best['elapsed']:>8.1f} {rate:>8.1f} {kept:>6} "
-              f"{best['dropped']:>8} {best['cpu']:>7.1f} {server_cpu:>12}")
+              f"{best['dropped']:>8} {cpu_per_page:>20.2f} {server_cpu:>12}")
         entry = {"rate": rate, "rates": [r["rate"] for r in results], "pages": best["pages"],
+                 "crawl_cpu_ms_per_page": cpu_per_page,
                  "elapsed": best["elapsed"], "kept": kept, "dropped": best["dropped"], "cpu": best["cpu"],
                  "server_cpu": best["server_cpu"],
                  "neardup": best["neardup"], "finish_reason": best["finish_reason"]}
         if baseline is None:
-            baseline = rate
+            baseline, baseline_runs, baseline_cpu = rate, results, cpu_per_page
         else:
             entry["ratio"] = rate / baseline if baseline else 0.0
+            # Runs of one round ran one after the other: their ratio is less exposed to other load.
+            entry["paired_ratios"] = [r["rate"] / b["rate"] for r, b in zip(results, baseline_runs) if b["rate"]]
+            # If the crawler process had a core to itself (workers on the other), the rate would
+            # follow its CPU per page: an estimate that other load on the machine hardly moves.
+            entry["cpu_ratio"] = baseline_cpu / cpu_per_page if cpu_per_page else 0.0
             entry["truth"] = truth(world, best["kept"])
         summary["runs"][label] = entry
-    print("* CPU of the crawl process and the processes it waited for (not the server; a worker pool's\n"
-          "  processes are counted only when the crawl process reaps them)")
+    print("* CPU time of the crawling process itself, per page (worker processes not included)")
     ok = True
     for label, entry in summary["runs"].items():
         if "ratio" not in entry:
@@ -324,7 +331,9 @@ def main(argv: list[str] | None = None) -> int:
         stats = entry["neardup"]
         extracted = stats.get("neardup/extracted", 0)
         per_page = 1000 * stats.get("neardup/extract_seconds", 0.0) / extracted if extracted else float("nan")
-        print(f"\n{label}: ratio {entry['ratio']:.3f} ({verdict} the floor {FLOOR})")
+        paired = ", ".join(f"{r:.2f}" for r in entry["paired_ratios"])
+        print(f"\n{label}: ratio {entry['ratio']:.3f} ({verdict} the floor {FLOOR}); per round: {paired}; "
+              f"crawler-CPU ratio {entry['cpu_ratio']:.3f}")
         print(f"  ground truth: {t['kept_once']}/{t['stories']} stories kept exactly once, {t['lost']} lost "
               f"({t['lost_unreprinted']} never reprinted), {t['kept_twice_or_more']} kept more than once")
         for miss in t["missed"][:5]:
