@@ -237,7 +237,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     corpus.add_data_option(parser)
     parser.add_argument("--docs", type=int, default=4000, help="documents per throughput run (default 4000)")
-    parser.add_argument("--memory-docs", type=int, default=100_000, help="documents stored for the memory figure")
+    parser.add_argument("--memory-docs", type=int, default=100_000,
+                        help="documents stored for the memory figure (0: skip)")
     parser.add_argument("--ds-memory-docs", type=int, default=20_000,
                         help="documents stored in datasketch for its memory figure (MinHash costs ~12 ms a document)")
     parser.add_argument("--memory-ttl", type=float, default=7 * 86400, help="TTL of the second memory fill (0: skip)")
@@ -308,6 +309,8 @@ def main() -> None:
                 print(_row(*rows[-1]), flush=True)
 
         # 3. memory per stored document
+        if not args.memory_docs:
+            return _tables(rows, [])
         print(f"\nmemory: fingerprinting {args.memory_docs} distinct documents in a pool of {os.cpu_count()} ...",
               flush=True)
         started = time.time()
@@ -322,7 +325,7 @@ def main() -> None:
         memory_rows = []
         for ttl in [None] + ([args.memory_ttl] if args.memory_ttl else []):
             admin.flushall()
-            before = used_memory(admin)
+            before, cpu0 = used_memory(admin), server_cpu(admin)
             with open_store(uri, NAMESPACE, recipe, ttl=ttl) as store:
                 detector = Detector(store)
                 t0 = time.perf_counter()
@@ -330,14 +333,15 @@ def main() -> None:
                     detector.check_fingerprint(f"https://site{i % 7}.example/news/2024/{i}.html", fingerprint)
                 elapsed = time.perf_counter() - t0
                 stored = store.count()
-            after = used_memory(admin)
+            after, server_us = used_memory(admin), 1e6 * (server_cpu(admin) - cpu0) / len(computed)
             label = "scrapy-neardup" + (f", ttl {ttl:g} s" if ttl else ", no ttl")
-            memory_rows.append((label, stored, (after - before) / stored, len(computed) / elapsed, admin.dbsize()))
+            memory_rows.append((label, stored, (after - before) / stored, len(computed) / elapsed, server_us,
+                                admin.dbsize()))
             print(f"  {label}: {stored} stored, {(after - before) / stored:.0f} B/doc, "
                   f"{len(computed) / elapsed:.0f} check-and-add/s at fill, {admin.dbsize()} keys", flush=True)
         if args.compare == "datasketch":
             admin.flushall()
-            before = used_memory(admin)
+            before, cpu0 = used_memory(admin), server_cpu(admin)
             lsh = _datasketch_lsh(port, b"dsmem", args.num_perm, args.threshold)
             t0 = time.perf_counter()
             with lsh.insertion_session(buffer_size=1000) as session:
@@ -347,23 +351,28 @@ def main() -> None:
             after = used_memory(admin)
             stored = min(len(computed), args.ds_memory_docs)
             memory_rows.append(("datasketch MinHashLSH (Redis, insertion session)", stored,
-                                (after - before) / stored, stored / elapsed, admin.dbsize()))
+                                (after - before) / stored, stored / elapsed,
+                                1e6 * (server_cpu(admin) - cpu0) / stored, admin.dbsize()))
             print(f"  datasketch: {stored} stored, {(after - before) / stored:.0f} B/doc, {admin.dbsize()} keys",
                   flush=True)
     finally:
         process.kill()
         process.wait()
         shutil.rmtree(workdir, ignore_errors=True)
+    _tables(rows, memory_rows)
 
+
+def _tables(rows: list[tuple], memory_rows: list[tuple]) -> None:
     print("\n| method | procs | docs/s | CPU ms/doc (clients) | fingerprint ms/doc | store call ms/doc "
           "| redis-server CPU µs/doc | duplicates | load |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for row in rows:
         print(_row(*row))
-    print(f"\n| store | documents | used_memory B/doc | inserts/s (one process) | keys |")
-    print("|---|---:|---:|---:|---:|")
-    for label, stored, per_doc, rate, keys in memory_rows:
-        print(f"| {label} | {stored} | {per_doc:,.0f} | {rate:,.0f} | {keys:,} |")
+    if memory_rows:
+        print("\n| store | documents | used_memory B/doc | inserts/s (one process) | redis-server CPU µs/doc | keys |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for label, stored, per_doc, rate, server_us, keys in memory_rows:
+            print(f"| {label} | {stored} | {per_doc:,.0f} | {rate:,.0f} | {server_us:.0f} | {keys:,} |")
 
 
 def _row(label: str, procs: int, f: dict, load_text: str) -> str:

@@ -11,12 +11,9 @@ from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
 from test_redis_store import ARTICLES, PROMOTION
 
 from scrapy_neardup import open_store
-
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:redis")
 
 TITLES = {
     "rail": "春运铁路发送旅客超三亿人次", "rice": "湖南早稻喜获丰收", "museum": "省博物馆新馆下月开放",

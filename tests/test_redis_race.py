@@ -11,11 +11,8 @@ from __future__ import annotations
 import multiprocessing
 import random
 
-import pytest
 
 from scrapy_neardup import UNIQUE, Detector, Fingerprinter, open_store
-
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:redis")
 
 PROCESSES = 4
 STORIES = 24

@@ -15,8 +15,6 @@ from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, open_store
 from scrapy_neardup.stores import StoreFormatError, StoreUnavailable
 from scrapy_neardup.stores.redis import RedisStore
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:redis")
-
 # Articles written for these tests: distinct stories on distinct topics.
 ARTICLES = {
     "rail": (
