@@ -99,10 +99,16 @@ root, store, feed, stats_path, extra = sys.argv[1:6] if __name__ == "__main__" e
 class SiteSpider(scrapy.Spider):
     name = "site"
 
-    async def start(self):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         # Load the tokenizer and tables before the first page, so that the two crawls judge
         # the two copies of a story at the moment they receive them.
         Fingerprinter(Recipe()).fingerprint("预热" * 100)
+
+    async def start(self):  # Scrapy >= 2.13
+        yield scrapy.Request(root + "/")
+
+    def start_requests(self):  # older Scrapy
         yield scrapy.Request(root + "/")
 
     def parse(self, response):
