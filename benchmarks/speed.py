@@ -550,6 +550,20 @@ def profile(docs: list[str], fillers: corpus.FillerTexts, count: int, tokenizer:
 # ---------------------------------------------------------------------------- main
 
 
+def engine_version() -> str:
+    """The commit the engine was loaded from, and whether its files differ from it."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "log", "-1", "--format=%h %cI", "--", "scrapy_neardup"], cwd=corpus.REPO_ROOT,
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "scrapy_neardup"], cwd=corpus.REPO_ROOT,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head or 'unknown'}{' + uncommitted changes' if dirty else ''}"
+
+
 def parse_sizes(value: str) -> list[int]:
     if value.strip().lower() in ("", "none", "0"):
         return []
@@ -596,13 +610,20 @@ def main(argv: Iterable[str] | None = None) -> None:
         profile(docs, fillers, args.profile, tokenizers[0], args.workdir)
         return
 
+    # Import the engine and the baselines here, before the children fork, so that every
+    # method of the run uses the same code even if the files change during a long run.
+    import baselines  # noqa: F401
+    import scrapy_neardup.detector  # noqa: F401
+    import scrapy_neardup.stores.leveldb  # noqa: F401
+
     sample = fillers.chunk(0, 2000)
     fillers_mean = sum(map(len, sample)) / len(sample)
     batch_mean = sum(map(len, batch.texts)) / len(batch.texts)
     start = time.perf_counter()
     sample_gen = fillers.chunk(5_000_000, 5_000_000 + 5000)
     gen_us = (time.perf_counter() - start) / len(sample_gen) * 1e6
-    print(f"speed.py: sizes {sizes}, tokenizers {tokenizers} (jieba up to {jieba_max:,}), "
+    version = engine_version()
+    print(f"speed.py: engine {version}; sizes {sizes}, tokenizers {tokenizers} (jieba up to {jieba_max:,}), "
           f"baselines {compare} at {compare_sizes}; filler generation {gen_us:.0f} us/doc (untimed); "
           f"load {load()}", file=sys.stderr, flush=True)
 
@@ -621,6 +642,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     results: list[Result] = []
     for _, make, job_sizes, split in jobs:
         results.append(run_in_child(make, job_sizes, fillers, batch, split))
+    print(f"Engine: scrapy_neardup at {version}.")
     print_report(results, batch, fillers_mean, batch_mean)
     if args.json:
         args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
