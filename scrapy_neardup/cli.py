@@ -52,8 +52,10 @@ def _warn(message: str) -> None:
 
 def dedup(args: argparse.Namespace) -> int:
     recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
+    # A Redis namespace fixes its TTL in its layout (its buckets expire by window).
+    options = {"ttl": args.ttl} if args.ttl and args.store.startswith(("redis", "rediss", "unix")) else {}
     try:
-        store = open_store(args.store, args.namespace, recipe)
+        store = open_store(args.store, args.namespace, recipe, **options)
     except StoreError as exc:
         _warn(str(exc))
         return 2

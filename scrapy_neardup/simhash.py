@@ -54,8 +54,11 @@ class PermutedTables:
         self.match = match
         self.blocks = k + match
         edges = [int(e) for e in np.linspace(0, bits, self.blocks + 1).round()]
-        self._masks = [((1 << (hi - lo)) - 1) << lo for lo, hi in zip(edges[:-1], edges[1:])]
-        self._tables = list(combinations(range(self.blocks), match))
+        masks = [((1 << (hi - lo)) - 1) << lo for lo, hi in zip(edges[:-1], edges[1:])]
+        self._tables = [
+            (b"h" + bytes([number]), sum(masks[block] for block in chosen))
+            for number, chosen in enumerate(combinations(range(self.blocks), match))
+        ]
 
     @property
     def count(self) -> int:
@@ -63,13 +66,7 @@ class PermutedTables:
 
     def keys(self, fingerprint: int) -> list[bytes]:
         """One bucket key per table: "h", the table number, then the fingerprint's kept bits."""
-        out = []
-        for number, chosen in enumerate(self._tables):
-            mask = 0
-            for block in chosen:
-                mask |= self._masks[block]
-            out.append(b"h" + bytes([number]) + (fingerprint & mask).to_bytes(8, "big"))
-        return out
+        return [prefix + (fingerprint & mask).to_bytes(8, "big") for prefix, mask in self._tables]
 
 
 def near(fingerprint: int, others: Iterable[int], k: int) -> list[int]:

@@ -150,3 +150,12 @@ def test_worker_processes_give_the_same_output(tmp_path):
         assert main(["dedup", str(source), "-o", str(target), "--workers", workers]) == 0
         outputs.append(read_lines(target))
     assert outputs[0] == outputs[1] and len(outputs[0]) == len(corpus_records()) + 4
+
+
+def test_dedup_on_redis_with_a_time_window_creates_a_bounded_namespace(tmp_path, redis_url):
+    source = tmp_path / "in.jsonl"
+    write_lines(source, corpus_records())
+    args = ["dedup", str(source), "-o", os.devnull, "--store", redis_url, "--ttl", "3600"]
+    assert main(args) == 0
+    with open_store(redis_url, ttl=3600) as store:  # the pipeline opens it with NEARDUP_TTL
+        assert store.count() == len(ARTICLES)
