@@ -374,10 +374,12 @@ def run_subject(
                 step["candidates_per_lookup"] = sum(subject.candidates) / max(1, len(subject.candidates))
                 subject.candidates.clear()
             result.fill.append(step)
+            candidates = step.get("candidates_per_lookup")
             report(
                 f"  {subject.name}: fill {step['from']:,} -> {stored:,}: {step['docs_per_s']:,.0f} docs/s "
                 f"({step['docs_per_cpu_s']:,.0f}/CPU-s), "
-                f"{step_dups} filler(s) judged duplicate, load {step['load']}"
+                + ("" if candidates is None else f"{candidates:.2f} candidates/lookup, ")
+                + f"{step_dups} filler(s) judged duplicate, load {step['load']}"
             )
             step_start_stored, step_wall, step_cpu, step_dups = stored, 0.0, 0.0, 0
             if stop not in sizes:
