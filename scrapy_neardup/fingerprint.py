@@ -8,6 +8,7 @@ agree on tokens today, but a dictionary upgrade would shift every SimHash).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -15,18 +16,14 @@ import xxhash
 
 from .simhash import simhash
 from .sketch import Sketch
-from .sketch import mix64
 from .text import (
     Sentences,
     Tokenizer,
-    content_mask,
     fold_codes,
     get_tokenizer,
     sentences_of,
     to_text,
 )
-
-_BASE = np.uint64(0x100000001B3)  # odd 64-bit multiplier (the FNV prime)
 
 # Bump when normalisation or splitting changes in a way that changes fingerprints.
 TEXT_VERSION = 1
@@ -51,7 +48,7 @@ class Recipe:
     shingle_width: int = 5
     sketch_size: int = 128
     sketch_keys: int = 4  # smallest shingle hashes used as bucket keys
-    hash: str = "xxh64-sentences+poly64-tokens"
+    hash: str = "xxh64"
     simhash_bits: int = 64
     text_version: int = TEXT_VERSION
 
@@ -107,29 +104,28 @@ def is_sketch_key(key: int) -> bool:
     return key >> 32 == 0xFFFFFFFF
 
 
-def token_hashes(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """64-bit hashes of ``tokens``, and whether each has a letter or digit; no Python loop.
+def word_hash(word: str) -> int:
+    """64-bit hash of a word (xxh64 of its UTF-8 bytes): the SimHash feature and IDF key."""
+    return xxhash.xxh64_intdigest(word.encode("utf-8", "surrogatepass"))
 
-    The tokens are joined with NUL (normalised text has none); each token hashes to
-    sum(code[i] * BASE**i) over its characters, spread by a splitmix64 finaliser.
+
+def word_features(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Hashes of the distinct words among ``tokens`` and how often each occurs.
+
+    Tokens without a letter or digit (punctuation, spaces) are left out. Counting with a
+    ``Counter`` and hashing only the distinct words is several times cheaper than hashing
+    every token with numpy and taking ``np.unique``.
     """
-    if not tokens:
-        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=bool)
-    joined = "\0".join(tokens) + "\0"
-    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    separator = codes == 0
-    ends = np.flatnonzero(separator)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    lengths = ends - starts
-    token_of = np.cumsum(separator) - separator  # token number of every position
-    position = np.arange(len(codes)) - starts[token_of]
-    with np.errstate(over="ignore"):
-        powers = np.cumprod(np.full(int(lengths.max()) + 1, _BASE, dtype=np.uint64))
-        terms = (codes.astype(np.uint64) + np.uint64(1)) * powers[position]
-        terms[separator] = 0
-        hashes = mix64(np.add.reduceat(terms, starts) ^ lengths.astype(np.uint64))
-    content = np.add.reduceat(content_mask(codes).astype(np.int32), starts) > 0
-    return hashes, content & (lengths > 0)
+    counts = Counter(tokens)
+    words = [word for word in counts if word.isalnum() or _has_content(word)]
+    hashes = np.fromiter(map(word_hash, words), dtype=np.uint64, count=len(words))
+    frequency = np.fromiter(map(counts.__getitem__, words), dtype=np.float64, count=len(words))
+    return hashes, frequency
+
+
+def _has_content(word: str) -> bool:
+    """Mixed words such as "3.5" or "covid-19" keep their place as features."""
+    return any(char.isalnum() for char in word)
 
 
 class _Features:
@@ -155,7 +151,7 @@ class _Features:
             words = folded
         self.default_idf = float(np.median(values)) if values else 10.0
         stops = sorted(STOP_WORDS)
-        hashes, _ = token_hashes(words + stops)
+        hashes = np.fromiter(map(word_hash, words + stops), dtype=np.uint64, count=len(words) + len(stops))
         weights = np.array(values + [0.0] * len(stops), dtype=np.float64)
         order = np.argsort(hashes, kind="stable")
         self._keys = hashes[order]
@@ -210,18 +206,20 @@ class Fingerprinter:
         if not limit or len(sentences) <= limit:
             return to_text(codes)
         top = np.sort(np.argsort(-sentences.lengths, kind="stable")[:limit])
-        return "\n".join(sentences.text(int(i)) for i in top)
+        content = to_text(sentences.content)
+        starts, lengths = sentences.starts[top].tolist(), sentences.lengths[top].tolist()
+        return "\n".join(content[start : start + length] for start, length in zip(starts, lengths))
 
     def _sentence_keys(self, sentences: Sentences) -> list[int]:
         """Hashes of the longest sentences, longest first; twice n of them, because the
         store skips sentences that turn out to be boilerplate and takes the next."""
         order = np.argsort(-sentences.lengths, kind="stable")
-        content = sentences.content
+        content = sentences.content.astype("<u4").tobytes()  # the hash reads UTF-32 bytes
+        starts, lengths = sentences.starts.tolist(), sentences.lengths.tolist()
         keys: list[int] = []
-        for index in order:
-            start = int(sentences.starts[index])
-            piece = content[start : start + int(sentences.lengths[index])]
-            key = xxhash.xxh64_intdigest(piece.tobytes())
+        for index in order.tolist():
+            start = 4 * starts[index]
+            key = xxhash.xxh64_intdigest(content[start : start + 4 * lengths[index]])
             if key not in keys:
                 keys.append(key)
                 if len(keys) == 2 * self.recipe.nshash_n:
@@ -229,8 +227,7 @@ class Fingerprinter:
         return keys
 
     def _simhash(self, normal: str) -> tuple[int, int]:
-        every, content = token_hashes(self.tokenizer.cut(normal))
-        hashes, counts = np.unique(every[content], return_counts=True)
+        hashes, counts = word_features(self.tokenizer.cut(normal))
         weights = self.features.idf(hashes) * (1.0 + np.log(counts))
         used = weights > 0
         return simhash(hashes[used], weights[used]), int(used.sum())
