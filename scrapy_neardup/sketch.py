@@ -81,11 +81,15 @@ def resemblance(a: Sketch, b: Sketch) -> tuple[float, float]:
     if a.size == 0 or b.size == 0:
         return 0.0, 0.0
     # The k smallest hashes of the union are the union's true bottom-k, and each of them is
-    # in a document's sketch exactly when it is in that document.
+    # in a document's sketch exactly when it is in that document. Both sketches hold
+    # distinct hashes, so in their merged, sorted list a hash in both appears twice in a row.
     k = max(len(a.hashes), len(b.hashes))
-    union = np.union1d(a.hashes, b.hashes)[:k]
-    both = np.isin(union, a.hashes, assume_unique=True) & np.isin(union, b.hashes, assume_unique=True)
-    jaccard = float(both.sum()) / len(union)
+    merged = np.sort(np.concatenate((a.hashes, b.hashes)))
+    repeat = merged[1:] == merged[:-1]  # merged[i + 1] is in both sketches
+    rank = np.cumsum(~repeat)  # position of merged[i + 1] in the union
+    union = min(k, int(rank[-1]) + 1) if len(rank) else len(merged)
+    both = int(np.count_nonzero(repeat & (rank < union)))
+    jaccard = both / union
     intersection = jaccard * (a.size + b.size) / (1.0 + jaccard)
     containment = min(1.0, intersection / min(a.size, b.size))
     return jaccard, containment
