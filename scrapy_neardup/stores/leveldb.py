@@ -33,6 +33,14 @@ else:
 
 _ID = 8
 _BUCKET_CAP = 1000  # a bucket this full (a degenerate SimHash) takes no more members
+# Most bucket reads ask for a key that is not there (a new story): a bloom filter answers
+# those without reading a table block, which keeps lookups flat as the store grows.
+_DB_OPTIONS = dict(
+    create_if_missing=True,
+    bloom_filter_bits=10,
+    lru_cache_size=64 << 20,
+    write_buffer_size=32 << 20,
+)
 class _Shared:
     """One open DB per path in a process, shared by its stores (spiders), with its counters."""
 
@@ -65,7 +73,7 @@ def _open_db(path: str) -> _Shared:
         if entry is None:
             try:
                 os.makedirs(path, exist_ok=True)
-                db = plyvel.DB(path, create_if_missing=True)
+                db = plyvel.DB(path, **_DB_OPTIONS)
             except plyvel.IOError as exc:
                 if "lock" in str(exc).lower():
                     raise StoreUnavailable(
@@ -105,6 +113,7 @@ class LevelDBStore(LocalStore):
             last = self._db.get(b"n")
             self._shared.last_ids[prefix] = [int.from_bytes(last, "big") if last else 0]
         self._last = self._shared.last_ids[prefix]
+        self._read: dict[bytes, bytes] = {}  # buckets read by the check in progress
 
     def open(self, recipe) -> None:
         super().open(recipe)
@@ -124,7 +133,8 @@ class LevelDBStore(LocalStore):
         self._db.put(b"m", encode_meta(meta))
 
     def _members(self, bucket: bytes, limit: int) -> list[int]:
-        packed = self._db.get(b"b" + bucket)
+        packed = self._db.get(b"b" + bucket, b"")
+        self._read[bucket] = packed  # _save appends to it without reading it again
         if not packed:
             return []
         return list(struct.unpack_from(f">{min(limit, len(packed) // _ID)}Q", packed))
@@ -142,7 +152,12 @@ class LevelDBStore(LocalStore):
         return self._last[0]
 
     def _save(self, record: DocRecord, buckets: list[bytes]) -> None:
+        """Write ``record``, filing a new document under ``buckets``.
+
+        Only a new id is filed (ids are never reused), so it cannot be in a bucket yet.
+        """
         doc = _u64(record.doc_id)
+        read, self._read = self._read, {}
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
             batch.put(b"n", _u64(self._last[0]))
@@ -152,8 +167,8 @@ class LevelDBStore(LocalStore):
             else:
                 batch.delete(b"p" + doc)
             for bucket in buckets:
-                packed = self._db.get(b"b" + bucket, b"")
-                if len(packed) < _BUCKET_CAP * _ID and doc not in _ids(packed):
+                packed = read[bucket] if bucket in read else self._db.get(b"b" + bucket, b"")
+                if len(packed) < _BUCKET_CAP * _ID:
                     batch.put(b"b" + bucket, packed + doc)
 
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None:
