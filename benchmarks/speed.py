@@ -196,8 +196,8 @@ class EngineSubject(Subject):
         """Record how many stored documents each lookup returned (lookup cost vs store size)."""
         inner = self.store.check_and_add
 
-        def counted(probe, record):
-            reservation = inner(probe, record)
+        def counted(probe, record, confirm=None):
+            reservation = inner(probe, record, confirm)
             self.candidates.append(len(reservation.candidates))
             return reservation
 

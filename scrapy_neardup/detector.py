@@ -147,13 +147,23 @@ class Detector:
             nshash_n=self.recipe.nshash_n + (self.recipe.sketch_keys if "sketch" in self.methods else 0),
             boilerplate_limit=self.boilerplate_limit,
         )
-        reservation = self.store.check_and_add(probe, record)
-        match = self._best_match(record, set(probe.sentence_keys), reservation.candidates, now)
+        own_keys = set(probe.sentence_keys)
+        matches = []
+
+        def confirm(candidates: list[DocRecord]) -> bool:
+            matches.append(self._best_match(record, own_keys, candidates, now))
+            return matches[-1] is not None
+
+        reservation = self.store.check_and_add(probe, record, confirm)
+        if not matches:  # the store filed first (Redis): verify now
+            matches.append(self._best_match(record, own_keys, reservation.candidates, now))
+        match = matches[0]
         if match is None:
             return Verdict(
                 key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True
             )
-        self.store.remove(reservation.doc_id)
+        if reservation.doc_id:
+            self.store.remove(reservation.doc_id)
         first, method, jaccard, containment = match
         if first.key == record.key:
             # The same document seen again (a resumed batch, a re-crawled URL): not a reprint.

@@ -141,13 +141,30 @@ def _verdicts(uri: str, recipe: Recipe, **options) -> list[dict]:
         store.close()
 
 
+def _renamed(verdicts: list[dict]) -> list[dict]:
+    """The verdicts with ids renamed by first appearance.
+
+    Ids are the store's own: Redis files a duplicate before verifying it (and removes it
+    after), so it uses up ids that a single-process store never hands out.
+    """
+    names: dict[int, int] = {}
+    out = []
+    for verdict in verdicts:
+        verdict = dict(verdict)
+        for field in ("doc_id", "similar_id"):
+            if verdict[field] is not None:
+                verdict[field] = names.setdefault(verdict[field], len(names) + 1)
+        out.append(verdict)
+    return out
+
+
 def test_same_verdicts_as_memory_and_leveldb(redis_url, tmp_path):
     recipe = Recipe()
     memory = _verdicts("memory://", recipe)
     leveldb = _verdicts(f"leveldb://{tmp_path / 'db'}", recipe)
     redis = _verdicts(redis_url, recipe)
     assert len(memory) == len(corpus())
-    for expected, level, red in zip(memory, leveldb, redis):
+    for expected, level, red in zip(memory, leveldb, _renamed(redis)):
         assert level == expected
         assert red == expected
     # The verdicts are the right ones: each story is kept once, by its first copy.

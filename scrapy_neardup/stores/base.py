@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..fingerprint import Recipe
 from ..record import PENDING, DocRecord
@@ -34,6 +34,10 @@ class StoreFormatError(StoreError):
     """Written by another format version or fingerprint recipe."""
 
 
+# Called with the candidate records before filing; True means "a duplicate: do not file".
+Confirm = Callable[[list[DocRecord]], bool]
+
+
 def sentence_bucket(key: int) -> bytes:
     return b"s" + key.to_bytes(8, "big")
 
@@ -53,7 +57,7 @@ class Probe:
 
 @dataclass
 class Reservation:
-    doc_id: int
+    doc_id: int  # 0: not filed (``confirm`` found it a duplicate)
     candidates: list[DocRecord]
     sentence_keys: list[int] = field(default_factory=list)  # the keys the document was filed under
 
@@ -104,8 +108,16 @@ class Store(ABC):
         return [sentence_bucket(k) for k in record.sentence_keys] + self.tables.keys(record.simhash)
 
     @abstractmethod
-    def check_and_add(self, probe: Probe, record: DocRecord) -> Reservation:
-        """Read candidate records, give ``record`` an id and file it; return both."""
+    def check_and_add(
+        self, probe: Probe, record: DocRecord, confirm: Confirm | None = None
+    ) -> Reservation:
+        """Read candidate records, give ``record`` an id and file it; return both.
+
+        A store that reads and files within one process may first call ``confirm`` with the
+        candidates and, when it returns True (a verified duplicate), file nothing and return
+        doc_id 0: a duplicate then costs no write and no removal. A shared store (Redis)
+        files in the same server-side step as it reads, and ignores ``confirm``.
+        """
 
     @abstractmethod
     def remove(self, doc_id: int) -> None:
@@ -161,7 +173,9 @@ class LocalStore(Store):
     @abstractmethod
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None: ...
 
-    def check_and_add(self, probe: Probe, record: DocRecord) -> Reservation:
+    def check_and_add(
+        self, probe: Probe, record: DocRecord, confirm: Confirm | None = None
+    ) -> Reservation:
         candidates: dict[int, None] = {}
         filed_keys: list[int] = []
         for key in probe.sentence_keys:
@@ -173,10 +187,13 @@ class LocalStore(Store):
             candidates.update(dict.fromkeys(members))
         for bucket in probe.simhash_buckets:
             candidates.update(dict.fromkeys(self._members(bucket, probe.bucket_read_limit)))
-        record.doc_id = self._next_id()
+        records = self._records(candidates)
         record.sentence_keys = filed_keys
+        if confirm is not None and confirm(records):
+            return Reservation(0, records, filed_keys)
+        record.doc_id = self._next_id()
         self._save(record, self.buckets_of(record))
-        return Reservation(record.doc_id, self._records(candidates), filed_keys)
+        return Reservation(record.doc_id, records, filed_keys)
 
     def remove(self, doc_id: int) -> None:
         record = self.get(doc_id)

@@ -55,6 +55,7 @@ from ..fingerprint import Recipe
 from ..record import _HEAD, PENDING, DocRecord
 from . import redact
 from .base import (
+    Confirm,
     Probe,
     Reservation,
     Store,
@@ -490,7 +491,7 @@ class RedisStore(Store):
         first, last = int((now - self.ttl) // self._window), int(now // self._window)
         return b",".join(b"%d" % w for w in range(first, last + 1))
 
-    def check_and_add(self, probe: Probe, record: DocRecord) -> Reservation:
+    def check_and_add(self, probe: Probe, record: DocRecord, confirm: Confirm | None = None) -> Reservation:
         record.doc_id = 0
         sentence_keys = list(probe.sentence_keys)
         record.sentence_keys = []
