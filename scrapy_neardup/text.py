@@ -158,16 +158,21 @@ class Sentences:
 def sentences_of(codes: np.ndarray, min_chars: int = MIN_SENTENCE_CHARS) -> Sentences:
     """Split folded code points at 。！？；!?; … "." and line breaks."""
     tables = _tables()
-    small = np.where(codes > 0xFFFF, 0, codes)
-    ends = tables.ends[small]
-    if len(codes) > 2:
+    wide = codes > 0xFFFF
+    if wide.any():
+        small = np.where(wide, 0, codes)
+        ends = tables.ends[small]
+        mask = np.where(wide, (codes >= 0x20000) & (codes < 0x40000), tables.content[small])
+    else:  # the usual case: one table lookup each
+        ends = tables.ends[codes]
+        mask = tables.content[codes]
+    dot = np.flatnonzero(codes[1:-1] == ord(".")) + 1
+    if len(dot):
         # "." ends a sentence ("完成.下一句", "done. Next") except inside a number ("3.5")
         # or a name ("www.example.com").
-        dot = np.flatnonzero(codes[1:-1] == ord(".")) + 1
         before, after = codes[dot - 1], codes[dot + 1]
         inside = (_is_digit(before) & _is_digit(after)) | (_is_latin(before) & _is_latin(after))
         ends[dot[~inside]] = True
-    mask = content_mask(codes)
     # Sentence number of every character: the count of sentence ends before it.
     number = np.cumsum(ends) - ends
     content = codes[mask]
