@@ -8,6 +8,7 @@ or that fails, is released again, so its reprints are not lost.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -20,7 +21,7 @@ from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
 from .stores import Store, StoreError, StoreFormatError, open_store, redact
 from .text import get_tokenizer
-from .workers import ERROR, NO_TEXT, Prepared, Preparer, WorkerPool
+from .workers import ERROR, NO_TEXT, Prepared, Preparer, WorkerPool, main_script_is_guarded
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +144,16 @@ class NearDupPipeline:
 
     def open_spider(self, spider: Any = None) -> None:
         config = self.config
+        if config.workers and not main_script_is_guarded():
+            logger.warning(
+                "scrapy-neardup: NEARDUP_WORKERS=%d needs the crawl script to start the crawl "
+                "under 'if __name__ == \"__main__\":' (worker processes import the script, and "
+                "would start the crawl again); fingerprinting in the reactor thread instead",
+                config.workers,
+                extra={"spider": self.crawler.spider},
+            )
+            self._inc("workers_disabled")
+            self.config = config = dataclasses.replace(config, workers=0)
         uri = config.store_uri()
         self._store_uri = redact(uri)
         recipe = config.recipe().resolved()

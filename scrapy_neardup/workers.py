@@ -7,10 +7,12 @@ store check stays in the crawler process, in arrival order.
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import concurrent.futures.process
 import multiprocessing
 import queue
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -88,6 +90,34 @@ def _prepare(source: str | bytes, is_html: bool) -> Prepared:
 
 def _ready() -> bool:
     return _PREPARER is not None
+
+
+def main_script_is_guarded() -> bool:
+    """False when the script that started this process would start the crawl again on import.
+
+    Worker processes import the main script (as every non-fork multiprocessing start method
+    does); a script that calls ``CrawlerProcess.start()`` outside an
+    ``if __name__ == "__main__":`` block would then start a crawl in each worker, and the
+    pool would never become ready. ``scrapy crawl`` and ``python -m scrapy`` are guarded.
+    """
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not path:
+        return True  # interactive, or run from a zip or frozen binary: nothing is imported
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return True  # not Python source we can read: assume the usual console script
+    return any(isinstance(node, ast.If) and _tests_main(node.test) for node in tree.body)
+
+
+def _tests_main(test: ast.expr) -> bool:
+    if not isinstance(test, ast.Compare) or len(test.comparators) != 1:
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = {side.id for side in sides if isinstance(side, ast.Name)}
+    values = {side.value for side in sides if isinstance(side, ast.Constant)}
+    return names == {"__name__"} and values == {"__main__"}
 
 
 class WorkerPool:

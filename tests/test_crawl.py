@@ -533,6 +533,22 @@ def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
     assert "Traceback" not in log
 
 
+def test_unguarded_script_with_workers_falls_back_to_the_reactor_thread(tmp_path):
+    """Workers import the main script; one without a __main__ guard must not hang the crawl."""
+    lines = SCRIPT.format(tests=str(TESTS), store=f"leveldb://{tmp_path / 'store'}", compat=COMPAT).splitlines()
+    guard = lines.index('if __name__ == "__main__":')
+    unguarded = lines[:guard] + [line[4:] for line in lines[guard + 1 :]]
+    script = tmp_path / "run.py"
+    script.write_text("\n".join(unguarded) + "\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    log = done.stderr
+    assert log.count("NEARDUP_WORKERS=1 needs the crawl script to start the crawl under") == 2
+    summaries = [line for line in log.splitlines() if "scrapy-neardup: " in line and " items: " in line]
+    assert sum(int(line.split(" items: ")[1].split(" unique")[0]) for line in summaries) == 7
+    assert "'neardup/workers_disabled': 1" in log
+
+
 def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
     spider = tmp_path / "spider.py"
     spider.write_text(
