@@ -334,3 +334,27 @@ def test_addon_sets_the_log_formatter_only_where_scrapy_ignores_the_drop_level()
     crawler = get_crawler(NewsSpider, {"ADDONS": {Addon: 0}})
     expected = "scrapy.logformatter.LogFormatter" if scrapy.version_info >= (2, 13) else "scrapy_neardup.addon.NearDupLogFormatter"
     assert crawler.settings.get("LOG_FORMATTER") == expected
+
+
+@pytest.mark.parametrize(
+    "source, guarded",
+    [
+        ('from scrapy.crawler import CrawlerProcess\nif __name__ == "__main__":\n    CrawlerProcess().start()\n', True),
+        ("if '__main__' == __name__:\n    main()\n", True),
+        ("from scrapy.crawler import CrawlerProcess\nCrawlerProcess().start()\n", False),
+        ("def main():\n    if __name__ == '__main__':\n        pass\nmain()\n", False),  # not at top level
+        ("this is not python (\n", True),  # unreadable: assume a console script
+    ],
+)
+def test_main_script_guard_is_recognised(tmp_path, monkeypatch, source, guarded):
+    import sys
+    import types
+
+    from scrapy_neardup.workers import main_script_is_guarded
+
+    script = tmp_path / "run.py"
+    script.write_text(source)
+    fake_main = types.ModuleType("__main__")
+    fake_main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", fake_main)
+    assert main_script_is_guarded() is guarded
