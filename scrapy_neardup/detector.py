@@ -148,16 +148,17 @@ class Detector:
             boilerplate_limit=self.boilerplate_limit,
         )
         own_keys = set(probe.sentence_keys)
-        matches = []
+        verified = []  # the best match, once a single-process store asked before filing
 
         def confirm(candidates: list[DocRecord]) -> bool:
-            matches.append(self._best_match(record, own_keys, candidates, now))
-            return matches[-1] is not None
+            verified.append(self._best_match(record, own_keys, candidates, now))
+            return verified[0] is not None
 
         reservation = self.store.check_and_add(probe, record, confirm)
-        if not matches:  # the store filed first (Redis): verify now
-            matches.append(self._best_match(record, own_keys, reservation.candidates, now))
-        match = matches[0]
+        if verified:
+            match = verified[0]
+        else:  # the store filed as it read (Redis): verify now
+            match = self._best_match(record, own_keys, reservation.candidates, now)
         if match is None:
             return Verdict(
                 key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True

@@ -41,6 +41,8 @@ _DB_OPTIONS = dict(
     lru_cache_size=64 << 20,
     write_buffer_size=32 << 20,
 )
+
+
 class _Shared:
     """One open DB per path in a process, shared by its stores (spiders), with its counters."""
 
