@@ -1,3 +1,4 @@
+import math
 import random
 
 import numpy as np
@@ -86,3 +87,22 @@ def test_table_layout_uses_pigeonhole_blocks():
 def test_distance_out_of_range_is_rejected():
     with pytest.raises(ValueError, match="Hamming distance"):
         PermutedTables(40)
+
+
+def test_words_are_weighted_by_idf_and_term_frequency():
+    from scrapy_neardup.fingerprint import STOP_WORDS, _features, word_hash
+
+    features = _features()
+    known = next(w for w in features._row if w not in STOP_WORDS and features._idf[features._row[w]] > 0)
+    unknown = "鑫淼犇骉"  # not a word of the table
+    tokens = [known, "，", " ", "的", unknown, known, "\n"]
+    hashes, weights = features.weigh(tokens)
+    by_hash = dict(zip(hashes.tolist(), weights.tolist()))
+    # Punctuation, spaces and stop words are not features; each word counts once, with its tf.
+    assert set(by_hash) == {word_hash(known), word_hash(unknown)}
+    assert "的" in STOP_WORDS
+    idf_known = float(features._idf[features._row[known]])
+    assert by_hash[word_hash(known)] == pytest.approx(idf_known * (1 + math.log(2)))
+    assert by_hash[word_hash(unknown)] == pytest.approx(features.rare_idf)
+    # Rare words weigh more than frequent ones: the shared weight sits at the top of the table.
+    assert features.rare_idf > float(np.median(features._idf))
