@@ -190,9 +190,10 @@ class Fingerprinter:
     def fingerprint(self, text: str) -> Fingerprint:
         codes = fold_codes(text)
         sentences = sentences_of(codes)
-        simhash_value, tokens = self._simhash(self._simhash_text(codes, sentences))
+        longest = np.argsort(-sentences.lengths, kind="stable")  # sentence numbers, longest first
+        simhash_value, tokens = self._simhash(self._simhash_text(codes, sentences, longest))
         return Fingerprint(
-            sentence_keys=self._sentence_keys(sentences),
+            sentence_keys=self._sentence_keys(sentences, longest),
             simhash=simhash_value,
             sketch=Sketch.of_codes(sentences.content, self.recipe.sketch_size, self.recipe.shingle_width),
             chars=len(sentences.content),
@@ -200,7 +201,7 @@ class Fingerprinter:
             sketch_key_count=self.recipe.sketch_keys,
         )
 
-    def _simhash_text(self, codes: np.ndarray, sentences: Sentences) -> str:
+    def _simhash_text(self, codes: np.ndarray, sentences: Sentences, longest: np.ndarray) -> str:
         """The text the SimHash is computed on: the longest sentences, in their order.
 
         Banners, source and editor lines and promotions are short, and cuts take the end; the
@@ -212,19 +213,18 @@ class Fingerprinter:
         limit = self.recipe.simhash_sentences
         if not limit or len(sentences) <= limit:
             return to_text(codes)
-        top = np.sort(np.argsort(-sentences.lengths, kind="stable")[:limit])
+        top = np.sort(longest[:limit])
         content = to_text(sentences.content)
         starts, lengths = sentences.starts[top].tolist(), sentences.lengths[top].tolist()
         return "\n".join(content[start : start + length] for start, length in zip(starts, lengths))
 
-    def _sentence_keys(self, sentences: Sentences) -> list[int]:
+    def _sentence_keys(self, sentences: Sentences, longest: np.ndarray) -> list[int]:
         """Hashes of the longest sentences, longest first; twice n of them, because the
         store skips sentences that turn out to be boilerplate and takes the next."""
-        order = np.argsort(-sentences.lengths, kind="stable")
         content = sentences.content.astype("<u4").tobytes()  # the hash reads UTF-32 bytes
         starts, lengths = sentences.starts.tolist(), sentences.lengths.tolist()
         keys: list[int] = []
-        for index in order.tolist():
+        for index in longest.tolist():
             start = 4 * starts[index]
             key = xxhash.xxh64_intdigest(content[start : start + 4 * lengths[index]])
             if key not in keys:
