@@ -160,9 +160,8 @@ def sentences_of(codes: np.ndarray, min_chars: int = MIN_SENTENCE_CHARS) -> Sent
     tables = _tables()
     wide = codes > 0xFFFF
     if wide.any():
-        small = np.where(wide, 0, codes)
-        ends = tables.ends[small]
-        mask = np.where(wide, (codes >= 0x20000) & (codes < 0x40000), tables.content[small])
+        ends = tables.ends[np.where(wide, 0, codes)]
+        mask = content_mask(codes)
     else:  # the usual case: one table lookup each
         ends = tables.ends[codes]
         mask = tables.content[codes]
