@@ -7,6 +7,7 @@ agree on tokens today, but a dictionary upgrade would shift every SimHash).
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -18,16 +19,30 @@ import xxhash
 from .simhash import simhash
 from .sketch import Sketch
 from .text import (
+    MIN_SENTENCE_CHARS,
     Sentences,
     Tokenizer,
     fold_codes,
     get_tokenizer,
+    kernel,
     sentences_of,
+    text_tables,
     to_text,
 )
 
-# Bump when normalisation or splitting changes in a way that changes fingerprints.
-TEXT_VERSION = 1
+# Bump when normalisation, splitting or weighting changes in a way that changes fingerprints.
+# 2: SimHash weights are integers (exact sums, the same bits in C and numpy).
+TEXT_VERSION = 2
+
+# A word's SimHash weight is round(idf * (1 + ln tf) * WEIGHT_SCALE), an integer, so that its
+# sums are exact whatever the order; tf counts beyond the factor table share its last factor.
+WEIGHT_SCALE = 4096.0
+TF_FACTORS = np.array([0.0] + [1.0 + math.log(tf) for tf in range(1, 64)])
+
+
+def compiled_kernel_available() -> bool:
+    """True when the C kernel was built; fingerprints are the same either way, only faster."""
+    return kernel is not None
 
 # Function words that carry no topic; jieba's IDF table gives them low weight already,
 # leaving them out also makes the SimHash of short texts less noisy.
@@ -152,21 +167,55 @@ class _Features:
         self._row = {word: row for row, word in enumerate(common)}
         self._hashes = np.fromiter(map(word_hash, common), dtype=np.uint64, count=len(common))
         self._idf = np.fromiter(map(idf.__getitem__, common), dtype=np.float64, count=len(common))
+        self.table = _hash_table(self._hashes, self._idf)
 
     def weigh(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Hashes of the distinct content words of ``tokens`` and their idf * (1 + log tf)."""
+        """Hashes of the distinct content words of ``tokens`` and their integer weights,
+        round(idf * (1 + ln tf) * WEIGHT_SCALE); words of weight 0 are left out."""
         counts = Counter(tokens)
         words = list(counts)
-        tf = np.fromiter(counts.values(), dtype=np.float64, count=len(words))
+        tf = np.fromiter(counts.values(), dtype=np.intp, count=len(words))
         rows = np.array(list(map(self._row.get, words, repeat(-1))), dtype=np.intp)
         common = rows >= 0
         rare = [i for i in np.flatnonzero(~common).tolist() if has_content(words[i])]
         rare_hashes = np.fromiter((word_hash(words[i]) for i in rare), dtype=np.uint64, count=len(rare))
         hashes = np.concatenate((self._hashes[rows[common]], rare_hashes))
         idf = np.concatenate((self._idf[rows[common]], np.full(len(rare), self.rare_idf)))
-        weights = idf * (1.0 + np.log(np.concatenate((tf[common], tf[rare]))))
+        factors = TF_FACTORS[np.minimum(np.concatenate((tf[common], tf[rare])), len(TF_FACTORS) - 1)]
+        weights = np.floor(idf * factors * WEIGHT_SCALE + 0.5).astype(np.int64)
         used = weights > 0
         return hashes[used], weights[used]
+
+    def simhash(self, tokens: list[str], compiled: bool = True) -> tuple[int, int]:
+        """SimHash of ``tokens`` and the number of weighted words in it."""
+        if compiled and kernel is not None:
+            return kernel.weigh(tokens, self.table, self.rare_idf, TF_FACTORS, WEIGHT_SCALE)
+        hashes, weights = self.weigh(tokens)
+        return simhash(hashes, weights), len(hashes)
+
+
+def _hash_table(hashes: np.ndarray, idf: np.ndarray) -> np.ndarray:
+    """Open addressing (linear probing) of the common words by hash, for the C kernel.
+
+    A slot is a word's hash and idf side by side (one cache miss per lookup); an idf of -1
+    marks an empty slot.
+    """
+    if kernel is None:
+        return np.empty(0, dtype=_SLOT)
+    size = 1 << max(4, (2 * len(hashes) - 1).bit_length())
+    table = np.zeros(size, dtype=_SLOT)
+    table["idf"] = -1.0
+    slot_idf = table["idf"]
+    mask = size - 1
+    for value, weight in zip(hashes.tolist(), idf.tolist()):
+        slot = value & mask
+        while slot_idf[slot] >= 0:
+            slot = (slot + 1) & mask
+        table[slot] = (value, weight)
+    return table
+
+
+_SLOT = np.dtype([("hash", np.uint64), ("idf", np.float64)])
 
 
 _FEATURES: _Features | None = None
@@ -182,16 +231,26 @@ def _features() -> _Features:
 class Fingerprinter:
     """Computes :class:`Fingerprint` objects for one :class:`Recipe`."""
 
-    def __init__(self, recipe: Recipe | None = None, tokenizer: Tokenizer | None = None):
+    def __init__(
+        self,
+        recipe: Recipe | None = None,
+        tokenizer: Tokenizer | None = None,
+        compiled: bool | None = None,
+    ):
         self.recipe = (recipe or Recipe()).resolved()
         self.tokenizer = tokenizer or get_tokenizer(self.recipe.tokenizer)
         self.features = _features()
+        # compiled=False forces the numpy path (tests compare the two); None: C when built.
+        self.compiled = kernel is not None if compiled is None else compiled and kernel is not None
 
     def fingerprint(self, text: str) -> Fingerprint:
-        codes = fold_codes(text)
+        codes = fold_codes(text, self.compiled)
+        if self.compiled:
+            return self._fingerprint_compiled(codes)
         sentences = sentences_of(codes)
         longest = np.argsort(-sentences.lengths, kind="stable")  # sentence numbers, longest first
-        simhash_value, tokens = self._simhash(self._simhash_text(codes, sentences, longest))
+        simhash_text = self._simhash_text(codes, sentences, longest)
+        simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text), False)
         return Fingerprint(
             sentence_keys=self._sentence_keys(sentences, longest),
             simhash=simhash_value,
@@ -199,6 +258,24 @@ class Fingerprinter:
             chars=len(sentences.content),
             tokens=tokens,
             sketch_key_count=self.recipe.sketch_keys,
+        )
+
+    def _fingerprint_compiled(self, codes: np.ndarray) -> Fingerprint:
+        """The same fingerprint as the numpy path below, from the C kernel's loops."""
+        recipe = self.recipe
+        tables = text_tables()
+        simhash_text, keys, sketch, distinct, chars = kernel.parts(
+            codes, tables.ends, tables.content, MIN_SENTENCE_CHARS, recipe.simhash_sentences,
+            2 * recipe.nshash_n, recipe.sketch_size, recipe.shingle_width,
+        )
+        simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text))
+        return Fingerprint(
+            sentence_keys=keys,
+            simhash=simhash_value,
+            sketch=Sketch(np.frombuffer(sketch, dtype="<u4").astype(np.uint32), distinct),
+            chars=chars,
+            tokens=tokens,
+            sketch_key_count=recipe.sketch_keys,
         )
 
     def _simhash_text(self, codes: np.ndarray, sentences: Sentences, longest: np.ndarray) -> str:
@@ -232,7 +309,3 @@ class Fingerprinter:
                 if len(keys) == 2 * self.recipe.nshash_n:
                     break
         return keys
-
-    def _simhash(self, normal: str) -> tuple[int, int]:
-        hashes, weights = self.features.weigh(self.tokenizer.cut(normal))
-        return simhash(hashes, weights), len(hashes)

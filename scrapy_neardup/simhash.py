@@ -16,14 +16,15 @@ BITS = 64
 def simhash(feature_hashes: np.ndarray, weights: np.ndarray) -> int:
     """Charikar SimHash: bit i is set when the weights of features with bit i set outweigh the rest.
 
-    ``feature_hashes`` is a uint64 array, ``weights`` a float array of the same length.
+    ``feature_hashes`` is a uint64 array, ``weights`` an array of the same length (the
+    fingerprint uses integers, whose sums are exact in any order).
     """
     if len(feature_hashes) == 0:
         return 0
     little = np.ascontiguousarray(feature_hashes, dtype="<u8")
     bits = np.unpackbits(little.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
     set_weight = weights @ bits  # per bit: weight of the features that have it set
-    chosen = np.packbits(set_weight > weights.sum() / 2.0, bitorder="little")
+    chosen = np.packbits(2 * set_weight > weights.sum(), bitorder="little")
     return int.from_bytes(chosen.tobytes(), "little")
 
 

@@ -19,6 +19,11 @@ from typing import Callable, Protocol
 
 import numpy as np
 
+try:  # the C loops of fingerprinting, built by setup.py where a compiler is available
+    from . import _kernel as kernel
+except ImportError:  # pragma: no cover - installs without a compiler run on numpy alone
+    kernel = None
+
 MIN_SENTENCE_CHARS = 8  # shorter sentences ("图片来源：网络") carry no signal
 
 _DROP = 0xFFFFFFFF  # table value of invisible characters: removed
@@ -36,9 +41,8 @@ class _Tables:
         for code in range(size):
             char = chr(code)
             category = unicodedata.category(char)
-            if category == "Cs":  # lone surrogates cannot come from a str
-                continue
-            if category == "Cf" or code in (0x00AD, 0x180E):
+            if category in ("Cf", "Cs") or code in (0x00AD, 0x180E):
+                # Lone surrogates (decoding debris in binary junk) go too: no encoder takes them.
                 fold[code] = _DROP  # zero-width and format characters
                 continue
             if category == "Cc":
@@ -78,13 +82,25 @@ def _tables() -> _Tables:
     return _TABLES
 
 
+def text_tables() -> _Tables:
+    """The per-code-point tables (fold, content, sentence ends), for the C kernel."""
+    return _tables()
+
+
 def _codes(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def fold_codes(text: str) -> np.ndarray:
-    """Code points of NFKC(text), lower-cased, invisible characters removed, controls as spaces."""
+def fold_codes(text: str, compiled: bool = True) -> np.ndarray:
+    """Code points of NFKC(text), lower-cased, invisible characters removed, controls as spaces.
+
+    ``compiled=False`` skips the C kernel's loop (tests compare the two).
+    """
     tables = _tables()
+    if compiled and kernel is not None:
+        folded = kernel.fold(text, tables.fold)
+        if folded is not None:  # None: beyond the BMP or not mapped alone; exact path below
+            return np.frombuffer(folded, dtype=np.uint32)
     codes = _codes(text)
     wide = codes > 0xFFFF
     if wide.any():

@@ -90,7 +90,7 @@ def test_distance_out_of_range_is_rejected():
 
 
 def test_words_are_weighted_by_idf_and_term_frequency():
-    from scrapy_neardup.fingerprint import STOP_WORDS, _features, word_hash
+    from scrapy_neardup.fingerprint import STOP_WORDS, WEIGHT_SCALE, _features, word_hash
 
     features = _features()
     known = next(w for w in features._row if w not in STOP_WORDS and features._idf[features._row[w]] > 0)
@@ -102,7 +102,8 @@ def test_words_are_weighted_by_idf_and_term_frequency():
     assert set(by_hash) == {word_hash(known), word_hash(unknown)}
     assert "的" in STOP_WORDS
     idf_known = float(features._idf[features._row[known]])
-    assert by_hash[word_hash(known)] == pytest.approx(idf_known * (1 + math.log(2)))
-    assert by_hash[word_hash(unknown)] == pytest.approx(features.rare_idf)
+    # Integer weights (exact sums): idf * (1 + ln tf) in units of 1 / WEIGHT_SCALE.
+    assert by_hash[word_hash(known)] == round(idf_known * (1 + math.log(2)) * WEIGHT_SCALE)
+    assert by_hash[word_hash(unknown)] == round(features.rare_idf * WEIGHT_SCALE)
     # Rare words weigh more than frequent ones: the shared weight sits at the top of the table.
     assert features.rare_idf > float(np.median(features._idf))

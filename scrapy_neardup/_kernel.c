@@ -1,0 +1,561 @@
+/* The per-character and per-word loops of fingerprinting, in C.
+ *
+ * fingerprint.py computes the same values with numpy when this module is not built; tests
+ * compare the two on every kind of text. Nothing here decides anything that the Python code
+ * does not define: sentence splitting, shingle hashing, sentence keys and SimHash weighting
+ * follow text.py, sketch.py and fingerprint.py step by step, only without per-step numpy
+ * calls, which cost more than the work on news-length text.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ xxh64 (the spec) */
+
+static const uint64_t P1 = 0x9E3779B185EBCA87ULL;
+static const uint64_t P2 = 0xC2B2AE3D27D4EB4FULL;
+static const uint64_t P3 = 0x165667B19E3779F9ULL;
+static const uint64_t P4 = 0x85EBCA77C2B2AE63ULL;
+static const uint64_t P5 = 0x27D4EB2F165667C5ULL;
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static inline uint64_t read64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i]; /* little-endian on every host */
+    return v;
+}
+
+static inline uint32_t read32(const unsigned char *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t xxh_round(uint64_t acc, uint64_t input) {
+    acc += input * P2;
+    acc = rotl64(acc, 31);
+    return acc * P1;
+}
+
+static inline uint64_t xxh_merge(uint64_t acc, uint64_t value) {
+    acc ^= xxh_round(0, value);
+    return acc * P1 + P4;
+}
+
+static uint64_t xxh64(const unsigned char *p, size_t len) {
+    const unsigned char *end = p + len;
+    uint64_t h;
+    if (len >= 32) {
+        uint64_t v1 = P1 + P2, v2 = P2, v3 = 0, v4 = 0 - P1;
+        const unsigned char *limit = end - 32;
+        do {
+            v1 = xxh_round(v1, read64(p));
+            v2 = xxh_round(v2, read64(p + 8));
+            v3 = xxh_round(v3, read64(p + 16));
+            v4 = xxh_round(v4, read64(p + 24));
+            p += 32;
+        } while (p <= limit);
+        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+        h = xxh_merge(h, v1);
+        h = xxh_merge(h, v2);
+        h = xxh_merge(h, v3);
+        h = xxh_merge(h, v4);
+    } else {
+        h = P5;
+    }
+    h += (uint64_t)len;
+    while (p + 8 <= end) {
+        h ^= xxh_round(0, read64(p));
+        h = rotl64(h, 27) * P1 + P4;
+        p += 8;
+    }
+    if (p + 4 <= end) {
+        h ^= (uint64_t)read32(p) * P1;
+        h = rotl64(h, 23) * P2 + P3;
+        p += 4;
+    }
+    while (p < end) {
+        h ^= (uint64_t)(*p) * P5;
+        h = rotl64(h, 11) * P1;
+        p++;
+    }
+    h ^= h >> 33;
+    h *= P2;
+    h ^= h >> 29;
+    h *= P3;
+    h ^= h >> 32;
+    return h;
+}
+
+static PyObject *py_xxh64(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    uint64_t h = xxh64((const unsigned char *)view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Buffer;
+
+static int get_buffer(PyObject *obj, Buffer *b, Py_ssize_t item, const char *what) {
+    if (PyObject_GetBuffer(obj, &b->view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    b->held = 1;
+    if (b->view.len % item != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: buffer size is not a multiple of %zd", what, item);
+        return -1;
+    }
+    return 0;
+}
+
+static void release(Buffer *b) {
+    if (b->held) PyBuffer_Release(&b->view);
+    b->held = 0;
+}
+
+/* LSD radix sort of 32-bit values, 8 bits per pass; ``tmp`` has room for n values. */
+static void radix_sort32(uint32_t *a, uint32_t *tmp, Py_ssize_t n) {
+    Py_ssize_t count[256];
+    for (int shift = 0; shift < 32; shift += 8) {
+        memset(count, 0, sizeof(count));
+        for (Py_ssize_t i = 0; i < n; i++) count[(a[i] >> shift) & 0xFF]++;
+        Py_ssize_t total = 0;
+        for (int d = 0; d < 256; d++) {
+            Py_ssize_t c = count[d];
+            count[d] = total;
+            total += c;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) tmp[count[(a[i] >> shift) & 0xFF]++] = a[i];
+        uint32_t *swap = a;
+        a = tmp;
+        tmp = swap;
+    }
+    /* four passes: the sorted values are back in the caller's ``a`` */
+}
+
+/* ------------------------------------------------------------------ text parts */
+
+static const uint64_t POLY = 0x100000001B3ULL; /* sketch.py's polynomial base */
+static const uint64_t M1 = 0xBF58476D1CE4E5B9ULL;
+static const uint64_t M2 = 0x94D049BB133111EBULL;
+
+static inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= M1;
+    x ^= x >> 27;
+    x *= M2;
+    return x ^ (x >> 31);
+}
+
+static inline int is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
+static inline int is_latin(uint32_t c) { return c >= 'a' && c <= 'z'; }
+
+typedef struct {
+    Py_ssize_t start, length, number;
+} Span;
+
+/* Longest first; equal lengths in text order (numpy's stable argsort of -length). */
+static int longer_first(const void *a, const void *b) {
+    const Span *x = (const Span *)a, *y = (const Span *)b;
+    if (x->length != y->length) return x->length > y->length ? -1 : 1;
+    return x->number < y->number ? -1 : (x->number > y->number);
+}
+
+static int by_number(const void *a, const void *b) {
+    const Span *x = (const Span *)a, *y = (const Span *)b;
+    return x->number < y->number ? -1 : (x->number > y->number);
+}
+
+/*
+ * fold(text, table) -> bytes of native uint32 code points, or None
+ *
+ * text.fold_codes for text of the Basic Multilingual Plane whose every character the table
+ * maps alone: each code point through ``table``, dropped characters left out. None where
+ * the exact path is needed (a character beyond the BMP, or one the table marks as slow).
+ */
+static const uint32_t DROP = 0xFFFFFFFFu, SLOW = 0xFFFFFFFEu;
+
+static PyObject *py_fold(PyObject *self, PyObject *args) {
+    PyObject *text, *table_obj;
+    if (!PyArg_ParseTuple(args, "UO", &text, &table_obj)) return NULL;
+    Buffer table_b = {0};
+    if (get_buffer(table_obj, &table_b, 4, "fold table") < 0) {
+        release(&table_b);
+        return NULL;
+    }
+    if (table_b.view.len < 4 * 0x10000) {
+        release(&table_b);
+        PyErr_SetString(PyExc_ValueError, "the fold table must cover the Basic Multilingual Plane");
+        return NULL;
+    }
+    const uint32_t *table = (const uint32_t *)table_b.view.buf;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 4 * n);
+    if (!out) {
+        release(&table_b);
+        return NULL;
+    }
+    unsigned char *bytes = (unsigned char *)PyBytes_AS_STRING(out);
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        uint32_t folded = c > 0xFFFF ? SLOW : table[c];
+        if (folded == DROP) continue;
+        if (folded == SLOW) {
+            Py_DECREF(out);
+            release(&table_b);
+            Py_RETURN_NONE;
+        }
+        memcpy(bytes + at, &folded, 4); /* native byte order, as numpy's uint32 */
+        at += 4;
+    }
+    release(&table_b);
+    if (_PyBytes_Resize(&out, at) < 0) return NULL;
+    return out;
+}
+
+/*
+ * parts(codes, ends, content, min_chars, simhash_sentences, key_count, sketch_size, width)
+ *   -> (simhash_text, sentence_keys, sketch_bytes, sketch_distinct, content_chars)
+ *
+ * ``codes`` are folded code points (uint32), ``ends`` and ``content`` the per-BMP-code-point
+ * tables of text.py (bool). See Fingerprinter.fingerprint for the meaning of each output.
+ */
+static PyObject *py_parts(PyObject *self, PyObject *args) {
+    PyObject *codes_obj, *ends_obj, *content_obj;
+    Py_ssize_t min_chars, simhash_sentences, key_count, sketch_size, width;
+    if (!PyArg_ParseTuple(args, "OOOnnnnn", &codes_obj, &ends_obj, &content_obj, &min_chars,
+                          &simhash_sentences, &key_count, &sketch_size, &width))
+        return NULL;
+    Buffer codes_b = {0}, ends_b = {0}, content_b = {0};
+    uint32_t *content = NULL, *hashes = NULL;
+    Span *spans = NULL;
+    PyObject *result = NULL, *text = NULL, *keys = NULL, *sketch = NULL;
+
+    if (get_buffer(codes_obj, &codes_b, 4, "codes") < 0 ||
+        get_buffer(ends_obj, &ends_b, 1, "ends") < 0 ||
+        get_buffer(content_obj, &content_b, 1, "content") < 0)
+        goto done;
+    if (ends_b.view.len < 0x10000 || content_b.view.len < 0x10000) {
+        PyErr_SetString(PyExc_ValueError, "tables must cover the Basic Multilingual Plane");
+        goto done;
+    }
+    const uint32_t *codes = (const uint32_t *)codes_b.view.buf;
+    const unsigned char *end_table = (const unsigned char *)ends_b.view.buf;
+    const unsigned char *content_table = (const unsigned char *)content_b.view.buf;
+    Py_ssize_t n = codes_b.view.len / 4;
+
+    content = (uint32_t *)PyMem_Malloc(sizeof(uint32_t) * (n + 1));
+    spans = (Span *)PyMem_Malloc(sizeof(Span) * (n + 1));
+    if (!content || !spans) {
+        PyErr_NoMemory();
+        goto done;
+    }
+
+    /* Sentences (text.sentences_of): a sentence ends at a sentence-end character, or at a
+     * "." that is not inside a number or a Latin name; only content characters count. */
+    Py_ssize_t chars = 0, kept = 0, start = 0, number = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t c = codes[i];
+        int is_end, is_content;
+        if (c > 0xFFFF) {
+            is_end = 0;
+            is_content = c >= 0x20000 && c < 0x40000;
+        } else {
+            is_end = end_table[c] != 0;
+            is_content = content_table[c] != 0;
+        }
+        if (c == '.' && i > 0 && i + 1 < n) {
+            uint32_t before = codes[i - 1], after = codes[i + 1];
+            int inside = (is_digit(before) && is_digit(after)) || (is_latin(before) && is_latin(after));
+            if (!inside) is_end = 1;
+        }
+        if (is_content) content[chars++] = c;
+        if (is_end || i + 1 == n) {
+            Py_ssize_t length = chars - start;
+            if (length >= min_chars) {
+                spans[kept].start = start;
+                spans[kept].length = length;
+                spans[kept].number = number;
+                kept++;
+            }
+            start = chars;
+            number++;
+        }
+    }
+
+    qsort(spans, (size_t)kept, sizeof(Span), longer_first);
+
+    /* Sentence keys: xxh64 of each sentence's UTF-32-LE bytes, longest first, distinct. */
+    keys = PyList_New(0);
+    if (!keys) goto done;
+    {
+        uint64_t found[64];
+        Py_ssize_t nfound = 0, limit = key_count < 64 ? key_count : 64;
+        for (Py_ssize_t s = 0; s < kept && nfound < limit; s++) {
+            const uint32_t *sentence = content + spans[s].start;
+            uint64_t key;
+#if PY_LITTLE_ENDIAN
+            key = xxh64((const unsigned char *)sentence, (size_t)spans[s].length * 4);
+#else
+            uint32_t *swapped = PyMem_Malloc(4 * (size_t)spans[s].length + 1);
+            if (!swapped) { PyErr_NoMemory(); goto done; }
+            for (Py_ssize_t j = 0; j < spans[s].length; j++) {
+                uint32_t v = sentence[j];
+                swapped[j] = (v >> 24) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF0000) | (v << 24);
+            }
+            key = xxh64((const unsigned char *)swapped, (size_t)spans[s].length * 4);
+            PyMem_Free(swapped);
+#endif
+            int seen = 0;
+            for (Py_ssize_t j = 0; j < nfound; j++) seen |= found[j] == key;
+            if (seen) continue;
+            found[nfound++] = key;
+            PyObject *value = PyLong_FromUnsignedLongLong(key);
+            if (!value || PyList_Append(keys, value) < 0) {
+                Py_XDECREF(value);
+                goto done;
+            }
+            Py_DECREF(value);
+        }
+    }
+
+    /* SimHash text: the whole folded text, or its longest sentences in text order. */
+    if (simhash_sentences == 0 || kept <= simhash_sentences) {
+        text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, codes, n);
+    } else {
+        qsort(spans, (size_t)simhash_sentences, sizeof(Span), by_number);
+        Py_ssize_t total = simhash_sentences - 1;
+        for (Py_ssize_t s = 0; s < simhash_sentences; s++) total += spans[s].length;
+        uint32_t *joined = (uint32_t *)PyMem_Malloc(sizeof(uint32_t) * (total + 1));
+        if (!joined) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        Py_ssize_t at = 0;
+        for (Py_ssize_t s = 0; s < simhash_sentences; s++) {
+            if (s) joined[at++] = '\n';
+            memcpy(joined + at, content + spans[s].start, sizeof(uint32_t) * spans[s].length);
+            at += spans[s].length;
+        }
+        text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, joined, total);
+        PyMem_Free(joined);
+    }
+    if (!text) goto done;
+
+    /* Sketch (sketch.shingle_hashes_of_codes): top 32 bits of the mixed polynomial hash of
+     * every width-character shingle of the content, sorted and distinct; the first
+     * ``sketch_size`` of them and how many there are. */
+    Py_ssize_t distinct = 0;
+    if (chars > 0) {
+        Py_ssize_t w = chars < width ? chars : width;
+        Py_ssize_t count = chars - w + 1;
+        hashes = (uint32_t *)PyMem_Malloc(sizeof(uint32_t) * 2 * count);
+        if (!hashes) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < count; i++) {
+            uint64_t h = 0;
+            for (Py_ssize_t o = 0; o < w; o++) h = h * POLY + (uint64_t)content[i + o];
+            hashes[i] = (uint32_t)(mix64(h) >> 32);
+        }
+        radix_sort32(hashes, hashes + count, count);
+        for (Py_ssize_t i = 0; i < count; i++)
+            if (i == 0 || hashes[i] != hashes[i - 1]) hashes[distinct++] = hashes[i];
+    }
+    Py_ssize_t take = distinct < sketch_size ? distinct : sketch_size;
+#if !PY_LITTLE_ENDIAN
+    for (Py_ssize_t i = 0; i < take; i++) {
+        uint32_t v = hashes[i];
+        hashes[i] = (v >> 24) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF0000) | (v << 24);
+    }
+#endif
+    sketch = PyBytes_FromStringAndSize(take ? (const char *)hashes : "", take * 4);
+    if (!sketch) goto done;
+
+    result = Py_BuildValue("(OOOnn)", text, keys, sketch, distinct, chars);
+
+done:
+    Py_XDECREF(text);
+    Py_XDECREF(keys);
+    Py_XDECREF(sketch);
+    PyMem_Free(content);
+    PyMem_Free(spans);
+    PyMem_Free(hashes);
+    release(&codes_b);
+    release(&ends_b);
+    release(&content_b);
+    return result;
+}
+
+/* ------------------------------------------------------------------ SimHash of words */
+
+typedef struct {
+    uint64_t hash;
+    double idf; /* < 0: a word without letters or digits, not a feature */
+    Py_ssize_t count;
+} Word;
+
+typedef struct {
+    uint64_t hash;
+    double idf; /* < 0: an empty slot */
+} Slot; /* one slot of the common-word table: hash and idf in one cache line */
+
+/* UTF-8 of a str, lone surrogates as three bytes (Python's "surrogatepass"), into ``out``,
+ * which has room for 4 bytes per character; returns the length. */
+static Py_ssize_t utf8_of(PyObject *word, unsigned char *out) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(word), at = 0;
+    int kind = PyUnicode_KIND(word);
+    const void *data = PyUnicode_DATA(word);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            out[at++] = (unsigned char)c;
+        } else if (c < 0x800) {
+            out[at++] = (unsigned char)(0xC0 | (c >> 6));
+            out[at++] = (unsigned char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            out[at++] = (unsigned char)(0xE0 | (c >> 12));
+            out[at++] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            out[at++] = (unsigned char)(0x80 | (c & 0x3F));
+        } else {
+            out[at++] = (unsigned char)(0xF0 | (c >> 18));
+            out[at++] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+            out[at++] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            out[at++] = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    return at;
+}
+
+static int has_content(PyObject *word) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(word);
+    int kind = PyUnicode_KIND(word);
+    const void *data = PyUnicode_DATA(word);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (Py_UNICODE_ISALNUM(PyUnicode_READ(kind, data, i))) return 1;
+    return 0;
+}
+
+/*
+ * weigh(tokens, table, rare_idf, tf_factors, scale)
+ *   -> (simhash, features)
+ *
+ * The same SimHash as fingerprint._Features.weigh followed by simhash.simhash on integer
+ * weights: distinct words (by their xxh64), idf from the open-addressing table (idf < 0:
+ * empty slot; ``table`` holds (uint64 hash, float64 idf) pairs) or ``rare_idf`` for other words with a letter or digit, weight
+ * floor(idf * tf_factors[min(tf, len - 1)] * scale + 0.5), features of weight 0 left out.
+ */
+static PyObject *py_weigh(PyObject *self, PyObject *args) {
+    PyObject *tokens, *table_obj, *factors_obj;
+    double rare_idf, scale;
+    if (!PyArg_ParseTuple(args, "O!OdOd", &PyList_Type, &tokens, &table_obj, &rare_idf, &factors_obj,
+                          &scale))
+        return NULL;
+    Buffer table_b = {0}, factors_b = {0};
+    Word *words = NULL;
+    unsigned char small[256], *big = NULL; /* UTF-8 of one token */
+    Py_ssize_t room = 0;
+    PyObject *result = NULL;
+    if (get_buffer(table_obj, &table_b, 16, "word table") < 0 ||
+        get_buffer(factors_obj, &factors_b, 8, "tf factors") < 0)
+        goto done;
+    const Slot *table = (const Slot *)table_b.view.buf;
+    const double *factors = (const double *)factors_b.view.buf;
+    Py_ssize_t slots = table_b.view.len / 16, nfactors = factors_b.view.len / 8;
+    if (slots == 0 || (slots & (slots - 1)) || nfactors < 2) {
+        PyErr_SetString(PyExc_ValueError, "word table must have a power-of-two size");
+        goto done;
+    }
+
+    Py_ssize_t ntokens = PyList_GET_SIZE(tokens), size = 16;
+    while (size < 2 * ntokens) size <<= 1;
+    words = (Word *)PyMem_Calloc((size_t)size, sizeof(Word));
+    if (!words) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < ntokens; t++) {
+        PyObject *token = PyList_GET_ITEM(tokens, t);
+        if (!PyUnicode_Check(token)) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be str");
+            goto done;
+        }
+        Py_ssize_t chars = PyUnicode_GET_LENGTH(token);
+        if (chars > 64 && chars > room) {
+            PyMem_Free(big);
+            room = chars;
+            big = (unsigned char *)PyMem_Malloc(4 * (size_t)room);
+            if (!big) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
+        unsigned char *utf8 = chars > 64 ? big : small;
+        uint64_t h = xxh64(utf8, (size_t)utf8_of(token, utf8));
+        Py_ssize_t slot = (Py_ssize_t)(h & (uint64_t)(size - 1));
+        while (words[slot].count && words[slot].hash != h) slot = (slot + 1) & (size - 1);
+        Word *word = &words[slot];
+        if (word->count++) continue;
+        word->hash = h;
+        Py_ssize_t at = (Py_ssize_t)(h & (uint64_t)(slots - 1));
+        word->idf = -2.0;
+        while (table[at].idf >= 0) {
+            if (table[at].hash == h) {
+                word->idf = table[at].idf;
+                break;
+            }
+            at = (at + 1) & (slots - 1);
+        }
+        if (word->idf == -2.0) word->idf = has_content(token) ? rare_idf : -1.0;
+    }
+
+    /* Charikar SimHash on integer weights: exact, so independent of summing order. */
+    int64_t set[64] = {0}, total = 0;
+    Py_ssize_t features = 0;
+    for (Py_ssize_t s = 0; s < size; s++) {
+        Word *word = &words[s];
+        if (!word->count || word->idf < 0) continue;
+        Py_ssize_t tf = word->count < nfactors ? word->count : nfactors - 1;
+        double weight = floor(word->idf * factors[tf] * scale + 0.5);
+        if (!(weight > 0)) continue;
+        int64_t w = (int64_t)weight;
+        features++;
+        total += w;
+        for (int bit = 0; bit < 64; bit++)
+            if ((word->hash >> bit) & 1) set[bit] += w;
+    }
+    uint64_t value = 0;
+    for (int bit = 0; bit < 64; bit++)
+        if (2 * set[bit] > total) value |= 1ULL << bit;
+    result = Py_BuildValue("(Nn)", PyLong_FromUnsignedLongLong(value), features);
+
+done:
+    PyMem_Free(words);
+    PyMem_Free(big);
+    release(&table_b);
+    release(&factors_b);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"xxh64", py_xxh64, METH_O, "xxh64 (seed 0) of a bytes-like object."},
+    {"fold", py_fold, METH_VARARGS, "Folded code points of BMP text, or None for the exact path."},
+    {"parts", py_parts, METH_VARARGS, "Sentence keys, SimHash text and sketch of folded code points."},
+    {"weigh", py_weigh, METH_VARARGS, "SimHash of a token list with integer tf-idf weights."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }

@@ -1,0 +1,98 @@
+"""The C kernel computes exactly the fingerprints of the numpy path, on every kind of text.
+
+Skipped only where the extension was not built (no compiler); CI builds it.
+"""
+
+import os
+import random
+
+import numpy as np
+import pytest
+import xxhash
+
+from scrapy_neardup.fingerprint import Fingerprinter, Recipe, compiled_kernel_available
+from scrapy_neardup.text import fold_codes, kernel
+
+from corpus import ARTICLES, reprint, text
+
+pytestmark = pytest.mark.skipif(
+    not compiled_kernel_available() and not os.environ.get("NEARDUP_REQUIRE_KERNEL"),
+    reason="the C kernel was not built (no compiler at install time)",
+)
+
+
+def fields(fingerprint):
+    return (
+        fingerprint.sentence_keys,
+        fingerprint.simhash,
+        fingerprint.sketch.hashes.tolist(),
+        fingerprint.sketch.size,
+        fingerprint.chars,
+        fingerprint.tokens,
+    )
+
+
+def random_text(rng: random.Random, size: int) -> str:
+    """Chinese, Latin, digits, dots, sentence ends, spaces, invisible and odd characters."""
+    pieces = [
+        "".join(rng.choice("今天市政府发布通知要求各区加强防汛工作确保群众安全") for _ in range(rng.randint(1, 30))),
+        rng.choice(["。", "！", "？", "；", "…", "\n", ".", ". ", "!", "?", ";", "，", "、", " "]),
+        rng.choice(["3.5", "www.example.com", "Done.Next", "ＡＢＣ１２３", "Ｈｅｌｌｏ", "e.g."]),
+        rng.choice(["\u200b", "\u00ad", "\ufeff", "\t", "\r\n", "\x00", "\u3000"]),
+        rng.choice(["ﬁnance", "㈠", "é", "e\u0301", "𝐀𝐁", "𠀀𠀁𠀂𠀃𠀄𠀅𠀆𠀇", "😀", "\ud800"]),
+        "".join(chr(rng.randint(0x20, 0x2FFF)) for _ in range(rng.randint(0, 5))),
+    ]
+    weights = [40, 10, 2, 2, 1, 2]
+    return "".join(rng.choices(pieces, weights)[0] for _ in range(size))
+
+
+def test_xxh64_matches_the_xxhash_package():
+    rng = random.Random(5)
+    for length in list(range(0, 70)) + [rng.randint(70, 5000) for _ in range(30)]:
+        data = bytes(rng.getrandbits(8) for _ in range(length))
+        assert kernel.xxh64(data) == xxhash.xxh64_intdigest(data), length
+
+
+def test_fold_matches_the_numpy_path():
+    rng = random.Random(11)
+    samples = [text(name) for name in ARTICLES] + [random_text(rng, rng.randint(0, 300)) for _ in range(300)]
+    for sample in samples:
+        assert fold_codes(sample).tolist() == fold_codes(sample, compiled=False).tolist(), sample
+
+
+@pytest.mark.parametrize(
+    "recipe",
+    [Recipe(), Recipe(simhash_sentences=0), Recipe(nshash_n=1, sketch_size=16, shingle_width=2),
+     Recipe(simhash_sentences=2, shingle_width=9)],
+)
+def test_fingerprints_match_the_numpy_path(recipe):
+    compiled = Fingerprinter(recipe)
+    numpy_only = Fingerprinter(recipe, compiled=False)
+    assert compiled.compiled and not numpy_only.compiled
+    rng = random.Random(recipe.shingle_width)
+    samples = ["", "。", "短句。", "a" * 3, "\ud800" * 20]
+    for name in ARTICLES:
+        samples += [text(name), reprint(name, cut=0.75, edits=3)]
+    samples += [random_text(rng, rng.randint(0, 400)) for _ in range(200)]
+    for sample in samples:
+        assert fields(compiled.fingerprint(sample)) == fields(numpy_only.fingerprint(sample)), sample
+
+
+def test_weighing_counts_repeated_and_unknown_words_like_the_numpy_path():
+    fingerprinter = Fingerprinter()
+    features = fingerprinter.features
+    common = [w for w in list(features._row)[:3000:7]]
+    rng = random.Random(2)
+    for _ in range(50):
+        tokens = [rng.choice(common) for _ in range(rng.randint(0, 300))]
+        tokens += ["鑫淼犇骉", "，", " ", "\n", "2026", "x" * 300, "\ud800"] * rng.randint(0, 3)
+        rng.shuffle(tokens)
+        assert features.simhash(tokens) == features.simhash(tokens, compiled=False)
+
+
+def test_tables_of_the_wrong_size_are_refused():
+    with pytest.raises(ValueError):
+        kernel.parts(np.zeros(3, dtype=np.uint32), np.zeros(10, dtype=bool), np.zeros(10, dtype=bool),
+                     8, 5, 10, 128, 5)
+    with pytest.raises(ValueError):
+        kernel.fold("abc", np.zeros(10, dtype=np.uint32))
