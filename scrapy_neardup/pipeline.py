@@ -21,7 +21,7 @@ from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
 from .stores import Store, StoreError, StoreFormatError, open_store, redact
 from .text import get_tokenizer
-from .workers import ERROR, NO_TEXT, Prepared, Preparer, WorkerPool, main_script_is_guarded
+from .workers import ERROR, NO_TEXT, Prepared, Preparer, WorkerDied, WorkerPool, can_pickle_extractor
 
 logger = logging.getLogger(__name__)
 
@@ -144,12 +144,13 @@ class NearDupPipeline:
 
     def open_spider(self, spider: Any = None) -> None:
         config = self.config
-        if config.workers and not main_script_is_guarded():
+        if config.workers and not can_pickle_extractor(config.extractor):
             logger.warning(
-                "scrapy-neardup: NEARDUP_WORKERS=%d needs the crawl script to start the crawl "
-                "under 'if __name__ == \"__main__\":' (worker processes import the script, and "
-                "would start the crawl again); fingerprinting in the reactor thread instead",
+                "scrapy-neardup: NEARDUP_WORKERS=%d needs an extractor that worker processes can "
+                "import (a dotted path, or a function of an importable module; %r is defined in "
+                "the crawl script); extracting in the reactor thread instead",
                 config.workers,
+                config.extractor,
                 extra={"spider": self.crawler.spider},
             )
             self._inc("workers_disabled")
@@ -314,39 +315,18 @@ class NearDupPipeline:
             mine.callback(None)
 
     async def _from_pool(self, source: Any, is_html: bool) -> Prepared:
-        from concurrent.futures.process import BrokenProcessPool
-
         try:
-            return await self._pool_once(source, is_html)
-        except BrokenProcessPool as exc:
+            return await _wait(self.pool.submit(source, is_html))
+        except WorkerDied as exc:
             # A worker died (killed, out of memory, a crashing extractor) and failed every page
-            # queued in the pool with it. Each page is tried once more, alone, on a new pool,
-            # so that one bad page costs one item.
+            # it had been given. Each page is tried once more, alone, on a new worker, so that
+            # one bad page costs one item.
             self._once("pool_broken", logging.WARNING, "A worker process died (%s); retrying its pages one at a time", exc)
             await _wait(self._retry_lock.acquire())
             try:
-                return await self._pool_once(source, is_html)
+                return await _wait(self.pool.submit(source, is_html))
             finally:
                 self._retry_lock.release()
-
-    async def _pool_once(self, source: Any, is_html: bool) -> Prepared:
-        from twisted.internet import reactor
-        from twisted.internet.defer import Deferred
-
-        result: Deferred = Deferred()
-
-        def done(future: Any) -> None:
-            def fire() -> None:
-                error = future.exception()
-                if error is None:
-                    result.callback(future.result())
-                else:
-                    result.errback(error)
-
-            reactor.callFromThread(fire)
-
-        self.pool.submit(source, is_html, done)
-        return await _wait(result)
 
     def _judge(self, adapter: ItemAdapter, key: str, prepared: Prepared) -> Verdict | None:
         """Count what preparing gave, then check the fingerprint against the store."""

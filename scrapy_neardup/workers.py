@@ -7,16 +7,16 @@ store check stays in the crawler process, in arrival order.
 
 from __future__ import annotations
 
-import ast
-import concurrent.futures
-import concurrent.futures.process
-import multiprocessing
-import queue
+import collections
+import os
+import pickle
+import struct
 import sys
-import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
+
+from twisted.internet.protocol import ProcessProtocol
 
 from .extract import ExtractionError, decode_html, looks_binary
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
@@ -75,112 +75,163 @@ class Preparer:
         return Prepared(OK, fingerprint, None, extract_seconds, time.perf_counter() - started)
 
 
-_PREPARER: Preparer | None = None
+# -- worker processes ----------------------------------------------------------------------
+
+_TASKS_FD = 3  # in a worker: pages come in on this descriptor
+_RESULTS_FD = 4  # and prepared fingerprints go out on this one
+_LENGTH = struct.Struct(">I")
 
 
-def _initialize(recipe: Recipe, extractor: Callable[[str], str] | str) -> None:
-    global _PREPARER
-    _PREPARER = Preparer(recipe, extractor)
+class WorkerDied(Exception):
+    """The worker process preparing a page exited before answering (killed, out of memory)."""
 
 
-def _prepare(source: str | bytes, is_html: bool) -> Prepared:
-    assert _PREPARER is not None, "worker used before its initializer ran"
-    return _PREPARER(source, is_html)
+def _frame(obj: Any) -> bytes:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return _LENGTH.pack(len(data)) + data
 
 
-def _ready() -> bool:
-    return _PREPARER is not None
+def can_pickle_extractor(extractor: Callable[[str], str] | str) -> bool:
+    """Worker processes get the extractor by name: a dotted path, or a function that a new
+    process can import (not one defined in the crawl script itself, ``__main__``)."""
+    if isinstance(extractor, str):
+        return True
+    return getattr(extractor, "__module__", "__main__") != "__main__"
 
 
-def main_script_is_guarded() -> bool:
-    """False when the script that started this process would start the crawl again on import.
+class _Worker:
+    """One worker process and the pages it was given, answered in the order they were sent.
 
-    Worker processes import the main script (as every non-fork multiprocessing start method
-    does); a script that calls ``CrawlerProcess.start()`` outside an
-    ``if __name__ == "__main__":`` block would then start a crawl in each worker, and the
-    pool would never become ready. ``scrapy crawl`` and ``python -m scrapy`` are guarded.
+    A Twisted process protocol: the reactor watches the pipes, so handing a page over and
+    getting its fingerprint back cost a write and a read in the reactor thread, without
+    helper threads competing with the crawl for the GIL.
     """
-    path = getattr(sys.modules.get("__main__"), "__file__", None)
-    if not path:
-        return True  # interactive, or run from a zip or frozen binary: nothing is imported
-    try:
-        with open(path, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-        return True  # not Python source we can read: assume the usual console script
-    return any(isinstance(node, ast.If) and _tests_main(node.test) for node in tree.body)
+
+    def __init__(self, pool: "WorkerPool") -> None:
+        from twisted.internet import reactor
+
+        self.pool = pool
+        self.pending: collections.deque = collections.deque()  # Deferreds, oldest first
+        self.alive = True
+        self._buffer = bytearray()
+        self.transport = reactor.spawnProcess(
+            _WorkerProtocol(self),
+            sys.executable,
+            # Not "-m scrapy_neardup.workers": pickled classes must name this module, not __main__.
+            [sys.executable, "-c", "from scrapy_neardup.workers import serve; serve()"],
+            env=pool.environment,
+            childFDs={1: 1, 2: 2, _TASKS_FD: "w", _RESULTS_FD: "r"},
+        )
+        self.transport.writeToChild(_TASKS_FD, pool.init_frame)
+
+    def submit(self, frame: bytes) -> Any:
+        from twisted.internet.defer import Deferred
+
+        answer = Deferred()
+        self.pending.append(answer)
+        self.transport.writeToChild(_TASKS_FD, frame)
+        return answer
+
+    def received(self, data: bytes) -> None:
+        self._buffer += data
+        while len(self._buffer) >= _LENGTH.size:
+            (length,) = _LENGTH.unpack_from(self._buffer)
+            if len(self._buffer) < _LENGTH.size + length:
+                return
+            payload = bytes(self._buffer[_LENGTH.size : _LENGTH.size + length])
+            del self._buffer[: _LENGTH.size + length]
+            answer = self.pending.popleft()
+            try:
+                prepared = pickle.loads(payload)
+            except Exception as exc:  # never expected: the worker pickled a Prepared
+                answer.errback(exc)
+            else:
+                answer.callback(prepared)
+
+    def died(self, reason: str) -> None:
+        """Every page still waiting on this worker fails; later pages go to a new worker."""
+        if not self.alive:
+            return
+        self.alive = False
+        pending, self.pending = self.pending, collections.deque()
+        for answer in pending:
+            answer.errback(WorkerDied(f"the worker process stopped before answering ({reason})"))
+
+    def close(self) -> None:
+        if self.alive:
+            self.alive = False
+            self.transport.closeChildFD(_TASKS_FD)  # end of input: the worker exits
 
 
-def _tests_main(test: ast.expr) -> bool:
-    if not isinstance(test, ast.Compare) or len(test.comparators) != 1:
-        return False
-    sides = [test.left, test.comparators[0]]
-    names = {side.id for side in sides if isinstance(side, ast.Name)}
-    values = {side.value for side in sides if isinstance(side, ast.Constant)}
-    return names == {"__name__"} and values == {"__main__"}
+class _WorkerProtocol(ProcessProtocol):
+    """Passes what the reactor sees of a worker process on to its :class:`_Worker`."""
+
+    def __init__(self, worker: _Worker) -> None:
+        self.worker = worker
+
+    def childDataReceived(self, fd: int, data: bytes) -> None:
+        if fd == _RESULTS_FD:
+            self.worker.received(data)
+
+    def childConnectionLost(self, fd: int) -> None:
+        if fd == _RESULTS_FD:
+            self.worker.died("its pipe closed")
+
+    def processExited(self, reason: Any) -> None:
+        self.worker.died(f"exited ({reason.value})")
+
+    def processEnded(self, reason: Any) -> None:
+        self.worker.died(f"ended ({reason.value})")
 
 
 class WorkerPool:
-    """A process pool whose workers each hold a :class:`Preparer` for the same recipe.
+    """Worker processes that each hold a :class:`Preparer` for the same recipe.
 
-    Workers are started by a fork server (not by forking the crawler, which runs threads),
-    so a script that starts a crawl needs the usual ``if __name__ == "__main__":`` guard.
-
-    Pages are handed to the executor by a feeder thread: ``ProcessPoolExecutor.submit``
-    wakes the executor's own thread through a pipe and, under the GIL, the caller often
-    waits a thread switch interval (~5 ms) for it. The reactor thread only queues the page.
+    Workers are new Python processes running :func:`serve`, not forks of the crawler: they never import the crawl script, so any script works. Each page goes to the
+    worker with the fewest pages waiting; each worker answers in order.
     """
 
     def __init__(self, size: int, recipe: Recipe, extractor: Callable[[str], str] | str):
         self.size = size
-        self._args = (recipe, extractor)
-        self._executor = self._start()
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._feeder = threading.Thread(target=self._feed, name="neardup-pool-feeder", daemon=True)
-        self._feeder.start()
+        self.init_frame = _frame((recipe, extractor))
+        path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
+        self.environment = {**os.environ, "PYTHONPATH": path}
+        self._workers = [_Worker(self) for _ in range(size)]
 
-    def _start(self) -> concurrent.futures.ProcessPoolExecutor:
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        if context.get_start_method() == "forkserver":
-            # Import the heavy modules once in the fork server, not in each worker.
-            context.set_forkserver_preload(["scrapy_neardup.workers", "scrapy_neardup.extract"])
-        return concurrent.futures.ProcessPoolExecutor(
-            max_workers=self.size, mp_context=context, initializer=_initialize, initargs=self._args
-        )
-
-
-    def submit(self, source: str | bytes, is_html: bool, done: Callable[[concurrent.futures.Future], None]) -> None:
-        """Prepare ``source`` in a worker; ``done(future)`` is called from another thread."""
-        self._jobs.put((source, is_html, done))
-
-    def _feed(self) -> None:
-        # Start every worker now rather than on the first page (starting the fork server
-        # takes a second or two: not in the reactor thread).
-        for _ in range(self.size):
-            self._executor.submit(_ready)
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            source, is_html, done = job
-            try:
-                future = self._submit_now(source, is_html)
-            except Exception as exc:  # the pool cannot even be restarted: fail this page only
-                future = concurrent.futures.Future()
-                future.set_exception(exc)
-            future.add_done_callback(done)
-
-    def _submit_now(self, source: str | bytes, is_html: bool) -> concurrent.futures.Future:
-        try:
-            return self._executor.submit(_prepare, source, is_html)
-        except concurrent.futures.process.BrokenProcessPool:
-            # A worker died (killed, out of memory): start a new pool and go on.
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = self._start()
-            return self._executor.submit(_prepare, source, is_html)
+    def submit(self, source: str | bytes, is_html: bool) -> Any:
+        """A Deferred that fires with the :class:`Prepared` page, or fails with WorkerDied."""
+        for index, worker in enumerate(self._workers):
+            if not worker.alive:
+                self._workers[index] = _Worker(self)
+        worker = min(self._workers, key=lambda w: len(w.pending))
+        return worker.submit(_frame((source, is_html)))
 
     def close(self) -> None:
-        self._jobs.put(None)
-        self._feeder.join()
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        for worker in self._workers:
+            worker.close()
+
+
+def _read_exactly(stream: Any, size: int) -> bytes | None:
+    data = stream.read(size)
+    return data if data is not None and len(data) == size else None
+
+
+def serve() -> None:
+    """Body of a worker process: prepare pages from the tasks pipe until it is closed."""
+    tasks = os.fdopen(_TASKS_FD, "rb")
+    results = os.fdopen(_RESULTS_FD, "wb")
+    preparer: Preparer | None = None
+    while True:
+        head = _read_exactly(tasks, _LENGTH.size)
+        if head is None:
+            return
+        payload = _read_exactly(tasks, _LENGTH.unpack(head)[0])
+        if payload is None:
+            return
+        if preparer is None:
+            recipe, extractor = pickle.loads(payload)
+            preparer = Preparer(recipe, extractor)
+            continue
+        source, is_html = pickle.loads(payload)
+        results.write(_frame(preparer(source, is_html)))
+        results.flush()

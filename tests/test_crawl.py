@@ -476,14 +476,14 @@ def test_a_worker_killed_mid_crawl_costs_one_item(local_site, tmp_path, caplog):
         paths=paths,
     )
     assert result.stats["finish_reason"] == "finished"
-    # The pages queued behind it were retried on a new pool; only the page that killed its
+    # The pages queued behind it were retried on a new worker; only the page that killed its
     # worker (twice) passed unchecked.
     assert result.paths() == ["/a/metro.html", "/b/canteen.html", "/a/canteen.html", "/c/flood.html"]
     assert result.neardup["neardup/error"] == 1
     assert result.neardup["neardup/unique"] == 3 and result.neardup["neardup/dropped"] == 1
     messages = [r.getMessage() for r in caplog.records]
     assert sum("A worker process died" in m for m in messages) == 1
-    assert any("BrokenProcessPool" in m and "/b/canteen.html" in m for m in messages)
+    assert any("WorkerDied" in m and "/b/canteen.html" in m for m in messages)
 
 
 @pytest.mark.parametrize("mode", ["text", "bytes"])
@@ -533,8 +533,9 @@ def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
     assert "Traceback" not in log
 
 
-def test_unguarded_script_with_workers_falls_back_to_the_reactor_thread(tmp_path):
-    """Workers import the main script; one without a __main__ guard must not hang the crawl."""
+def test_unguarded_script_with_workers_crawls_with_its_workers(tmp_path):
+    """Workers are new processes that never import the crawl script: a script without a
+    __main__ guard works with them (a forked or spawned pool would start the crawl again)."""
     lines = SCRIPT.format(tests=str(TESTS), store=f"leveldb://{tmp_path / 'store'}", compat=COMPAT).splitlines()
     guard = lines.index('if __name__ == "__main__":')
     unguarded = lines[:guard] + [line[4:] for line in lines[guard + 1 :]]
@@ -543,10 +544,11 @@ def test_unguarded_script_with_workers_falls_back_to_the_reactor_thread(tmp_path
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stderr
-    assert log.count("NEARDUP_WORKERS=1 needs the crawl script to start the crawl under") == 2
+    assert log.count("1 worker processes") == 2
     summaries = [line for line in log.splitlines() if "scrapy-neardup: " in line and " items: " in line]
     assert sum(int(line.split(" items: ")[1].split(" unique")[0]) for line in summaries) == 7
-    assert "'neardup/workers_disabled': 1" in log
+    assert "workers_disabled" not in log
+    assert "'neardup/extracted'" in log  # pages went through the workers' extraction
 
 
 def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):

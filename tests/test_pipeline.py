@@ -336,25 +336,15 @@ def test_addon_sets_the_log_formatter_only_where_scrapy_ignores_the_drop_level()
     assert crawler.settings.get("LOG_FORMATTER") == expected
 
 
-@pytest.mark.parametrize(
-    "source, guarded",
-    [
-        ('from scrapy.crawler import CrawlerProcess\nif __name__ == "__main__":\n    CrawlerProcess().start()\n', True),
-        ("if '__main__' == __name__:\n    main()\n", True),
-        ("from scrapy.crawler import CrawlerProcess\nCrawlerProcess().start()\n", False),
-        ("def main():\n    if __name__ == '__main__':\n        pass\nmain()\n", False),  # not at top level
-        ("this is not python (\n", True),  # unreadable: assume a console script
-    ],
-)
-def test_main_script_guard_is_recognised(tmp_path, monkeypatch, source, guarded):
-    import sys
-    import types
+def _defined_in_a_script(html):
+    return html
 
-    from scrapy_neardup.workers import main_script_is_guarded
 
-    script = tmp_path / "run.py"
-    script.write_text(source)
-    fake_main = types.ModuleType("__main__")
-    fake_main.__file__ = str(script)
-    monkeypatch.setitem(sys.modules, "__main__", fake_main)
-    assert main_script_is_guarded() is guarded
+def test_worker_processes_take_extractors_they_can_import():
+    from scrapy_neardup.extract import html_to_text
+    from scrapy_neardup.workers import can_pickle_extractor
+
+    assert can_pickle_extractor("scrapy_neardup.extract.html_to_text")
+    assert can_pickle_extractor(html_to_text)
+    _defined_in_a_script.__module__ = "__main__"  # as if defined in the crawl script
+    assert not can_pickle_extractor(_defined_in_a_script)
