@@ -6,6 +6,8 @@ What is measured, in one run, against a redis-server this script starts on a fre
    one check-and-add script + client-side verification, and a remove for duplicates) from 1,
    2 and 4 processes sharing one store, with the split of each document's time between
    fingerprinting and the store call (``check_fingerprint``: round trip + verification).
+   Then the same documents through ``batching.check_texts``: batches of 64 checked in one
+   round trip, the next batch fingerprinted in a thread meanwhile (as ``neardup dedup`` does).
 2. The store alone: documents/s of ``check_fingerprint`` with fingerprints computed before the
    clock starts, from 1, 2 and 4 processes, and redis-server CPU per check-and-add.
 3. Memory per stored document: ``INFO memory`` ``used_memory`` before and after storing
@@ -47,6 +49,7 @@ from dataclasses import dataclass
 import corpus  # benchmarks/corpus.py: the shared data, read the same way by every benchmark
 
 from scrapy_neardup import DUPLICATE, Detector, Fingerprinter, Recipe, open_store
+from scrapy_neardup.batching import check_texts
 from scrapy_neardup.text import content_chars, normalize
 
 NAMESPACE = "bench"
@@ -132,14 +135,18 @@ class Result:
     duplicates: int = 0
 
 
-def _neardup_worker(uri, recipe, docs, prints, barrier, queue) -> None:
+def _neardup_worker(uri, recipe, docs, prints, mode, barrier, queue) -> None:
     store = open_store(uri, NAMESPACE, recipe)
+    count = len(docs)
     detector = Detector(store)
     detector.fingerprint(docs[0][1])  # loads what is loaded lazily, before the clock starts
     barrier.wait()
     cpu0, start = time.process_time(), time.time()
     fp_time = store_time = 0.0
     duplicates = 0
+    if mode == "batch":  # batches of 64 in one round trip, the next fingerprinted meanwhile
+        duplicates = sum(v.status == DUPLICATE for v in check_texts(detector, docs, 64))
+        docs = []
     for index, (key, text) in enumerate(docs):
         t0 = time.perf_counter()
         fingerprint = prints[index] if prints is not None else detector.fingerprint(text)
@@ -150,7 +157,7 @@ def _neardup_worker(uri, recipe, docs, prints, barrier, queue) -> None:
         duplicates += verdict.status == DUPLICATE
     end, cpu = time.time(), time.process_time() - cpu0
     store.close()
-    queue.put(Result(len(docs), start, end, cpu, fp_time, store_time, duplicates))
+    queue.put(Result(count, start, end, cpu, fp_time, store_time, duplicates))
 
 
 def _minhash(text: str, num_perm: int):
@@ -277,7 +284,7 @@ def main() -> None:
     try:
         # 1. and 2.: scrapy-neardup, text input and fingerprints given
         all_prints = [fingerprinter.fingerprint(t) for _, t in docs]
-        for mode in ("text", "store"):
+        for mode in ("text", "batch", "store"):
             for p in procs:
                 admin.flushall()
                 slices = [docs[i::p] for i in range(p)]
@@ -285,11 +292,15 @@ def main() -> None:
                 cpu0 = server_cpu(admin)
                 results = run_parallel(
                     _neardup_worker, p,
-                    lambda i: (uri, recipe, slices[i], prints[i] if prints else None),
+                    lambda i: (uri, recipe, slices[i], prints[i] if prints else None, mode),
                 )
                 figures = summarise(results)
                 figures["server_us"] = 1e6 * (server_cpu(admin) - cpu0) / figures["docs"]
-                label = "scrapy-neardup " + ("text -> verdict" if mode == "text" else "store only (fingerprints given)")
+                label = "scrapy-neardup " + {
+                    "text": "text -> verdict",
+                    "batch": "text -> verdict, batches of 64",
+                    "store": "store only (fingerprints given)",
+                }[mode]
                 rows.append((label, p, figures, load()))
                 print(_row(*rows[-1]), flush=True)
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import IO, Iterator, Sequence
 
 from . import __version__
-from .detector import DUPLICATE, SHORT, Detector, Thresholds
+from .batching import ahead, chunks
+from .detector import DUPLICATE, SHORT, Detector, Thresholds, Verdict
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
 from .stores import StoreError, open_store, redact
 
@@ -77,21 +78,26 @@ def dedup(args: argparse.Namespace) -> int:
         progress = _progress(args)
         stack.callback(progress.close)
         fingerprint = _fingerprinting(args, detector, stack)
-        for batch in _batches(source, 256 if args.workers else 1):
+
+        def prepared(batch: list[tuple[int, str]]) -> list[tuple[_Parsed, Fingerprint | str | None]]:
             parsed = [_parse(line, number, args) for number, line in batch]
-            texts = [p.text for p in parsed if p.text is not None]
-            prints = iter(fingerprint(texts))
-            for item in parsed:
+            prints = iter(fingerprint([p.text for p in parsed if p.text is not None]))
+            return [(item, next(prints) if item.text else None) for item in parsed]
+
+        # Batches of lines: a shared store (Redis) checks a batch in one round trip, and the
+        # next batch is fingerprinted in a thread meanwhile. One line at a time otherwise.
+        size = 64 if store.files_before_verifying or args.workers else 1
+        for batch in ahead(map(prepared, chunks(enumerate(source, start=1), size))):
+            try:
+                outcomes = _decide(detector, batch, args, summary)
+            except StoreError as exc:
+                _warn(f"{args.input}:{batch[0][0].number}: store failed ({exc}); stopped here: this "
+                      "line and the ones after it were not written")
+                print(summary.line(), file=sys.stderr)
+                return 3
+            for item, (out, problem) in zip((item for item, _ in batch), outcomes):
                 summary.records += 1
                 progress.update(1)
-                try:
-                    out, problem = _decide(detector, item, next(prints) if item.text else None, args, summary)
-                except StoreError as exc:
-                    _warn(f"{args.input}:{item.number}: store failed ({exc}); stopped here: this "
-                          "line and the ones after it were not written")
-                    summary.records -= 1
-                    print(summary.line(), file=sys.stderr)
-                    return 3
                 if problem:
                     summary.skipped += 1
                     if shown < args.max_warnings:
@@ -116,17 +122,6 @@ class _Parsed:
     text: str | None = None  # set when the record has text to judge
     key: str = ""
     problem: str | None = None
-
-
-def _batches(source: IO[str], size: int) -> Iterator[list[tuple[int, str]]]:
-    batch: list[tuple[int, str]] = []
-    for number, line in enumerate(source, start=1):
-        batch.append((number, line))
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _parse(line: str, number: int, args: argparse.Namespace) -> _Parsed:
@@ -191,17 +186,25 @@ def _fingerprinting(args: argparse.Namespace, detector: Detector, stack: context
 
 def _decide(
     detector: Detector,
-    item: _Parsed,
-    fingerprint: Fingerprint | str | None,
+    batch: list[tuple[_Parsed, Fingerprint | str | None]],
     args: argparse.Namespace,
     summary: Summary,
-) -> tuple[str | None, str | None]:
-    """The line to write (None: dropped) and, for a line passed through untouched, why."""
-    if item.problem:
-        return item.line, item.problem
-    if isinstance(fingerprint, str) or fingerprint is None:
-        return item.line, fingerprint or "no fingerprint"
-    verdict = detector.check_fingerprint(item.key, fingerprint)
+) -> list[tuple[str | None, str | None]]:
+    """For each line, the line to write (None: dropped) and, if passed through untouched, why."""
+    judged = [(item.key, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
+    verdicts = iter(detector.check_many(judged))
+    outcomes: list[tuple[str | None, str | None]] = []
+    for item, fingerprint in batch:
+        if item.problem:
+            outcomes.append((item.line, item.problem))
+        elif not isinstance(fingerprint, Fingerprint):
+            outcomes.append((item.line, fingerprint or "no fingerprint"))
+        else:
+            outcomes.append(_written(item, next(verdicts), args, summary))
+    return outcomes
+
+
+def _written(item: _Parsed, verdict: Verdict, args: argparse.Namespace, summary: Summary) -> tuple[str | None, str | None]:
     if verdict.status == SHORT:
         return item.line, f"text too short to judge ({verdict.chars} characters)"
     if verdict.status == DUPLICATE:

@@ -16,13 +16,16 @@ from .fingerprint import Fingerprint, Fingerprinter, Recipe, is_sketch_key
 from .record import COMMITTED, PENDING, DocRecord, clip_key
 from .simhash import hamming
 from .sketch import resemblance
-from .stores import Probe, Store
+from .stores import Probe, Reservation, Store
 
 UNIQUE = "unique"
 DUPLICATE = "duplicate"
 SHORT = "short"  # too little text to judge safely: passed, not stored
 
 METHODS = ("nshash", "simhash", "sketch")
+
+# A verified match: the first stored copy, how it matched, Jaccard and containment.
+Match = tuple[DocRecord, str, float, float]
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,55 @@ class Detector:
     def check_fingerprint(self, key: str, fp: Fingerprint, reserve: bool = False) -> Verdict:
         if fp.chars < self.thresholds.min_chars:
             return Verdict(key, SHORT, chars=fp.chars)
+        record, probe, now = self._ask(key, fp, reserve)
+        own_keys = set(probe.sentence_keys)
+        verified = []  # the best match, once a single-process store asked before filing
+
+        def confirm(candidates: list[DocRecord]) -> bool:
+            verified.append(self._best_match(record, own_keys, candidates, now))
+            return verified[0] is not None
+
+        reservation = self.store.check_and_add(probe, record, confirm)
+        if verified:
+            match = verified[0]
+        else:  # the store filed as it read (Redis): verify now
+            match = self._best_match(record, own_keys, reservation.candidates, now)
+        if match is not None and reservation.doc_id:
+            self.store.remove(reservation.doc_id)
+        return self._verdict(key, fp, reservation, match)
+
+    def check_many(self, documents: list[tuple[str, Fingerprint]]) -> list[Verdict]:
+        """Verdicts of several documents in arrival order, as :meth:`check_fingerprint` of
+        each in turn would give them.
+
+        A store that files as it reads (Redis) takes them in one round trip, and their
+        duplicates are taken out in a second. Each document's candidates then include the
+        documents of the batch before it, those found duplicates too: verification skips
+        those, as they would have been removed. Other stores check one by one.
+        """
+        if not self.store.files_before_verifying:
+            return [self.check_fingerprint(key, fp) for key, fp in documents]
+        verdicts: list[Verdict | None] = [None] * len(documents)
+        asked = []
+        for index, (key, fp) in enumerate(documents):
+            if fp.chars < self.thresholds.min_chars:
+                verdicts[index] = Verdict(key, SHORT, chars=fp.chars)
+            else:
+                asked.append((index, *self._ask(key, fp, False)))
+        reservations = self.store.check_and_add_many([a[2] for a in asked], [a[1] for a in asked])
+        removed: set[int] = set()
+        for (index, record, probe, now), reservation in zip(asked, reservations):
+            candidates = [c for c in reservation.candidates if c.doc_id not in removed]
+            match = self._best_match(record, set(probe.sentence_keys), candidates, now)
+            if match is not None and reservation.doc_id:
+                removed.add(reservation.doc_id)
+            key, fp = documents[index]
+            verdicts[index] = self._verdict(key, fp, reservation, match)
+        self.store.remove_many(sorted(removed))
+        return verdicts  # type: ignore[return-value]
+
+    def _ask(self, key: str, fp: Fingerprint, reserve: bool) -> tuple[DocRecord, Probe, float]:
+        """The record to file and the buckets to read for one document."""
         now = self.clock()
         record = DocRecord(
             doc_id=0,
@@ -147,26 +199,15 @@ class Detector:
             nshash_n=self.recipe.nshash_n + (self.recipe.sketch_keys if "sketch" in self.methods else 0),
             boilerplate_limit=self.boilerplate_limit,
         )
-        own_keys = set(probe.sentence_keys)
-        verified = []  # the best match, once a single-process store asked before filing
+        return record, probe, now
 
-        def confirm(candidates: list[DocRecord]) -> bool:
-            verified.append(self._best_match(record, own_keys, candidates, now))
-            return verified[0] is not None
-
-        reservation = self.store.check_and_add(probe, record, confirm)
-        if verified:
-            match = verified[0]
-        else:  # the store filed as it read (Redis): verify now
-            match = self._best_match(record, own_keys, reservation.candidates, now)
+    def _verdict(self, key: str, fp: Fingerprint, reservation: Reservation, match: Match | None) -> Verdict:
         if match is None:
             return Verdict(
                 key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True
             )
-        if reservation.doc_id:
-            self.store.remove(reservation.doc_id)
         first, method, jaccard, containment = match
-        if first.key == record.key:
+        if first.key == clip_key(key):
             # The same document seen again (a resumed batch, a re-crawled URL): not a reprint.
             return Verdict(key, UNIQUE, first.doc_id, first.doc_id, chars=fp.chars)
         return Verdict(
@@ -184,7 +225,7 @@ class Detector:
 
     def _best_match(
         self, record: DocRecord, own_keys: set[int], candidates: list[DocRecord], now: float
-    ) -> tuple[DocRecord, str, float, float] | None:
+    ) -> Match | None:
         """The earliest stored document that verification confirms, with how it matched."""
         not_before = now - self.ttl if self.ttl else float("-inf")
         for other in sorted(candidates, key=lambda r: r.doc_id):

@@ -117,3 +117,15 @@ def test_invalid_settings_are_rejected_with_their_name():
         Thresholds(containment=1.5)
     with pytest.raises(ValueError, match="nshash n"):
         Recipe(nshash_n=0)
+
+
+def test_check_texts_gives_the_verdicts_of_checks_one_by_one_in_order():
+    from scrapy_neardup.batching import check_texts
+
+    documents = [(f"https://s{i % 3}.example/{name}/{i}", text(name)) for i, name in enumerate(list(ARTICLES) * 3)]
+    with open_store("memory://", "one", Recipe()) as store:
+        expected = [Detector(store).check(key, body).as_dict() for key, body in documents]
+    with open_store("memory://", "batched", Recipe()) as store:
+        got = [v.as_dict() for v in check_texts(Detector(store), iter(documents), size=4)]
+    assert got == expected
+    assert [v["status"] for v in got].count("unique") == len(ARTICLES)

@@ -182,6 +182,45 @@ def test_same_verdicts_as_memory_and_leveldb(redis_url, tmp_path):
         assert [bool(shared & set(r.sentence_keys)) for r in leads] == [True] * 5 + [False] * 3
 
 
+@pytest.mark.parametrize("size", [1, 5, 64])
+def test_batches_give_the_verdicts_of_checks_one_by_one(redis_url, tmp_path, size):
+    """One round trip per batch: later documents of a batch see the earlier ones, duplicates
+    included, until those are taken out; verification must skip them."""
+    recipe = Recipe()
+    one_by_one = _verdicts(f"leveldb://{tmp_path / 'db'}", recipe)
+    namespace = f"batch{size}"
+    with open_store(redis_url, namespace, recipe) as store:
+        detector = Detector(store)
+        documents = [(key, detector.fingerprint(text)) for key, _, text in corpus()]
+        verdicts = []
+        for start in range(0, len(documents), size):
+            verdicts += [v.as_dict() for v in detector.check_many(documents[start : start + size])]
+        assert _renamed(verdicts) == _renamed(one_by_one)
+        # Every duplicate filed by a batch was taken out again: buckets hold kept documents only.
+        kept = {v["doc_id"] for v in verdicts if v["status"] == UNIQUE}
+        assert set().union(*bucket_ids(store.client, namespace)) == kept
+        assert store.count() == len(kept)
+
+
+def test_a_batch_never_matches_a_duplicate_of_the_same_batch(redis_url):
+    """i reprints X with a second story added; j keeps that second story and a little of X.
+    One by one, i is removed before j is checked, and j, far from X, is a story of its own.
+    In a batch, j's candidates include i: verification must skip it."""
+    first, second = list(ARTICLES.values())[:2]
+    x = first
+    i = f"{first}\n{second}"
+    j = f"{second}\n{first[: len(first) // 4]}"
+    documents = [("https://x.example/1", x), ("https://i.example/1", i), ("https://j.example/1", j)]
+    with open_store("memory://", "alone", Recipe()) as store:
+        detector = Detector(store)
+        expected = [detector.check(key, text).as_dict() for key, text in documents]
+    assert [v["status"] for v in expected] == [UNIQUE, DUPLICATE, UNIQUE]
+    with open_store(redis_url, "together", Recipe()) as store:
+        detector = Detector(store)
+        batch = detector.check_many([(key, detector.fingerprint(text)) for key, text in documents])
+    assert _renamed([v.as_dict() for v in batch]) == _renamed(expected)
+
+
 def test_every_sentence_key_is_looked_up(redis_url):
     """A reprint whose n longest sentences are an added promotion is found by its next ones."""
     reprint = "\n".join(PROMOTION) + "\n" + ARTICLES["rail"]

@@ -119,9 +119,21 @@ class Store(ABC):
         files in the same server-side step as it reads, and ignores ``confirm``.
         """
 
+    # True when check_and_add_many files as it reads (several documents in one round trip),
+    # and verification comes after: the detector then checks a batch with it.
+    files_before_verifying = False
+
+    def check_and_add_many(self, probes: list[Probe], records: list[DocRecord]) -> list[Reservation]:
+        """:meth:`check_and_add` of each document in turn (stores that batch do better)."""
+        return [self.check_and_add(probe, record) for probe, record in zip(probes, records)]
+
     @abstractmethod
     def remove(self, doc_id: int) -> None:
         """Take a document out (a verified duplicate, or a reservation whose item failed)."""
+
+    def remove_many(self, doc_ids: list[int]) -> None:
+        for doc_id in doc_ids:
+            self.remove(doc_id)
 
     @abstractmethod
     def commit(self, doc_id: int) -> None:

@@ -373,6 +373,8 @@ class RedisStore(Store):
     ``redis_params``: extra ``redis.Redis`` arguments (timeouts, TLS files, ...).
     """
 
+    files_before_verifying = True
+
     def __init__(
         self,
         uri: str,
@@ -492,6 +494,27 @@ class RedisStore(Store):
         return b",".join(b"%d" % w for w in range(first, last + 1))
 
     def check_and_add(self, probe: Probe, record: DocRecord, confirm: Confirm | None = None) -> Reservation:
+        args, sentence_keys, filing = self._check_args(probe, record)
+        reply = self._call(self._check_and_add, keys=[], args=args)
+        return self._reserved(record, reply, sentence_keys, filing)
+
+    def check_and_add_many(self, probes: list[Probe], records: list[DocRecord]) -> list[Reservation]:
+        """:meth:`check_and_add` for several documents in one round trip (a pipeline).
+
+        The server runs the calls one after the other, so each document sees the ones before
+        it; the caller verifies them in order (see ``Detector.check_many``).
+        """
+        pipe = self.client.pipeline(transaction=False)
+        calls = []
+        for probe, record in zip(probes, records):
+            args, sentence_keys, filing = self._check_args(probe, record)
+            self._check_and_add(keys=[], args=args, client=pipe)
+            calls.append((record, sentence_keys, filing))
+        replies = self._call(pipe.execute)
+        return [self._reserved(*call[:1], reply, *call[1:]) for call, reply in zip(calls, replies)]
+
+    def _check_args(self, probe: Probe, record: DocRecord) -> tuple[list[Any], list[int], tuple]:
+        """The script's arguments, the sentence keys asked for and the bucket entries used."""
         record.doc_id = 0
         sentence_keys = list(probe.sentence_keys)
         record.sentence_keys = []
@@ -522,7 +545,10 @@ class RedisStore(Store):
             b"".join(read),
             b"".join(file_entries),
         ]
-        reply = self._call(self._check_and_add, keys=[], args=args)
+        return args, sentence_keys, (sentences, file_entries)
+
+    def _reserved(self, record: DocRecord, reply: list, sentence_keys: list[int], filing: tuple) -> Reservation:
+        sentences, file_entries = filing
         record.doc_id = int(reply[0])
         filed = [int(i) - 1 for i in reply[1]]
         record.sentence_keys = [sentence_keys[i] for i in filed]
@@ -543,8 +569,16 @@ class RedisStore(Store):
         return self._window_of(record.time), b"".join(_entry(b) for b in self.buckets_of(record))
 
     def remove(self, doc_id: int) -> None:
-        where = self._filed.pop(doc_id, None) or self._where(self.get(doc_id))
-        self._call(self._remove, keys=[], args=[self._prefix, doc_id, _member(doc_id), *where])
+        self.remove_many([doc_id])
+
+    def remove_many(self, doc_ids: list[int]) -> None:
+        """Take documents out, in one round trip when they were filed by this process."""
+        pipe = self.client.pipeline(transaction=False)
+        for doc_id in doc_ids:
+            where = self._filed.pop(doc_id, None) or self._where(self.get(doc_id))
+            self._remove(keys=[], args=[self._prefix, doc_id, _member(doc_id), *where], client=pipe)
+        if doc_ids:
+            self._call(pipe.execute)
 
     def commit(self, doc_id: int) -> None:
         self._filed.pop(doc_id, None)
