@@ -532,8 +532,8 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
         int64_t w = (int64_t)weight;
         features++;
         total += w;
-        for (int bit = 0; bit < 64; bit++)
-            if ((word->hash >> bit) & 1) set[bit] += w;
+        for (int bit = 0; bit < 64; bit++) /* branch-free: the bits are random */
+            set[bit] += w & -(int64_t)((word->hash >> bit) & 1);
     }
     uint64_t value = 0;
     for (int bit = 0; bit < 64; bit++)
