@@ -8,7 +8,8 @@ batch of real news-length articles (consecutive articles of the first half joine
 1,000-2,000 characters, each followed 1 to 20 articles later by a site's reprint of it) is
 measured, then taken out again so that every size sees the same batch. The same batch is
 then split into ``Detector.fingerprint`` and ``Detector.check_fingerprint`` to show where the
-time goes. Bytes on disk per document are measured after ``compact_range``.
+time goes, and run through ``batching.check_texts`` (what ``neardup dedup`` does: batches of
+64, the next batch fingerprinted in a second thread while this one is checked; same verdicts). Bytes on disk per document are measured after ``compact_range``.
 
 In the same run, on the same documents, the published nshash method and datasketch's
 MinHashLSH (``baselines.py``, shared with the accuracy benchmark) are filled and measured
@@ -225,6 +226,19 @@ class EngineSubject(Subject):
         self._stored_by_batch = [v.doc_id for v in verdicts if v.status == "unique"]
         return clock, [v.duplicate_of.split(":", 1)[1] if v.duplicate_of else None for v in verdicts]
 
+    def run_streamed(self, batch: Batch) -> dict:
+        """The batch through ``batching.check_texts`` (as ``neardup dedup`` runs): batches of
+        64, the next one fingerprinted in a thread while this one is checked. CPU time is the
+        whole process's here, both threads."""
+        from scrapy_neardup.batching import check_texts
+
+        documents = [(f"t:{key}", text) for key, text in zip(batch.keys, batch.texts)]
+        wall, cpu = time.perf_counter(), time.process_time()
+        verdicts = list(check_texts(self.detector, documents, 64))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        self._stored_by_batch = [v.doc_id for v in verdicts if v.status == "unique"]
+        return {"streamed_docs_per_s": len(documents) / wall, "streamed_docs_per_cpu_s": len(documents) / cpu}
+
     def run_split(self, batch: Batch) -> dict:
         """The batch again, as fingerprint then check_fingerprint, each timed (wall and CPU)."""
         fingerprint, check_fp = self.detector.fingerprint, self.detector.check_fingerprint
@@ -398,6 +412,12 @@ def run_subject(
             entry["batch_docs_per_s"] = len(batch.keys) / min(walls)
             entry["batch_docs_per_cpu_s"] = len(batch.keys) / min(cpus)
             entry.update(score(batch, matched))
+            if isinstance(subject, EngineSubject):
+                streamed = [subject.run_streamed(batch)]
+                subject.undo_batch()
+                streamed.append(subject.run_streamed(batch))
+                subject.undo_batch()
+                entry.update(max(streamed, key=lambda x: x["streamed_docs_per_s"]))
             if split and isinstance(subject, EngineSubject):
                 entry.update(subject.run_split(batch))
                 subject.undo_batch()
@@ -419,6 +439,8 @@ def run_subject(
 
 def describe_size(e: dict) -> str:
     parts = [f"batch {e['batch_docs_per_s']:,.0f} docs/s ({e['batch_docs_per_cpu_s']:,.0f}/CPU-s)"]
+    if "streamed_docs_per_s" in e:
+        parts.append(f"check_texts {e['streamed_docs_per_s']:,.0f} docs/s ({e['streamed_docs_per_cpu_s']:,.0f}/CPU-s)")
     if "fingerprint_us" in e:
         parts.append(f"fingerprint {e['fingerprint_us']:,.0f} us + store {e['store_us']:,.0f} us "
                      f"(CPU {e['fingerprint_cpu_us']:,.0f} + {e['store_cpu_us']:,.0f})")
@@ -482,13 +504,15 @@ def print_report(results: list[Result], batch: Batch, fillers_mean: float, batch
                 rows.append([
                     r.method, f"{e['stored']:,}", f"{e['batch_docs_per_s']:,.0f}",
                     f"{e['batch_docs_per_cpu_s']:,.0f}",
+                    f"{e.get('streamed_docs_per_s', 0):,.0f} ({e.get('streamed_docs_per_cpu_s', 0):,.0f})",
                     f"{e.get('fingerprint_us', 0):,.0f} ({e.get('fingerprint_cpu_us', 0):,.0f})",
                     f"{e.get('store_us', 0):,.0f} ({e.get('store_cpu_us', 0):,.0f})",
                     f"{e.get('candidates_per_lookup', 0):.2f}", f"{e.get('disk_per_doc', 0):,.0f}",
                     f"{e['rss_per_doc']:,.0f}", f"{e['caught']}/{e['reprints']}",
                     f"{e['false_duplicates']}/{e['new']}", e["load_before"],
                 ])
-        print(table(rows, ["method", "stored", "docs/s", "docs/CPU-s", "fingerprint us/doc (CPU)",
+        print(table(rows, ["method", "stored", "docs/s", "docs/CPU-s", "check_texts docs/s (/CPU-s)",
+                           "fingerprint us/doc (CPU)",
                            "store us/doc (CPU)", "candidates/lookup", "disk B/doc", "RSS B/doc",
                            "reprints caught", "false dups", "load"]))
     print("\n## Filling the store through the same call (synthetic fillers), per step\n")
