@@ -223,43 +223,32 @@ static PyObject *py_fold(PyObject *self, PyObject *args) {
     return out;
 }
 
-/*
- * parts(codes, ends, content, min_chars, simhash_sentences, key_count, sketch_size, width)
- *   -> (simhash_text, sentence_keys, sketch_bytes, sketch_distinct, content_chars)
- *
- * ``codes`` are folded code points (uint32), ``ends`` and ``content`` the per-BMP-code-point
- * tables of text.py (bool). See Fingerprinter.fingerprint for the meaning of each output.
- */
-static PyObject *py_parts(PyObject *self, PyObject *args) {
-    PyObject *codes_obj, *ends_obj, *content_obj;
+static inline uint32_t swap32(uint32_t v) {
+    return (v >> 24) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF0000) | (v << 24);
+}
+
+/* What parts() computes before it builds Python objects: no Python calls, so the GIL is
+ * released meanwhile (a thread fingerprinting the next batch overlaps with the store). */
+typedef struct {
+    const uint32_t *codes;
+    Py_ssize_t n;
+    const unsigned char *end_table, *content_table;
     Py_ssize_t min_chars, simhash_sentences, key_count, sketch_size, width;
-    if (!PyArg_ParseTuple(args, "OOOnnnnn", &codes_obj, &ends_obj, &content_obj, &min_chars,
-                          &simhash_sentences, &key_count, &sketch_size, &width))
-        return NULL;
-    Buffer codes_b = {0}, ends_b = {0}, content_b = {0};
-    uint32_t *content = NULL, *hashes = NULL;
-    Span *spans = NULL;
-    PyObject *result = NULL, *text = NULL, *keys = NULL, *sketch = NULL;
+    uint32_t *content; /* content characters */
+    Span *spans;       /* kept sentences */
+    uint32_t *hashes;  /* sorted distinct shingle hashes */
+    uint32_t *joined;  /* the SimHash text when it is not the whole text */
+    Py_ssize_t chars, kept, distinct, joined_length;
+    uint64_t keys[64];
+    Py_ssize_t nkeys;
+} Parts;
 
-    if (get_buffer(codes_obj, &codes_b, 4, "codes") < 0 ||
-        get_buffer(ends_obj, &ends_b, 1, "ends") < 0 ||
-        get_buffer(content_obj, &content_b, 1, "content") < 0)
-        goto done;
-    if (ends_b.view.len < 0x10000 || content_b.view.len < 0x10000) {
-        PyErr_SetString(PyExc_ValueError, "tables must cover the Basic Multilingual Plane");
-        goto done;
-    }
-    const uint32_t *codes = (const uint32_t *)codes_b.view.buf;
-    const unsigned char *end_table = (const unsigned char *)ends_b.view.buf;
-    const unsigned char *content_table = (const unsigned char *)content_b.view.buf;
-    Py_ssize_t n = codes_b.view.len / 4;
-
-    content = (uint32_t *)PyMem_Malloc(sizeof(uint32_t) * (n + 1));
-    spans = (Span *)PyMem_Malloc(sizeof(Span) * (n + 1));
-    if (!content || !spans) {
-        PyErr_NoMemory();
-        goto done;
-    }
+static int compute_parts(Parts *p) {
+    const uint32_t *codes = p->codes;
+    Py_ssize_t n = p->n;
+    p->content = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (n + 1));
+    p->spans = (Span *)PyMem_RawMalloc(sizeof(Span) * (n + 1));
+    if (!p->content || !p->spans) return -1;
 
     /* Sentences (text.sentences_of): a sentence ends at a sentence-end character, or at a
      * "." that is not inside a number or a Latin name; only content characters count. */
@@ -271,127 +260,155 @@ static PyObject *py_parts(PyObject *self, PyObject *args) {
             is_end = 0;
             is_content = c >= 0x20000 && c < 0x40000;
         } else {
-            is_end = end_table[c] != 0;
-            is_content = content_table[c] != 0;
+            is_end = p->end_table[c] != 0;
+            is_content = p->content_table[c] != 0;
         }
         if (c == '.' && i > 0 && i + 1 < n) {
             uint32_t before = codes[i - 1], after = codes[i + 1];
             int inside = (is_digit(before) && is_digit(after)) || (is_latin(before) && is_latin(after));
             if (!inside) is_end = 1;
         }
-        if (is_content) content[chars++] = c;
+        if (is_content) p->content[chars++] = c;
         if (is_end || i + 1 == n) {
             Py_ssize_t length = chars - start;
-            if (length >= min_chars) {
-                spans[kept].start = start;
-                spans[kept].length = length;
-                spans[kept].number = number;
+            if (length >= p->min_chars) {
+                p->spans[kept].start = start;
+                p->spans[kept].length = length;
+                p->spans[kept].number = number;
                 kept++;
             }
             start = chars;
             number++;
         }
     }
-
-    qsort(spans, (size_t)kept, sizeof(Span), longer_first);
+    p->chars = chars;
+    p->kept = kept;
+    qsort(p->spans, (size_t)kept, sizeof(Span), longer_first);
 
     /* Sentence keys: xxh64 of each sentence's UTF-32-LE bytes, longest first, distinct. */
-    keys = PyList_New(0);
-    if (!keys) goto done;
-    {
-        uint64_t found[64];
-        Py_ssize_t nfound = 0, limit = key_count < 64 ? key_count : 64;
-        for (Py_ssize_t s = 0; s < kept && nfound < limit; s++) {
-            const uint32_t *sentence = content + spans[s].start;
-            uint64_t key;
-#if PY_LITTLE_ENDIAN
-            key = xxh64((const unsigned char *)sentence, (size_t)spans[s].length * 4);
-#else
-            uint32_t *swapped = PyMem_Malloc(4 * (size_t)spans[s].length + 1);
-            if (!swapped) { PyErr_NoMemory(); goto done; }
-            for (Py_ssize_t j = 0; j < spans[s].length; j++) {
-                uint32_t v = sentence[j];
-                swapped[j] = (v >> 24) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF0000) | (v << 24);
-            }
-            key = xxh64((const unsigned char *)swapped, (size_t)spans[s].length * 4);
-            PyMem_Free(swapped);
+    Py_ssize_t limit = p->key_count < 64 ? p->key_count : 64;
+    p->nkeys = 0;
+    for (Py_ssize_t s = 0; s < kept && p->nkeys < limit; s++) {
+        uint32_t *sentence = p->content + p->spans[s].start;
+        Py_ssize_t length = p->spans[s].length;
+#if !PY_LITTLE_ENDIAN
+        for (Py_ssize_t j = 0; j < length; j++) sentence[j] = swap32(sentence[j]);
 #endif
-            int seen = 0;
-            for (Py_ssize_t j = 0; j < nfound; j++) seen |= found[j] == key;
-            if (seen) continue;
-            found[nfound++] = key;
-            PyObject *value = PyLong_FromUnsignedLongLong(key);
-            if (!value || PyList_Append(keys, value) < 0) {
-                Py_XDECREF(value);
-                goto done;
-            }
-            Py_DECREF(value);
-        }
+        uint64_t key = xxh64((const unsigned char *)sentence, (size_t)length * 4);
+#if !PY_LITTLE_ENDIAN
+        for (Py_ssize_t j = 0; j < length; j++) sentence[j] = swap32(sentence[j]);
+#endif
+        int seen = 0;
+        for (Py_ssize_t j = 0; j < p->nkeys; j++) seen |= p->keys[j] == key;
+        if (!seen) p->keys[p->nkeys++] = key;
     }
 
-    /* SimHash text: the whole folded text, or its longest sentences in text order. */
-    if (simhash_sentences == 0 || kept <= simhash_sentences) {
-        text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, codes, n);
-    } else {
-        qsort(spans, (size_t)simhash_sentences, sizeof(Span), by_number);
-        Py_ssize_t total = simhash_sentences - 1;
-        for (Py_ssize_t s = 0; s < simhash_sentences; s++) total += spans[s].length;
-        uint32_t *joined = (uint32_t *)PyMem_Malloc(sizeof(uint32_t) * (total + 1));
-        if (!joined) {
-            PyErr_NoMemory();
-            goto done;
-        }
+    /* SimHash text: the longest sentences in text order (NULL: the whole folded text). */
+    if (p->simhash_sentences > 0 && kept > p->simhash_sentences) {
+        Py_ssize_t top = p->simhash_sentences;
+        qsort(p->spans, (size_t)top, sizeof(Span), by_number);
+        Py_ssize_t total = top - 1;
+        for (Py_ssize_t s = 0; s < top; s++) total += p->spans[s].length;
+        p->joined = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (total + 1));
+        if (!p->joined) return -1;
         Py_ssize_t at = 0;
-        for (Py_ssize_t s = 0; s < simhash_sentences; s++) {
-            if (s) joined[at++] = '\n';
-            memcpy(joined + at, content + spans[s].start, sizeof(uint32_t) * spans[s].length);
-            at += spans[s].length;
+        for (Py_ssize_t s = 0; s < top; s++) {
+            if (s) p->joined[at++] = '\n';
+            memcpy(p->joined + at, p->content + p->spans[s].start, sizeof(uint32_t) * p->spans[s].length);
+            at += p->spans[s].length;
         }
-        text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, joined, total);
-        PyMem_Free(joined);
+        p->joined_length = total;
     }
-    if (!text) goto done;
 
     /* Sketch (sketch.shingle_hashes_of_codes): top 32 bits of the mixed polynomial hash of
-     * every width-character shingle of the content, sorted and distinct; the first
-     * ``sketch_size`` of them and how many there are. */
-    Py_ssize_t distinct = 0;
+     * every width-character shingle of the content, sorted and distinct. */
+    p->distinct = 0;
     if (chars > 0) {
-        Py_ssize_t w = chars < width ? chars : width;
+        Py_ssize_t w = chars < p->width ? chars : p->width;
         Py_ssize_t count = chars - w + 1;
-        hashes = (uint32_t *)PyMem_Malloc(sizeof(uint32_t) * 2 * count);
-        if (!hashes) {
-            PyErr_NoMemory();
-            goto done;
-        }
+        p->hashes = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * 2 * count);
+        if (!p->hashes) return -1;
         for (Py_ssize_t i = 0; i < count; i++) {
             uint64_t h = 0;
-            for (Py_ssize_t o = 0; o < w; o++) h = h * POLY + (uint64_t)content[i + o];
-            hashes[i] = (uint32_t)(mix64(h) >> 32);
+            for (Py_ssize_t o = 0; o < w; o++) h = h * POLY + (uint64_t)p->content[i + o];
+            p->hashes[i] = (uint32_t)(mix64(h) >> 32);
         }
-        radix_sort32(hashes, hashes + count, count);
+        radix_sort32(p->hashes, p->hashes + count, count);
         for (Py_ssize_t i = 0; i < count; i++)
-            if (i == 0 || hashes[i] != hashes[i - 1]) hashes[distinct++] = hashes[i];
-    }
-    Py_ssize_t take = distinct < sketch_size ? distinct : sketch_size;
+            if (i == 0 || p->hashes[i] != p->hashes[i - 1]) p->hashes[p->distinct++] = p->hashes[i];
 #if !PY_LITTLE_ENDIAN
-    for (Py_ssize_t i = 0; i < take; i++) {
-        uint32_t v = hashes[i];
-        hashes[i] = (v >> 24) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF0000) | (v << 24);
-    }
+        for (Py_ssize_t i = 0; i < p->distinct; i++) p->hashes[i] = swap32(p->hashes[i]);
 #endif
-    sketch = PyBytes_FromStringAndSize(take ? (const char *)hashes : "", take * 4);
+    }
+    return 0;
+}
+
+/*
+ * parts(codes, ends, content, min_chars, simhash_sentences, key_count, sketch_size, width)
+ *   -> (simhash_text, sentence_keys, sketch_bytes, sketch_distinct, content_chars)
+ *
+ * ``codes`` are folded code points (uint32), ``ends`` and ``content`` the per-BMP-code-point
+ * tables of text.py (bool). See Fingerprinter.fingerprint for the meaning of each output;
+ * the sketch bytes are little-endian uint32, at most ``sketch_size`` of them.
+ */
+static PyObject *py_parts(PyObject *self, PyObject *args) {
+    PyObject *codes_obj, *ends_obj, *content_obj;
+    Parts p;
+    memset(&p, 0, sizeof(p));
+    if (!PyArg_ParseTuple(args, "OOOnnnnn", &codes_obj, &ends_obj, &content_obj, &p.min_chars,
+                          &p.simhash_sentences, &p.key_count, &p.sketch_size, &p.width))
+        return NULL;
+    Buffer codes_b = {0}, ends_b = {0}, content_b = {0};
+    PyObject *result = NULL, *text = NULL, *keys = NULL, *sketch = NULL;
+    int failed;
+
+    if (get_buffer(codes_obj, &codes_b, 4, "codes") < 0 ||
+        get_buffer(ends_obj, &ends_b, 1, "ends") < 0 ||
+        get_buffer(content_obj, &content_b, 1, "content") < 0)
+        goto done;
+    if (ends_b.view.len < 0x10000 || content_b.view.len < 0x10000) {
+        PyErr_SetString(PyExc_ValueError, "tables must cover the Basic Multilingual Plane");
+        goto done;
+    }
+    p.codes = (const uint32_t *)codes_b.view.buf;
+    p.n = codes_b.view.len / 4;
+    p.end_table = (const unsigned char *)ends_b.view.buf;
+    p.content_table = (const unsigned char *)content_b.view.buf;
+
+    Py_BEGIN_ALLOW_THREADS
+    failed = compute_parts(&p);
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+
+    keys = PyList_New(p.nkeys);
+    if (!keys) goto done;
+    for (Py_ssize_t i = 0; i < p.nkeys; i++) {
+        PyObject *value = PyLong_FromUnsignedLongLong(p.keys[i]);
+        if (!value) goto done;
+        PyList_SET_ITEM(keys, i, value);
+    }
+    if (p.joined)
+        text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, p.joined, p.joined_length);
+    else
+        text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, p.codes, p.n);
+    if (!text) goto done;
+    Py_ssize_t take = p.distinct < p.sketch_size ? p.distinct : p.sketch_size;
+    sketch = PyBytes_FromStringAndSize(take ? (const char *)p.hashes : "", take * 4);
     if (!sketch) goto done;
 
-    result = Py_BuildValue("(OOOnn)", text, keys, sketch, distinct, chars);
+    result = Py_BuildValue("(OOOnn)", text, keys, sketch, p.distinct, p.chars);
 
 done:
     Py_XDECREF(text);
     Py_XDECREF(keys);
     Py_XDECREF(sketch);
-    PyMem_Free(content);
-    PyMem_Free(spans);
-    PyMem_Free(hashes);
+    PyMem_RawFree(p.content);
+    PyMem_RawFree(p.spans);
+    PyMem_RawFree(p.hashes);
+    PyMem_RawFree(p.joined);
     release(&codes_b);
     release(&ends_b);
     release(&content_b);
