@@ -20,8 +20,16 @@ import struct
 import threading
 from typing import Iterable
 
-from ..record import PENDING, DocRecord
-from .base import LocalStore, StoreUnavailable, decode_meta, encode_meta
+from ..record import COMMITTED, PENDING, DocRecord
+from .base import (
+    Confirm,
+    LocalStore,
+    Probe,
+    Reservation,
+    StoreUnavailable,
+    decode_meta,
+    encode_meta,
+)
 
 try:
     import plyvel
@@ -58,6 +66,11 @@ _LOCK = threading.Lock()
 
 def _u64(value: int) -> bytes:
     return value.to_bytes(_ID, "big")
+
+
+def _unpack(packed: bytes, limit: int) -> list[int]:
+    """The first ``limit`` ids of a bucket value."""
+    return list(struct.unpack_from(f">{min(limit, len(packed) // _ID)}Q", packed))
 
 
 def _ids(packed: bytes) -> list[bytes]:
@@ -110,6 +123,11 @@ class LevelDBStore(LocalStore):
         self._shared = _open_db(self.path)
         prefix = b"ns:" + namespace.encode("utf-8") + b"\x00"
         self._db = self._shared.db.prefixed_db(prefix)
+        # The lookups of a check go to the DB itself with the prefix spelled out: a get
+        # through the prefixed view costs a second Python-level call.
+        self._get = self._shared.db.get
+        self._bucket_prefix = prefix + b"b"
+        self._doc_prefix = prefix + b"d"
         self._closed = False
         if prefix not in self._shared.last_ids:
             last = self._db.get(b"n")
@@ -134,29 +152,34 @@ class LevelDBStore(LocalStore):
     def _write_meta(self, meta: dict) -> None:
         self._db.put(b"m", encode_meta(meta))
 
+    def check_and_add(
+        self, probe: Probe, record: DocRecord, confirm: Confirm | None = None
+    ) -> Reservation:
+        self._read = {}  # what an earlier check read may have changed since
+        return super().check_and_add(probe, record, confirm)
+
     def _members(self, bucket: bytes, limit: int) -> list[int]:
-        packed = self._db.get(b"b" + bucket, b"")
-        self._read[bucket] = packed  # _save appends to it without reading it again
-        if not packed:
-            return []
-        return list(struct.unpack_from(f">{min(limit, len(packed) // _ID)}Q", packed))
+        return self._members_of([bucket], limit)[0]
+
+    def _members_of(self, buckets: list[bytes], limit: int) -> list[list[int]]:
+        get, prefix = self._get, self._bucket_prefix
+        values = [get(prefix + bucket, b"") for bucket in buckets]
+        self._read.update(zip(buckets, values))  # _save appends to them without reading again
+        return [_unpack(packed, limit) if packed else [] for packed in values]
 
     def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]:
-        out = []
-        for doc_id in doc_ids:
-            data = self._db.get(b"d" + _u64(doc_id))
-            if data is not None:
-                out.append(DocRecord.from_bytes(data))
-        return out
+        get, prefix = self._get, self._doc_prefix
+        found = [get(prefix + _u64(doc_id)) for doc_id in doc_ids]
+        return [DocRecord.from_bytes(data) for data in found if data is not None]
 
     def _next_id(self) -> int:
         self._last[0] += 1
         return self._last[0]
 
     def _save(self, record: DocRecord, buckets: list[bytes]) -> None:
-        """Write ``record``, filing a new document under ``buckets``.
+        """Write a new document and file it under ``buckets``.
 
-        Only a new id is filed (ids are never reused), so it cannot be in a bucket yet.
+        Its id is new (ids are never reused), so it is in no bucket and has no pending mark yet.
         """
         doc = _u64(record.doc_id)
         read, self._read = self._read, {}
@@ -166,12 +189,20 @@ class LevelDBStore(LocalStore):
             batch.put(b"t" + _u64(int(record.time)) + doc, b"")
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")
-            else:
-                batch.delete(b"p" + doc)
             for bucket in buckets:
                 packed = read[bucket] if bucket in read else self._db.get(b"b" + bucket, b"")
                 if len(packed) < _BUCKET_CAP * _ID:
                     batch.put(b"b" + bucket, packed + doc)
+
+    def commit(self, doc_id: int) -> None:
+        """Only the record and the pending mark change: a new document's write has no delete."""
+        record = self.get(doc_id)
+        if record is not None and record.state == PENDING:
+            record.state = COMMITTED
+            doc = _u64(doc_id)
+            with self._db.write_batch() as batch:
+                batch.put(b"d" + doc, record.to_bytes())
+                batch.delete(b"p" + doc)
 
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None:
         doc = _u64(record.doc_id)
