@@ -8,9 +8,11 @@ Layout inside a namespace (all integers big-endian, so prefix scans come out in 
     b <bucket>        -> the ids of its documents, 8 bytes each, oldest first
     t <time> <id>     -> ''   (time index, so purging old documents is a range scan)
     p <id>            -> ''   (pending reservations; a new run drops what a dead run left)
+    f                 -> Bloom filter of the buckets, saved on close (bucketfilter.py)
 
 Every change of one document is one write batch, so a process killed at any moment leaves
-either all or none of it.
+either all or none of it. The saved filter names the last document id it covers; when that
+is not the store's last id (a run that died, an older version wrote) it is built again.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import threading
 from typing import Iterable
 
 from ..record import COMMITTED, PENDING, DocRecord
+from .bucketfilter import BucketFilter
 from .base import (
     Confirm,
     LocalStore,
@@ -58,6 +61,7 @@ class _Shared:
         self.db = db
         self.users = 0
         self.last_ids: dict[bytes, list[int]] = {}  # namespace prefix -> [last document id]
+        self.filters: dict[bytes, BucketFilter] = {}  # namespace prefix -> its buckets
 
 
 _OPEN: dict[str, _Shared] = {}
@@ -104,6 +108,17 @@ def _open_db(path: str) -> _Shared:
         return entry
 
 
+def _save_filters(entry: _Shared) -> None:
+    """Save each changed bucket filter with the last id it covers; a failure costs a rebuild."""
+    for prefix, bucket_filter in entry.filters.items():
+        if bucket_filter.unsaved:
+            bucket_filter.last_id = entry.last_ids[prefix][0]
+            try:
+                entry.db.put(prefix + b"f", bucket_filter.to_bytes())
+            except plyvel.Error:
+                pass
+
+
 def _close_db(path: str) -> None:
     with _LOCK:
         entry = _OPEN.get(path)
@@ -111,6 +126,8 @@ def _close_db(path: str) -> None:
             return
         entry.users -= 1
         if entry.users <= 0:
+            if not entry.db.closed:
+                _save_filters(entry)
             entry.db.close()
             del _OPEN[path]
 
@@ -133,10 +150,17 @@ class LevelDBStore(LocalStore):
             last = self._db.get(b"n")
             self._shared.last_ids[prefix] = [int.from_bytes(last, "big") if last else 0]
         self._last = self._shared.last_ids[prefix]
+        self._prefix = prefix
         self._read: dict[bytes, bytes] = {}  # buckets read by the check in progress
 
     def open(self, recipe) -> None:
         super().open(recipe)
+        if self._prefix not in self._shared.filters:  # once the format is known to be ours
+            saved = self._db.get(b"f")
+            found = BucketFilter.from_bytes(saved) if saved else None
+            if found is None or found.last_id != self._last[0]:
+                found = self._build_filter()
+            self._shared.filters[self._prefix] = found
         self._drop_stale_reservations()
 
     def _drop_stale_reservations(self) -> None:
@@ -161,9 +185,18 @@ class LevelDBStore(LocalStore):
     def _members(self, bucket: bytes, limit: int) -> list[int]:
         return self._members_of([bucket], limit)[0]
 
+    def _build_filter(self) -> BucketFilter:
+        """A filter of every bucket of the namespace, with room for as many again."""
+        capacity = 2 * sum(1 for _ in self._db.iterator(prefix=b"b", include_value=False))
+        made = BucketFilter(capacity, self._last[0])
+        for key in self._db.iterator(prefix=b"b", include_value=False):
+            made.add(key[1:])
+        return made
+
     def _members_of(self, buckets: list[bytes], limit: int) -> list[list[int]]:
         get, prefix = self._get, self._bucket_prefix
-        values = [get(prefix + bucket, b"") for bucket in buckets]
+        may_hold = self._shared.filters[self._prefix].may_hold
+        values = [get(prefix + bucket, b"") if may_hold(bucket) else b"" for bucket in buckets]
         self._read.update(zip(buckets, values))  # _save appends to them without reading again
         return [_unpack(packed, limit) if packed else [] for packed in values]
 
@@ -183,6 +216,9 @@ class LevelDBStore(LocalStore):
         """
         doc = _u64(record.doc_id)
         read, self._read = self._read, {}
+        bucket_filter = self._shared.filters[self._prefix]
+        for bucket in buckets:  # before the write: the filter never misses a stored bucket
+            bucket_filter.add(bucket)
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
             batch.put(b"n", _u64(self._last[0]))
@@ -193,6 +229,8 @@ class LevelDBStore(LocalStore):
                 packed = read[bucket] if bucket in read else self._db.get(b"b" + bucket, b"")
                 if len(packed) < _BUCKET_CAP * _ID:
                     batch.put(b"b" + bucket, packed + doc)
+        if bucket_filter.full:
+            self._shared.filters[self._prefix] = self._build_filter()
 
     def commit(self, doc_id: int) -> None:
         """Only the record and the pending mark change: a new document's write has no delete."""
