@@ -147,7 +147,9 @@ class Detector:
             nshash_n=self.recipe.nshash_n + (self.recipe.sketch_keys if "sketch" in self.methods else 0),
             boilerplate_limit=self.boilerplate_limit,
         )
-        own_keys = set(probe.sentence_keys)
+        # Own keys by kind, so that a candidate's method is two set tests.
+        own_sketches = {k for k in probe.sentence_keys if is_sketch_key(k)}
+        own_keys = (set(probe.sentence_keys) - own_sketches, own_sketches)
         verified = []  # the best match, once a single-process store asked before filing
 
         def confirm(candidates: list[DocRecord]) -> bool:
@@ -183,18 +185,22 @@ class Detector:
         )
 
     def _best_match(
-        self, record: DocRecord, own_keys: set[int], candidates: list[DocRecord], now: float
+        self,
+        record: DocRecord,
+        own_keys: tuple[set[int], set[int]],
+        candidates: list[DocRecord],
+        now: float,
     ) -> tuple[DocRecord, str, float, float] | None:
         """The earliest stored document that verification confirms, with how it matched."""
         not_before = now - self.ttl if self.ttl else float("-inf")
+        own_sentences, own_sketches = own_keys
         for other in sorted(candidates, key=lambda r: r.doc_id):
             if other.doc_id == record.doc_id or other.time < not_before:
                 continue
             methods = []
-            shared = own_keys.intersection(other.sentence_keys)
-            if any(not is_sketch_key(k) for k in shared):
+            if not own_sentences.isdisjoint(other.sentence_keys):
                 methods.append("nshash")
-            if any(is_sketch_key(k) for k in shared):
+            if not own_sketches.isdisjoint(other.sentence_keys):
                 methods.append("sketch")
             if "simhash" in self.methods and hamming(record.simhash, other.simhash) <= self.recipe.simhash_k:
                 methods.append("simhash")

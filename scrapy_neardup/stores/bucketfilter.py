@@ -32,18 +32,30 @@ class BucketFilter:
         return self.added > self.capacity
 
     def add(self, bucket: bytes) -> None:
-        h = xxhash.xxh3_64_intdigest(bucket)
-        i, j = h & self._mask, (h >> 32) & self._mask
-        self._bits[i >> 3] |= 1 << (i & 7)
-        self._bits[j >> 3] |= 1 << (j & 7)
-        self.added += 1
+        self.add_all([bucket])
+
+    def add_all(self, buckets: list[bytes]) -> None:
+        mask, bits = self._mask, self._bits
+        for bucket in buckets:
+            h = xxhash.xxh3_64_intdigest(bucket)
+            i, j = h & mask, (h >> 32) & mask
+            bits[i >> 3] |= 1 << (i & 7)
+            bits[j >> 3] |= 1 << (j & 7)
+        self.added += len(buckets)
         self.unsaved = True
 
     def may_hold(self, bucket: bytes) -> bool:
-        h = xxhash.xxh3_64_intdigest(bucket)
-        i, j = h & self._mask, (h >> 32) & self._mask
-        bits = self._bits
-        return bool(bits[i >> 3] >> (i & 7) & 1 and bits[j >> 3] >> (j & 7) & 1)
+        return self.may_hold_each([bucket])[0]
+
+    def may_hold_each(self, buckets: list[bytes]) -> list[bool]:
+        """For each bucket, False if it is surely not in the store. One call takes all the
+        buckets of a check: a call per bucket costs half as much again."""
+        mask, bits, out = self._mask, self._bits, []
+        for bucket in buckets:
+            h = xxhash.xxh3_64_intdigest(bucket)
+            i, j = h & mask, (h >> 32) & mask
+            out.append(bool(bits[i >> 3] >> (i & 7) & 1 and bits[j >> 3] >> (j & 7) & 1))
+        return out
 
     def to_bytes(self) -> bytes:
         return _HEAD.pack(self.last_id, self.capacity, self.added) + self._bits

@@ -17,6 +17,7 @@ is not the store's last id (a run that died, an older version wrote) it is built
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 import threading
@@ -74,7 +75,12 @@ def _u64(value: int) -> bytes:
 
 def _unpack(packed: bytes, limit: int) -> list[int]:
     """The first ``limit`` ids of a bucket value."""
-    return list(struct.unpack_from(f">{min(limit, len(packed) // _ID)}Q", packed))
+    return list(_ids_struct(min(limit, len(packed) // _ID)).unpack_from(packed))
+
+
+@functools.lru_cache(maxsize=None)
+def _ids_struct(count: int) -> struct.Struct:
+    return struct.Struct(f">{count}Q")
 
 
 def _ids(packed: bytes) -> list[bytes]:
@@ -195,8 +201,8 @@ class LevelDBStore(LocalStore):
 
     def _members_of(self, buckets: list[bytes], limit: int) -> list[list[int]]:
         get, prefix = self._get, self._bucket_prefix
-        may_hold = self._shared.filters[self._prefix].may_hold
-        values = [get(prefix + bucket, b"") if may_hold(bucket) else b"" for bucket in buckets]
+        held = self._shared.filters[self._prefix].may_hold_each(buckets)
+        values = [get(prefix + bucket, b"") if may else b"" for bucket, may in zip(buckets, held)]
         self._read.update(zip(buckets, values))  # _save appends to them without reading again
         return [_unpack(packed, limit) if packed else [] for packed in values]
 
@@ -217,8 +223,7 @@ class LevelDBStore(LocalStore):
         doc = _u64(record.doc_id)
         read, self._read = self._read, {}
         bucket_filter = self._shared.filters[self._prefix]
-        for bucket in buckets:  # before the write: the filter never misses a stored bucket
-            bucket_filter.add(bucket)
+        bucket_filter.add_all(buckets)  # before the write: the filter never misses a stored bucket
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
             batch.put(b"n", _u64(self._last[0]))
