@@ -160,13 +160,13 @@ def test_leveldb_bucket_filter_of_a_run_that_died_is_built_again(tmp_path):
         assert Detector(store).check("copy2", reprint("museum")).duplicate_of == "museum"
 
 
-def test_leveldb_bucket_filter_is_built_again_when_full(tmp_path):
-    with open_store(f"leveldb://{tmp_path}/db") as store:
-        detector = Detector(store)
-        detector.check("rice", text("rice"))
-        full = store._shared.filters[store._prefix]
-        full.added = full.capacity  # the next document overfills it
-        detector.check("museum", text("museum"))
-        assert store._shared.filters[store._prefix] is not full
-        assert detector.check("copy", reprint("museum")).duplicate_of == "museum"
-        assert detector.check("copy2", reprint("rice")).duplicate_of == "rice"
+def test_bucket_filter_grows_in_layers_and_keeps_every_bucket():
+    bucket_filter = BucketFilter(0)
+    added = [b"h" + i.to_bytes(9, "big") for i in range(300_000)]
+    bucket_filter.add_all(added)
+    assert [layer.capacity for layer in bucket_filter.layers] == [1 << 16, 1 << 18]
+    again = BucketFilter.from_bytes(bucket_filter.to_bytes())
+    for found in (bucket_filter, again):
+        assert all(found.may_hold_each(added))
+        assert sum(found.may_hold_each([b"s" + i.to_bytes(8, "big") for i in range(10_000)])) < 500
+    assert BucketFilter.from_bytes(bucket_filter.to_bytes()[:-1]) is None

@@ -192,11 +192,10 @@ class LevelDBStore(LocalStore):
         return self._members_of([bucket], limit)[0]
 
     def _build_filter(self) -> BucketFilter:
-        """A filter of every bucket of the namespace, with room for as many again."""
+        """A filter of every bucket of the namespace, with room for as many again (a scan)."""
         capacity = 2 * sum(1 for _ in self._db.iterator(prefix=b"b", include_value=False))
         made = BucketFilter(capacity, self._last[0])
-        for key in self._db.iterator(prefix=b"b", include_value=False):
-            made.add(key[1:])
+        made.add_all(key[1:] for key in self._db.iterator(prefix=b"b", include_value=False))
         return made
 
     def _members_of(self, buckets: list[bytes], limit: int) -> list[list[int]]:
@@ -222,8 +221,8 @@ class LevelDBStore(LocalStore):
         """
         doc = _u64(record.doc_id)
         read, self._read = self._read, {}
-        bucket_filter = self._shared.filters[self._prefix]
-        bucket_filter.add_all(buckets)  # before the write: the filter never misses a stored bucket
+        # Before the write: the filter never misses a stored bucket.
+        self._shared.filters[self._prefix].add_all(buckets)
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
             batch.put(b"n", _u64(self._last[0]))
@@ -234,8 +233,6 @@ class LevelDBStore(LocalStore):
                 packed = read[bucket] if bucket in read else self._db.get(b"b" + bucket, b"")
                 if len(packed) < _BUCKET_CAP * _ID:
                     batch.put(b"b" + bucket, packed + doc)
-        if bucket_filter.full:
-            self._shared.filters[self._prefix] = self._build_filter()
 
     def commit(self, doc_id: int) -> None:
         """Only the record and the pending mark change: a new document's write has no delete."""
