@@ -133,7 +133,7 @@ class Detector:
         if fp.chars < self.thresholds.min_chars:
             return Verdict(key, SHORT, chars=fp.chars)
         record, probe, now = self._ask(key, fp, reserve)
-        own_keys = set(probe.sentence_keys)
+        own_keys = _own_keys(probe)
         verified = []  # the best match, once a single-process store asked before filing
 
         def confirm(candidates: list[DocRecord]) -> bool:
@@ -171,7 +171,7 @@ class Detector:
         removed: set[int] = set()
         for (index, record, probe, now), reservation in zip(asked, reservations):
             candidates = [c for c in reservation.candidates if c.doc_id not in removed]
-            match = self._best_match(record, set(probe.sentence_keys), candidates, now)
+            match = self._best_match(record, _own_keys(probe), candidates, now)
             if match is not None and reservation.doc_id:
                 removed.add(reservation.doc_id)
             key, fp = documents[index]
@@ -224,18 +224,22 @@ class Detector:
         )
 
     def _best_match(
-        self, record: DocRecord, own_keys: set[int], candidates: list[DocRecord], now: float
+        self,
+        record: DocRecord,
+        own_keys: tuple[set[int], set[int]],
+        candidates: list[DocRecord],
+        now: float,
     ) -> Match | None:
         """The earliest stored document that verification confirms, with how it matched."""
         not_before = now - self.ttl if self.ttl else float("-inf")
+        own_sentences, own_sketches = own_keys
         for other in sorted(candidates, key=lambda r: r.doc_id):
             if other.doc_id == record.doc_id or other.time < not_before:
                 continue
             methods = []
-            shared = own_keys.intersection(other.sentence_keys)
-            if any(not is_sketch_key(k) for k in shared):
+            if not own_sentences.isdisjoint(other.sentence_keys):
                 methods.append("nshash")
-            if any(is_sketch_key(k) for k in shared):
+            if not own_sketches.isdisjoint(other.sentence_keys):
                 methods.append("sketch")
             if "simhash" in self.methods and hamming(record.simhash, other.simhash) <= self.recipe.simhash_k:
                 methods.append("simhash")
@@ -261,3 +265,9 @@ class Detector:
         if not self.ttl:
             return 0
         return self.store.purge(self.clock() - self.ttl)
+
+
+def _own_keys(probe: Probe) -> tuple[set[int], set[int]]:
+    """A document's sentence keys and sketch keys, apart: a candidate's method is two set tests."""
+    sketches = {k for k in probe.sentence_keys if is_sketch_key(k)}
+    return set(probe.sentence_keys) - sketches, sketches

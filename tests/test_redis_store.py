@@ -521,3 +521,26 @@ def test_constructor_checks_options(redis_url):
         RedisStore(redis_url, ttl=0)
     with pytest.raises(ValueError, match="pending_timeout"):
         RedisStore(redis_url, pending_timeout=-1)
+
+
+def _check_in_child(store, key: str, text: str, expect: str, conn) -> None:
+    conn.send(Detector(store).check(key, text).status == expect)
+
+
+def test_a_forked_child_uses_its_own_connection(redis_url):
+    """The store keeps one connection: a child must not write into the parent's socket."""
+    import multiprocessing
+
+    (key, _, text), (other_key, _, other) = corpus()[:2]
+    with open_store(redis_url, "fork") as store:
+        detector = Detector(store)
+        assert detector.check(key, text).status == UNIQUE
+        receive, send = multiprocessing.Pipe(duplex=False)
+        child = multiprocessing.get_context("fork").Process(
+            target=_check_in_child, args=(store, other_key, other, UNIQUE, send)
+        )
+        child.start()
+        assert receive.recv() and child.join(30) is None and child.exitcode == 0
+        copy = detector.check("https://b.example/copy", "转载：" + other)
+        assert copy.status == DUPLICATE and copy.duplicate_of == other_key
+        assert store.count() == 2

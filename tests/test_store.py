@@ -8,6 +8,7 @@ import pytest
 
 from scrapy_neardup import Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.stores import StoreError, redact
+from scrapy_neardup.stores.bucketfilter import BucketFilter
 
 from corpus import ARTICLES, reprint, text
 
@@ -120,3 +121,52 @@ def test_named_memory_stores_are_shared_by_uri_and_namespace():
     assert same.count() == 1
     assert other_name.count() == 0 and other_space.count() == 0
     assert open_store("memory://").count() == 0
+
+
+def test_bucket_filter_holds_every_added_bucket_and_few_others():
+    bucket_filter = BucketFilter(10_000)
+    added = [b"s" + i.to_bytes(8, "big") for i in range(10_000)]
+    for bucket in added:
+        bucket_filter.add(bucket)
+    assert all(bucket_filter.may_hold(b) for b in added)
+    others = sum(bucket_filter.may_hold(b"h" + i.to_bytes(9, "big")) for i in range(10_000))
+    assert others < 300  # about 1.4% when full
+    again = BucketFilter.from_bytes(bucket_filter.to_bytes())
+    assert again is not None and all(again.may_hold(b) for b in added)
+    assert BucketFilter.from_bytes(b"not a filter") is None
+
+
+def test_leveldb_bucket_filter_of_a_run_that_died_is_built_again(tmp_path):
+    """A saved filter counts only if it covers the store's last document: else a copy is missed."""
+    path = tmp_path / "db"
+    uri = f"leveldb://{path}"
+    with open_store(uri) as store:
+        Detector(store).check("rice", text("rice"))
+    db = plyvel.DB(str(path))
+    saved = db.get(b"ns:default\x00f")
+    db.close()
+    assert saved and BucketFilter.from_bytes(saved).last_id == 1
+    with open_store(uri) as store:
+        Detector(store).check("museum", text("museum"))
+    db = plyvel.DB(str(path))
+    db.put(b"ns:default\x00f", saved)  # as if the run that stored "museum" had died
+    db.close()
+    with open_store(uri) as store:
+        assert Detector(store).check("copy", reprint("museum")).duplicate_of == "museum"
+    db = plyvel.DB(str(path))
+    db.put(b"ns:default\x00f", b"garbage")
+    db.close()
+    with open_store(uri) as store:
+        assert Detector(store).check("copy2", reprint("museum")).duplicate_of == "museum"
+
+
+def test_bucket_filter_grows_in_layers_and_keeps_every_bucket():
+    bucket_filter = BucketFilter(0)
+    added = [b"h" + i.to_bytes(9, "big") for i in range(300_000)]
+    bucket_filter.add_all(added)
+    assert [layer.capacity for layer in bucket_filter.layers] == [1 << 16, 1 << 18]
+    again = BucketFilter.from_bytes(bucket_filter.to_bytes())
+    for found in (bucket_filter, again):
+        assert all(found.may_hold_each(added))
+        assert sum(found.may_hold_each([b"s" + i.to_bytes(8, "big") for i in range(10_000)])) < 500
+    assert BucketFilter.from_bytes(bucket_filter.to_bytes()[:-1]) is None

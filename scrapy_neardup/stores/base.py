@@ -173,6 +173,10 @@ class LocalStore(Store):
     def _members(self, bucket: bytes, limit: int) -> list[int]:
         """Up to ``limit`` document ids filed under ``bucket``, oldest first."""
 
+    def _members_of(self, buckets: list[bytes], limit: int) -> list[list[int]]:
+        """:meth:`_members` of each bucket; a store may read them in one go."""
+        return [self._members(bucket, limit) for bucket in buckets]
+
     @abstractmethod
     def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]: ...
 
@@ -190,21 +194,26 @@ class LocalStore(Store):
     ) -> Reservation:
         candidates: dict[int, None] = {}
         filed_keys: list[int] = []
-        for key in probe.sentence_keys:
-            members = self._members(sentence_bucket(key), probe.boilerplate_limit)
+        filed_buckets: list[bytes] = []
+        sentence_buckets = [sentence_bucket(key) for key in probe.sentence_keys]
+        found = self._members_of(sentence_buckets, probe.boilerplate_limit)
+        for key, bucket, members in zip(probe.sentence_keys, sentence_buckets, found):
             if len(members) >= probe.boilerplate_limit:
                 continue  # boilerplate: shared by many stories, neither key nor evidence
             if len(filed_keys) < probe.nshash_n:
                 filed_keys.append(key)
-            candidates.update(dict.fromkeys(members))
-        for bucket in probe.simhash_buckets:
-            candidates.update(dict.fromkeys(self._members(bucket, probe.bucket_read_limit)))
-        records = self._records(candidates)
+                filed_buckets.append(bucket)
+            if members:
+                candidates.update(dict.fromkeys(members))
+        for members in self._members_of(probe.simhash_buckets, probe.bucket_read_limit):
+            if members:
+                candidates.update(dict.fromkeys(members))
+        records = self._records(candidates) if candidates else []
         record.sentence_keys = filed_keys
         if confirm is not None and confirm(records):
             return Reservation(0, records, filed_keys)
         record.doc_id = self._next_id()
-        self._save(record, self.buckets_of(record))
+        self._save(record, filed_buckets + self.tables.keys(record.simhash))
         return Reservation(record.doc_id, records, filed_keys)
 
     def remove(self, doc_id: int) -> None:

@@ -8,20 +8,32 @@ Layout inside a namespace (all integers big-endian, so prefix scans come out in 
     b <bucket>        -> the ids of its documents, 8 bytes each, oldest first
     t <time> <id>     -> ''   (time index, so purging old documents is a range scan)
     p <id>            -> ''   (pending reservations; a new run drops what a dead run left)
+    f                 -> Bloom filter of the buckets, saved on close (bucketfilter.py)
 
 Every change of one document is one write batch, so a process killed at any moment leaves
-either all or none of it.
+either all or none of it. The saved filter names the last document id it covers; when that
+is not the store's last id (a run that died, an older version wrote) it is built again.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 import threading
 from typing import Iterable
 
-from ..record import PENDING, DocRecord
-from .base import LocalStore, StoreUnavailable, decode_meta, encode_meta
+from ..record import COMMITTED, PENDING, DocRecord
+from .bucketfilter import BucketFilter
+from .base import (
+    Confirm,
+    LocalStore,
+    Probe,
+    Reservation,
+    StoreUnavailable,
+    decode_meta,
+    encode_meta,
+)
 
 try:
     import plyvel
@@ -50,6 +62,7 @@ class _Shared:
         self.db = db
         self.users = 0
         self.last_ids: dict[bytes, list[int]] = {}  # namespace prefix -> [last document id]
+        self.filters: dict[bytes, BucketFilter] = {}  # namespace prefix -> its buckets
 
 
 _OPEN: dict[str, _Shared] = {}
@@ -58,6 +71,16 @@ _LOCK = threading.Lock()
 
 def _u64(value: int) -> bytes:
     return value.to_bytes(_ID, "big")
+
+
+def _unpack(packed: bytes, limit: int) -> list[int]:
+    """The first ``limit`` ids of a bucket value."""
+    return list(_ids_struct(min(limit, len(packed) // _ID)).unpack_from(packed))
+
+
+@functools.lru_cache(maxsize=None)
+def _ids_struct(count: int) -> struct.Struct:
+    return struct.Struct(f">{count}Q")
 
 
 def _ids(packed: bytes) -> list[bytes]:
@@ -91,6 +114,17 @@ def _open_db(path: str) -> _Shared:
         return entry
 
 
+def _save_filters(entry: _Shared) -> None:
+    """Save each changed bucket filter with the last id it covers; a failure costs a rebuild."""
+    for prefix, bucket_filter in entry.filters.items():
+        if bucket_filter.unsaved:
+            bucket_filter.last_id = entry.last_ids[prefix][0]
+            try:
+                entry.db.put(prefix + b"f", bucket_filter.to_bytes())
+            except plyvel.Error:
+                pass
+
+
 def _close_db(path: str) -> None:
     with _LOCK:
         entry = _OPEN.get(path)
@@ -98,6 +132,8 @@ def _close_db(path: str) -> None:
             return
         entry.users -= 1
         if entry.users <= 0:
+            if not entry.db.closed:
+                _save_filters(entry)
             entry.db.close()
             del _OPEN[path]
 
@@ -110,15 +146,27 @@ class LevelDBStore(LocalStore):
         self._shared = _open_db(self.path)
         prefix = b"ns:" + namespace.encode("utf-8") + b"\x00"
         self._db = self._shared.db.prefixed_db(prefix)
+        # The lookups of a check go to the DB itself with the prefix spelled out: a get
+        # through the prefixed view costs a second Python-level call.
+        self._get = self._shared.db.get
+        self._bucket_prefix = prefix + b"b"
+        self._doc_prefix = prefix + b"d"
         self._closed = False
         if prefix not in self._shared.last_ids:
             last = self._db.get(b"n")
             self._shared.last_ids[prefix] = [int.from_bytes(last, "big") if last else 0]
         self._last = self._shared.last_ids[prefix]
+        self._prefix = prefix
         self._read: dict[bytes, bytes] = {}  # buckets read by the check in progress
 
     def open(self, recipe) -> None:
         super().open(recipe)
+        if self._prefix not in self._shared.filters:  # once the format is known to be ours
+            saved = self._db.get(b"f")
+            found = BucketFilter.from_bytes(saved) if saved else None
+            if found is None or found.last_id != self._last[0]:
+                found = self._build_filter()
+            self._shared.filters[self._prefix] = found
         self._drop_stale_reservations()
 
     def _drop_stale_reservations(self) -> None:
@@ -134,44 +182,67 @@ class LevelDBStore(LocalStore):
     def _write_meta(self, meta: dict) -> None:
         self._db.put(b"m", encode_meta(meta))
 
+    def check_and_add(
+        self, probe: Probe, record: DocRecord, confirm: Confirm | None = None
+    ) -> Reservation:
+        self._read = {}  # what an earlier check read may have changed since
+        return super().check_and_add(probe, record, confirm)
+
     def _members(self, bucket: bytes, limit: int) -> list[int]:
-        packed = self._db.get(b"b" + bucket, b"")
-        self._read[bucket] = packed  # _save appends to it without reading it again
-        if not packed:
-            return []
-        return list(struct.unpack_from(f">{min(limit, len(packed) // _ID)}Q", packed))
+        return self._members_of([bucket], limit)[0]
+
+    def _build_filter(self) -> BucketFilter:
+        """A filter of every bucket of the namespace, with room for as many again (a scan)."""
+        capacity = 2 * sum(1 for _ in self._db.iterator(prefix=b"b", include_value=False))
+        made = BucketFilter(capacity, self._last[0])
+        made.add_all(key[1:] for key in self._db.iterator(prefix=b"b", include_value=False))
+        return made
+
+    def _members_of(self, buckets: list[bytes], limit: int) -> list[list[int]]:
+        get, prefix = self._get, self._bucket_prefix
+        held = self._shared.filters[self._prefix].may_hold_each(buckets)
+        values = [get(prefix + bucket, b"") if may else b"" for bucket, may in zip(buckets, held)]
+        self._read.update(zip(buckets, values))  # _save appends to them without reading again
+        return [_unpack(packed, limit) if packed else [] for packed in values]
 
     def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]:
-        out = []
-        for doc_id in doc_ids:
-            data = self._db.get(b"d" + _u64(doc_id))
-            if data is not None:
-                out.append(DocRecord.from_bytes(data))
-        return out
+        get, prefix = self._get, self._doc_prefix
+        found = [get(prefix + _u64(doc_id)) for doc_id in doc_ids]
+        return [DocRecord.from_bytes(data) for data in found if data is not None]
 
     def _next_id(self) -> int:
         self._last[0] += 1
         return self._last[0]
 
     def _save(self, record: DocRecord, buckets: list[bytes]) -> None:
-        """Write ``record``, filing a new document under ``buckets``.
+        """Write a new document and file it under ``buckets``.
 
-        Only a new id is filed (ids are never reused), so it cannot be in a bucket yet.
+        Its id is new (ids are never reused), so it is in no bucket and has no pending mark yet.
         """
         doc = _u64(record.doc_id)
         read, self._read = self._read, {}
+        # Before the write: the filter never misses a stored bucket.
+        self._shared.filters[self._prefix].add_all(buckets)
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
             batch.put(b"n", _u64(self._last[0]))
             batch.put(b"t" + _u64(int(record.time)) + doc, b"")
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")
-            else:
-                batch.delete(b"p" + doc)
             for bucket in buckets:
                 packed = read[bucket] if bucket in read else self._db.get(b"b" + bucket, b"")
                 if len(packed) < _BUCKET_CAP * _ID:
                     batch.put(b"b" + bucket, packed + doc)
+
+    def commit(self, doc_id: int) -> None:
+        """Only the record and the pending mark change: a new document's write has no delete."""
+        record = self.get(doc_id)
+        if record is not None and record.state == PENDING:
+            record.state = COMMITTED
+            doc = _u64(doc_id)
+            with self._db.write_batch() as batch:
+                batch.put(b"d" + doc, record.to_bytes())
+                batch.delete(b"p" + doc)
 
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None:
         doc = _u64(record.doc_id)
