@@ -90,9 +90,13 @@ _CACHE_SIZE = 4096  # buckets of recent reservations, so remove() needs no read 
 
 _LIVE = """
 local P = ARGV[1]
-local cutoff = ARGV[2]   -- '' or '(' .. (time - ttl): older entries of the time index go
-local wins = {}          -- windows to read, oldest first; the last is the current one
-for w in string.gmatch(ARGV[3], '[^,]+') do wins[#wins + 1] = w end
+local cutoff             -- '' or '(' .. (time - ttl): older entries of the time index go
+local wins               -- windows to read, oldest first; the last is the current one
+local function at_time(cut, windows)
+  cutoff, wins = cut, {}
+  for w in string.gmatch(windows, '[^,]+') do wins[#wins + 1] = w end
+end
+at_time(ARGV[2], ARGV[3])
 
 local function member_id(m)
   local id = 0
@@ -180,117 +184,134 @@ local function reap()
 end
 """
 
-CHECK_AND_ADD = _LIVE + """
-local rec = ARGV[4]                      -- DocRecord bytes, doc id 0 and no sentence keys
-local score = ARGV[5]                    -- the document's time
-local ttl_ms = tonumber(ARGV[6])         -- record expiry; 0: kept until purged
-local window_ms = tonumber(ARGV[7])      -- expiry of the current window's keys; 0: none
-local pending_ms = tonumber(ARGV[8])     -- 0: committed at once
-local n = tonumber(ARGV[9])              -- sentence keys to file at most (of 2n looked up)
-local boilerplate = tonumber(ARGV[10])   -- a sentence bucket this full is boilerplate
-local read_limit = tonumber(ARGV[11])    -- ids read from one SimHash bucket
-local client, seq = ARGV[12], ARGV[13]
-local head = tonumber(ARGV[14])
--- Buckets come concatenated, one argument per list (cheaper to send than one per bucket):
--- each entry is its length, then 4 hex digits of its shard and the bucket's name.
-local function entries(blob)
-  local out, pos = {}, 1
-  while pos <= #blob do
-    local size = string.byte(blob, pos)
-    out[#out + 1] = string.sub(blob, pos + 1, pos + size)
-    pos = pos + size + 1
-  end
-  return out
-end
-local sentences = entries(ARGV[15])      -- sentence buckets, longest sentence first
-local reads = entries(ARGV[16])          -- SimHash buckets to read
-local files = entries(ARGV[17])          -- SimHash buckets to file the document under
-
-local now_ms = reap()
-
-local candidates, seen = {}, {}
-local function add(ids, below)
-  for _, id in ipairs(ids) do
-    if not seen[id] and (below == nil or id < below) then
-      seen[id] = true
-      candidates[#candidates + 1] = id
+# One document's check-and-add, a function of its arguments (one call's ARGV).
+_CHECK = _LIVE + """
+local function check(a)
+  at_time(a[2], a[3])
+  local rec = a[4]                      -- DocRecord bytes, doc id 0 and no sentence keys
+  local score = a[5]                    -- the document's time
+  local ttl_ms = tonumber(a[6])         -- record expiry; 0: kept until purged
+  local window_ms = tonumber(a[7])      -- expiry of the current window's keys; 0: none
+  local pending_ms = tonumber(a[8])     -- 0: committed at once
+  local n = tonumber(a[9])              -- sentence keys to file at most (of 2n looked up)
+  local boilerplate = tonumber(a[10])   -- a sentence bucket this full is boilerplate
+  local read_limit = tonumber(a[11])    -- ids read from one SimHash bucket
+  local client, seq = a[12], a[13]
+  local head = tonumber(a[14])
+  -- Buckets come concatenated, one argument per list (cheaper to send than one per bucket):
+  -- each entry is its length, then 4 hex digits of its shard and the bucket's name.
+  local function entries(blob)
+    local out, pos = {}, 1
+    while pos <= #blob do
+      local size = string.byte(blob, pos)
+      out[#out + 1] = string.sub(blob, pos + 1, pos + size)
+      pos = pos + size + 1
     end
+    return out
   end
-end
+  local sentences = entries(a[15])      -- sentence buckets, longest sentence first
+  local reads = entries(a[16])          -- SimHash buckets to read
+  local files = entries(a[17])          -- SimHash buckets to file the document under
 
-local function reply(id, filed)
-  local out = {id, filed}
-  for _, c in ipairs(candidates) do
-    local r = fetch(c)
-    if r then out[#out + 1] = r end
-  end
-  return out
-end
+  local now_ms = reap()
 
--- A retry of a call that was applied but whose answer was lost: answer it again.
-local done = redis.call('HGET', P .. 'ops', client)
-if done then
-  local dseq, did, dfiled = string.match(done, '^([^:]*):([^:]*):(.*)$')
-  if dseq == seq then
-    local id = tonumber(did)
-    local filed = {}
-    for i in string.gmatch(dfiled, '%d+') do filed[#filed + 1] = tonumber(i) end
-    for i = 1, #sentences do
-      local older = {}
-      for _, other in ipairs(live(sentences[i], boilerplate + 1)) do
-        if other < id then older[#older + 1] = other end
+  local candidates, seen = {}, {}
+  local function add(ids, below)
+    for _, id in ipairs(ids) do
+      if not seen[id] and (below == nil or id < below) then
+        seen[id] = true
+        candidates[#candidates + 1] = id
       end
-      if #older < boilerplate then add(older) end
     end
-    for _, entry in ipairs(reads) do add(live(entry, read_limit + 1), id) end
-    return reply(id, filed)
   end
-end
 
--- Every sentence key is looked up (a cut or edited reprint may have lost some of the
--- original's longest sentences); the first n that are not boilerplate are filed.
-local filed = {}
-for i = 1, #sentences do
-  local members = live(sentences[i], boilerplate)
-  if #members < boilerplate then   -- else boilerplate: neither key nor evidence
-    if #filed < n then filed[#filed + 1] = i end
-    add(members)
+  local function reply(id, filed)
+    local out = {id, filed}
+    for _, c in ipairs(candidates) do
+      local r = fetch(c)
+      if r then out[#out + 1] = r end
+    end
+    return out
   end
-end
-for _, entry in ipairs(reads) do add(live(entry, read_limit)) end
 
-local id = redis.call('INCR', P .. 'n')
-local m = id_member(id)
-local keys = {}
-for _, i in ipairs(filed) do keys[#keys + 1] = string.reverse(string.sub(sentences[i], -8)) end
-local body = string.reverse(m) .. string.sub(rec, 9, head - 1) .. string.char(#filed)
-  .. table.concat(keys) .. string.sub(rec, head + 1)
-local expire = ttl_ms
-if pending_ms > 0 then expire = pending_ms end
-if expire > 0 then
-  redis.call('SET', P .. 'r:' .. id, body, 'PX', expire)
-else
-  redis.call('SET', P .. 'r:' .. id, body)
-end
+  -- A retry of a call that was applied but whose answer was lost: answer it again.
+  local done = redis.call('HGET', P .. 'ops', client)
+  if done then
+    local dseq, did, dfiled = string.match(done, '^([^:]*):([^:]*):(.*)$')
+    if dseq == seq then
+      local id = tonumber(did)
+      local filed = {}
+      for i in string.gmatch(dfiled, '%d+') do filed[#filed + 1] = tonumber(i) end
+      for i = 1, #sentences do
+        local older = {}
+        for _, other in ipairs(live(sentences[i], boilerplate + 1)) do
+          if other < id then older[#older + 1] = other end
+        end
+        if #older < boilerplate then add(older) end
+      end
+      for _, entry in ipairs(reads) do add(live(entry, read_limit + 1), id) end
+      return reply(id, filed)
+    end
+  end
 
-local current = wins[#wins]
-local touched = {}
-local function file(entry)
-  local key = P .. 'h:' .. current .. ':' .. string.sub(entry, 1, 4)
-  local field = string.sub(entry, 5)
-  write(key, field, (read(key, field) or '') .. m)
-  touched[key] = true
+  -- Every sentence key is looked up (a cut or edited reprint may have lost some of the
+  -- original's longest sentences); the first n that are not boilerplate are filed.
+  local filed = {}
+  for i = 1, #sentences do
+    local members = live(sentences[i], boilerplate)
+    if #members < boilerplate then   -- else boilerplate: neither key nor evidence
+      if #filed < n then filed[#filed + 1] = i end
+      add(members)
+    end
+  end
+  for _, entry in ipairs(reads) do add(live(entry, read_limit)) end
+
+  local id = redis.call('INCR', P .. 'n')
+  local m = id_member(id)
+  local keys = {}
+  for _, i in ipairs(filed) do keys[#keys + 1] = string.reverse(string.sub(sentences[i], -8)) end
+  local body = string.reverse(m) .. string.sub(rec, 9, head - 1) .. string.char(#filed)
+    .. table.concat(keys) .. string.sub(rec, head + 1)
+  local expire = ttl_ms
+  if pending_ms > 0 then expire = pending_ms end
+  if expire > 0 then
+    redis.call('SET', P .. 'r:' .. id, body, 'PX', expire)
+  else
+    redis.call('SET', P .. 'r:' .. id, body)
+  end
+
+  local current = wins[#wins]
+  local touched = {}
+  local function file(entry)
+    local key = P .. 'h:' .. current .. ':' .. string.sub(entry, 1, 4)
+    local field = string.sub(entry, 5)
+    write(key, field, (read(key, field) or '') .. m)
+    touched[key] = true
+  end
+  for _, i in ipairs(filed) do file(sentences[i]) end
+  for _, entry in ipairs(files) do file(entry) end
+  if window_ms > 0 then
+    for key in pairs(touched) do redis.call('PEXPIRE', key, window_ms) end
+  end
+  redis.call('ZADD', P .. 't', score, m)
+  if pending_ms > 0 then redis.call('ZADD', P .. 'p', now_ms + pending_ms, m) end
+  redis.call('HSET', P .. 'ops', client, seq .. ':' .. id .. ':' .. table.concat(filed, ','))
+  redis.call('PEXPIRE', P .. 'ops', 3600000)
+  return reply(id, filed)
 end
-for _, i in ipairs(filed) do file(sentences[i]) end
-for _, entry in ipairs(files) do file(entry) end
-if window_ms > 0 then
-  for key in pairs(touched) do redis.call('PEXPIRE', key, window_ms) end
+"""
+
+CHECK_AND_ADD = _CHECK + "return check(ARGV)"
+
+# Several documents in one call, one after the other: ARGV holds their argument lists back to
+# back, and the reply is the list of their replies.
+_CHECK_ARGS = 17  # arguments of one document
+CHECK_AND_ADD_MANY = _CHECK + f"""
+local out = {{}}
+for base = 0, #ARGV - {_CHECK_ARGS}, {_CHECK_ARGS} do
+  out[#out + 1] = check({{unpack(ARGV, base + 1, base + {_CHECK_ARGS})}})
 end
-redis.call('ZADD', P .. 't', score, m)
-if pending_ms > 0 then redis.call('ZADD', P .. 'p', now_ms + pending_ms, m) end
-redis.call('HSET', P .. 'ops', client, seq .. ':' .. id .. ':' .. table.concat(filed, ','))
-redis.call('PEXPIRE', P .. 'ops', 3600000)
-return reply(id, filed)
+return out
 """
 
 COMMIT = """
@@ -413,6 +434,7 @@ class RedisStore(Store):
         except (ValueError, RedisError) as exc:
             raise StoreUnavailable(f"bad Redis store URI {redact(uri)}: {self._scrub(exc)}") from exc
         self._check_and_add = self.client.register_script(CHECK_AND_ADD)
+        self._check_and_add_many = self.client.register_script(CHECK_AND_ADD_MANY)
         self._commit = self.client.register_script(COMMIT)
         self._remove = self.client.register_script(REMOVE)
         self._count = self.client.register_script(COUNT)
@@ -512,18 +534,20 @@ class RedisStore(Store):
         return self._reserved(record, reply, sentence_keys, filing)
 
     def check_and_add_many(self, probes: list[Probe], records: list[DocRecord]) -> list[Reservation]:
-        """:meth:`check_and_add` for several documents in one round trip (a pipeline).
+        """:meth:`check_and_add` for several documents in one script call (one round trip).
 
-        The server runs the calls one after the other, so each document sees the ones before
-        it; the caller verifies them in order (see ``Detector.check_many``).
+        The script checks them one after the other, so each document sees the ones before it;
+        the caller verifies them in order (see ``Detector.check_many``).
         """
-        pipe = self.client.pipeline(transaction=False)
+        if not records:
+            return []
+        every: list[Any] = []
         calls = []
         for probe, record in zip(probes, records):
             args, sentence_keys, filing = self._check_args(probe, record)
-            self._check_and_add(keys=[], args=args, client=pipe)
+            every += args
             calls.append((record, sentence_keys, filing))
-        replies = self._call(pipe.execute)
+        replies = self._call(self._check_and_add_many, keys=[], args=every)
         return [self._reserved(*call[:1], reply, *call[1:]) for call, reply in zip(calls, replies)]
 
     def _check_args(self, probe: Probe, record: DocRecord) -> tuple[list[Any], list[int], tuple]:
@@ -559,6 +583,7 @@ class RedisStore(Store):
             b"".join(read),
             b"".join(file_entries),
         ]
+        assert len(args) == _CHECK_ARGS
         return args, sentence_keys, (sentences, file_entries)
 
     def _reserved(self, record: DocRecord, reply: list, sentence_keys: list[int], filing: tuple) -> Reservation:
