@@ -158,7 +158,10 @@ class Detector:
         A store that files as it reads (Redis) takes them in one round trip, and their
         duplicates are taken out in a second. Each document's candidates then include the
         documents of the batch before it, those found duplicates too: verification skips
-        those, as they would have been removed. Other stores check one by one.
+        those, as they would have been removed. One difference remains: until then such a
+        duplicate counts toward the boilerplate limit of the sentences it was filed under, so
+        near that limit a sentence can stop being a key a few documents sooner (candidates
+        change, verification does not). Other stores check one by one.
         """
         if not self.store.files_before_verifying:
             return [self.check_fingerprint(key, fp) for key, fp in documents]

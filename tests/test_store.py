@@ -130,7 +130,7 @@ def test_bucket_filter_holds_every_added_bucket_and_few_others():
         bucket_filter.add(bucket)
     assert all(bucket_filter.may_hold(b) for b in added)
     others = sum(bucket_filter.may_hold(b"h" + i.to_bytes(9, "big")) for i in range(10_000))
-    assert others < 300  # about 1.4% when full
+    assert others < 600  # 1.4-5% when full
     again = BucketFilter.from_bytes(bucket_filter.to_bytes())
     assert again is not None and all(again.may_hold(b) for b in added)
     assert BucketFilter.from_bytes(b"not a filter") is None
@@ -164,9 +164,9 @@ def test_bucket_filter_grows_in_layers_and_keeps_every_bucket():
     bucket_filter = BucketFilter(0)
     added = [b"h" + i.to_bytes(9, "big") for i in range(300_000)]
     bucket_filter.add_all(added)
-    assert [layer.capacity for layer in bucket_filter.layers] == [1 << 16, 1 << 18]
+    assert [layer.capacity for layer in bucket_filter.layers] == [1 << 16, 1 << 16, 1 << 17, 1 << 18]
     again = BucketFilter.from_bytes(bucket_filter.to_bytes())
     for found in (bucket_filter, again):
         assert all(found.may_hold_each(added))
-        assert sum(found.may_hold_each([b"s" + i.to_bytes(8, "big") for i in range(10_000)])) < 500
+        assert sum(found.may_hold_each([b"s" + i.to_bytes(8, "big") for i in range(10_000)])) < 1500
     assert BucketFilter.from_bytes(bucket_filter.to_bytes()[:-1]) is None

@@ -6,9 +6,10 @@ store grows; one probe of this filter answers most of them for a fraction of tha
 bucket filed is added and none is ever taken out, so the filter never calls a held bucket
 absent (which would lose a candidate): a bucket since emptied costs at worst one read.
 
-A Bloom filter cannot grow, and rebuilding it from the store costs a scan of every bucket;
-so when the newest layer is full a new one four times larger takes the new buckets, and a
-bucket is absent when no layer holds it (a few layers even at millions of documents).
+A Bloom filter cannot grow, and rebuilding it from the store costs a scan of every bucket
+(about a minute at a million documents); so when the newest layer is full a new one as large
+as all the others together takes the new buckets, and a bucket is absent when no layer holds
+it. Memory stays within twice what the buckets need, with a layer per doubling.
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ from typing import Iterable
 
 import xxhash
 
-BITS_PER_KEY = 16  # two probes: about 1.4% of absent buckets still read from a full layer
-GROWTH = 4  # each new layer's capacity over the last one's
+BITS_PER_KEY = 16  # 8 to 16 bits (a power of two); two probes: 1.4-5% of absent buckets still read
 _HEAD = struct.Struct(">QI")  # last document id covered, number of layers
 _LAYER = struct.Struct(">QQ")  # capacity, buckets added; then the bits
 
 
 def _bits_for(capacity: int) -> int:
-    """A power of two (positions are masked, not divided) of at least BITS_PER_KEY a bucket."""
-    return 1 << (capacity * BITS_PER_KEY - 1).bit_length()
+    """A power of two (positions are masked, not divided) of at most BITS_PER_KEY a bucket."""
+    return 1 << (capacity * BITS_PER_KEY).bit_length() - 1
 
 
 class _Layer:
@@ -51,7 +51,7 @@ class BucketFilter:
         mask, bits = layer.mask, layer.bits
         for bucket in buckets:
             if layer.added >= layer.capacity:
-                layer = _Layer(layer.capacity * GROWTH)
+                layer = _Layer(sum(old.capacity for old in self.layers))
                 self.layers.append(layer)
                 mask, bits = layer.mask, layer.bits
             h = xxhash.xxh3_64_intdigest(bucket)

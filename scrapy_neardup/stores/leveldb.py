@@ -192,8 +192,8 @@ class LevelDBStore(LocalStore):
         return self._members_of([bucket], limit)[0]
 
     def _build_filter(self) -> BucketFilter:
-        """A filter of every bucket of the namespace, with room for as many again (a scan)."""
-        capacity = 2 * sum(1 for _ in self._db.iterator(prefix=b"b", include_value=False))
+        """A filter of every bucket of the namespace (a scan); new buckets go to a new layer."""
+        capacity = sum(1 for _ in self._db.iterator(prefix=b"b", include_value=False))
         made = BucketFilter(capacity, self._last[0])
         made.add_all(key[1:] for key in self._db.iterator(prefix=b"b", include_value=False))
         return made
