@@ -565,10 +565,47 @@ done:
     return result;
 }
 
+/*
+ * overlap(a, b) -> (both, union)
+ *
+ * For two sorted arrays of distinct uint32 (bottom-k sketches): ``union`` is the number of the
+ * smallest distinct values of both together that a bottom-k sketch of the union holds,
+ * min(max(len a, len b), distinct values), and ``both`` how many of those are in each array.
+ * sketch.resemblance computes the same with numpy.
+ */
+static PyObject *py_overlap(PyObject *self, PyObject *args) {
+    PyObject *a_obj, *b_obj;
+    if (!PyArg_ParseTuple(args, "OO", &a_obj, &b_obj)) return NULL;
+    Buffer a_b = {0}, b_b = {0};
+    PyObject *result = NULL;
+    if (get_buffer(a_obj, &a_b, 4, "sketch") < 0 || get_buffer(b_obj, &b_b, 4, "sketch") < 0) goto done;
+    const uint32_t *a = (const uint32_t *)a_b.view.buf, *b = (const uint32_t *)b_b.view.buf;
+    Py_ssize_t na = a_b.view.len / 4, nb = b_b.view.len / 4, k = na > nb ? na : nb;
+    Py_ssize_t i = 0, j = 0, seen = 0, both = 0;
+    while (seen < k && (i < na || j < nb)) {
+        if (j >= nb || (i < na && a[i] < b[j])) {
+            i++;
+        } else if (i >= na || b[j] < a[i]) {
+            j++;
+        } else {
+            i++;
+            j++;
+            both++;
+        }
+        seen++;
+    }
+    result = Py_BuildValue("(nn)", both, seen);
+done:
+    release(&a_b);
+    release(&b_b);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"xxh64", py_xxh64, METH_O, "xxh64 (seed 0) of a bytes-like object."},
     {"fold", py_fold, METH_VARARGS, "Folded code points of BMP text, or None for the exact path."},
     {"parts", py_parts, METH_VARARGS, "Sentence keys, SimHash text and sketch of folded code points."},
+    {"overlap", py_overlap, METH_VARARGS, "Values in both of two bottom-k sketches, and the union's size."},
     {"weigh", py_weigh, METH_VARARGS, "SimHash of a token list with integer tf-idf weights."},
     {NULL, NULL, 0, NULL},
 };

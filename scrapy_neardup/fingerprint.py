@@ -110,7 +110,7 @@ class Fingerprint:
         Two texts share their smallest shingle hash with probability equal to their Jaccard
         resemblance (MinHash), so a reprint whose every long sentence was edited is still found.
         """
-        return [SKETCH_TAG | int(h) for h in self.sketch.hashes[: self.sketch_key_count]]
+        return [SKETCH_TAG | h for h in self.sketch.hashes[: self.sketch_key_count].tolist()]
 
 
 SKETCH_TAG = 0xFFFFFFFF << 32  # sentence hashes with these top bits are 1 in 4 billion

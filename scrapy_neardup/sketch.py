@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .text import kernel
+
 _P = np.uint64(0x100000001B3)  # FNV-64 prime, as a polynomial base
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -69,7 +71,22 @@ class Sketch:
 
     @classmethod
     def from_bytes(cls, data: bytes, size: int) -> "Sketch":
-        return cls(np.frombuffer(data, dtype="<u4").astype(np.uint32), size)
+        hashes = np.frombuffer(data, dtype="<u4")
+        return cls(hashes if hashes.dtype == np.uint32 else hashes.astype(np.uint32), size)
+
+
+def overlap(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
+    """Of the bottom-k sketch of the union of two sketches (sorted, distinct hashes): how many
+    hashes are in both, and how many it holds (k, or fewer distinct hashes)."""
+    # The k smallest hashes of the union are the union's true bottom-k, and each of them is
+    # in a document's sketch exactly when it is in that document. Both sketches hold
+    # distinct hashes, so in their merged, sorted list a hash in both appears twice in a row.
+    k = max(len(a), len(b))
+    merged = np.sort(np.concatenate((a, b)))
+    repeat = merged[1:] == merged[:-1]  # merged[i + 1] is in both sketches
+    rank = np.cumsum(~repeat)  # position of merged[i + 1] in the union
+    union = min(k, int(rank[-1]) + 1) if len(rank) else len(merged)
+    return int(np.count_nonzero(repeat & (rank < union))), union
 
 
 def resemblance(a: Sketch, b: Sketch) -> tuple[float, float]:
@@ -80,15 +97,7 @@ def resemblance(a: Sketch, b: Sketch) -> tuple[float, float]:
     """
     if a.size == 0 or b.size == 0:
         return 0.0, 0.0
-    # The k smallest hashes of the union are the union's true bottom-k, and each of them is
-    # in a document's sketch exactly when it is in that document. Both sketches hold
-    # distinct hashes, so in their merged, sorted list a hash in both appears twice in a row.
-    k = max(len(a.hashes), len(b.hashes))
-    merged = np.sort(np.concatenate((a.hashes, b.hashes)))
-    repeat = merged[1:] == merged[:-1]  # merged[i + 1] is in both sketches
-    rank = np.cumsum(~repeat)  # position of merged[i + 1] in the union
-    union = min(k, int(rank[-1]) + 1) if len(rank) else len(merged)
-    both = int(np.count_nonzero(repeat & (rank < union)))
+    both, union = (kernel.overlap if kernel is not None else overlap)(a.hashes, b.hashes)
     jaccard = both / union
     intersection = jaccard * (a.size + b.size) / (1.0 + jaccard)
     containment = min(1.0, intersection / min(a.size, b.size))

@@ -96,3 +96,15 @@ def test_tables_of_the_wrong_size_are_refused():
                      8, 5, 10, 128, 5)
     with pytest.raises(ValueError):
         kernel.fold("abc", np.zeros(10, dtype=np.uint32))
+
+
+def test_sketch_overlap_matches_the_numpy_path():
+    from scrapy_neardup.sketch import overlap
+
+    rng = np.random.default_rng(3)
+    for _ in range(500):
+        pool = rng.choice(2**32, size=int(rng.integers(1, 400)), replace=False).astype(np.uint32)
+        a = np.sort(rng.choice(pool, size=int(rng.integers(1, min(128, len(pool)) + 1)), replace=False))
+        b = np.sort(rng.choice(pool, size=int(rng.integers(1, min(128, len(pool)) + 1)), replace=False))
+        assert kernel.overlap(a, b) == overlap(a, b)
+        assert kernel.overlap(b, a) == overlap(b, a)

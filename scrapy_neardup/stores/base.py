@@ -213,7 +213,8 @@ class LocalStore(Store):
         if confirm is not None and confirm(records):
             return Reservation(0, records, filed_keys)
         record.doc_id = self._next_id()
-        self._save(record, filed_buckets + self.tables.keys(record.simhash))
+        # The probe's SimHash buckets are the record's own (empty when SimHash is not a method).
+        self._save(record, filed_buckets + (probe.simhash_buckets or self.tables.keys(record.simhash)))
         return Reservation(record.doc_id, records, filed_keys)
 
     def remove(self, doc_id: int) -> None:

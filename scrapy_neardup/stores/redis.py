@@ -558,8 +558,8 @@ class RedisStore(Store):
         record.sentence_keys = []
         sentences = [_entry(sentence_bucket(k)) for k in sentence_keys]
         read = [_entry(b) for b in probe.simhash_buckets]
-        file_under = self.tables.keys(record.simhash)
-        file_entries = read if file_under == probe.simhash_buckets else [_entry(b) for b in file_under]
+        # The probe's SimHash buckets are the record's own (empty when SimHash is not a method).
+        file_entries = read if probe.simhash_buckets else [_entry(b) for b in self.tables.keys(record.simhash)]
         window_ms = 0
         if self._window:
             window_end = (record.time // self._window + 1) * self._window
