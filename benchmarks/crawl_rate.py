@@ -14,6 +14,10 @@ crawler's GIL), and crawled by Scrapy (CONCURRENT_REQUESTS 16) in a fresh proces
 
 Reported: pages/s of each run and their ratio (floor 0.85), items kept and dropped, the
 ``neardup/`` stats, and how the kept items compare with the world's ground truth.
+
+``--neighbour-duty 0.45`` adds a diagnostic run: the crawl without the pipeline while another
+process extracts pages with readability-lxml 45% of the time, as a worker does, and hands
+nothing to the crawler. Its rate shows what a busy second core alone costs the crawler.
 """
 
 from __future__ import annotations
@@ -99,6 +103,27 @@ def start_server(world: Any, delay: float = 0.0) -> tuple[Any, str]:
     return process, parent.recv()
 
 
+# -- a neighbour: readability on the other core, without the pipeline ---------------------
+
+
+def neighbour(config: dict) -> None:
+    """Extract article pages with readability-lxml at ``duty`` (share of the time busy), for
+    ever: what a worker does to the machine, without anything reaching the crawler process."""
+    from urllib.request import urlopen
+
+    from scrapy_neardup.extract import decode_html, html_to_text
+
+    pages = []
+    for path in config["paths"]:
+        with urlopen(config["base_url"].rstrip("/") + path) as response:
+            pages.append(decode_html(response.read(), content_type=response.headers.get("Content-Type")))
+    idle = (1.0 - config["duty"]) / config["duty"]
+    for index in range(10**9):
+        started = time.perf_counter()
+        html_to_text(pages[index % len(pages)])
+        time.sleep((time.perf_counter() - started) * idle)
+
+
 # -- one crawl, in its own process -------------------------------------------------------
 
 
@@ -136,9 +161,16 @@ def crawl_child(config: dict) -> None:
 
     crawler.signals.connect(on_item, signal=signals.item_scraped)
     process.crawl(crawler, base_url=config["base_url"])
+    beside = None
+    if config.get("neighbour"):
+        beside = subprocess.Popen([sys.executable, __file__, "--neighbour", json.dumps(config["neighbour"])])
+        time.sleep(3)  # it fetches its pages and starts extracting
     started, cpu_started = time.perf_counter(), time.process_time()
     process.start()
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    if beside is not None:
+        beside.kill()
+        beside.wait()
     stats = crawler.stats.get_stats()
     elapsed = stats.get("elapsed_time_seconds")
     if elapsed is None:
@@ -239,10 +271,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-level", default="WARNING", choices=("INFO", "WARNING", "ERROR"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--neighbour-duty", type=float, default=0.0, metavar="SHARE",
+                        help="also crawl without the pipeline while another process extracts pages with "
+                             "readability this share of the time (e.g. 0.45): how much a busy second core "
+                             "alone slows the crawler")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--neighbour", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         crawl_child(json.loads(args.child))
+        return 0
+    if args.neighbour:
+        neighbour(json.loads(args.neighbour))
         return 0
 
     from newsworld import build_world
@@ -269,6 +309,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for round_ in range(args.repeat):
             configs = [("without pipeline", dict(base, pipeline=False, workers=None))]
+            if args.neighbour_duty:
+                paths = sorted(world.story_of)[:: max(1, len(world.story_of) // 40)]
+                busy = {"base_url": base_url, "paths": paths, "duty": args.neighbour_duty}
+                configs.append((f"without pipeline, readability {args.neighbour_duty:.0%} beside",
+                                dict(base, pipeline=False, workers=None, neighbour=busy)))
             for workers in args.workers:
                 label = f"with pipeline ({labels.get(workers, f'{workers} workers')})"
                 configs.append((label, dict(base, pipeline=True, workers=workers)))
@@ -318,12 +363,20 @@ def main(argv: list[str] | None = None) -> int:
             # If the crawler process had a core to itself (workers on the other), the rate would
             # follow its CPU per page: an estimate that other load on the machine hardly moves.
             entry["cpu_ratio"] = baseline_cpu / cpu_per_page if cpu_per_page else 0.0
-            entry["truth"] = truth(world, best["kept"])
+            if "beside" in label:  # a diagnostic run without the pipeline: no floor, no truth
+                entry["diagnostic"] = True
+            else:
+                entry["truth"] = truth(world, best["kept"])
         summary["runs"][label] = entry
     print("* CPU time of the crawling process itself, per page (worker processes not included)")
     ok = True
     for label, entry in summary["runs"].items():
         if "ratio" not in entry:
+            continue
+        if entry.get("diagnostic"):
+            paired = ", ".join(f"{r:.2f}" for r in entry["paired_ratios"])
+            print(f"\n{label}: ratio {entry['ratio']:.3f} to the crawl alone (per round: {paired}); "
+                  f"crawler-CPU ratio {entry['cpu_ratio']:.3f}; nothing reaches the crawler process")
             continue
         verdict = "meets" if entry["ratio"] >= FLOOR else "BELOW"
         ok = ok and entry["ratio"] >= FLOOR

@@ -9,7 +9,8 @@ batch of real news-length articles (consecutive articles of the first half joine
 measured, then taken out again so that every size sees the same batch. The same batch is
 then split into ``Detector.fingerprint`` and ``Detector.check_fingerprint`` to show where the
 time goes, and run through ``batching.check_texts`` (what ``neardup dedup`` does: batches of
-64, the next batch fingerprinted in a second thread while this one is checked; same verdicts). Bytes on disk per document are measured after ``compact_range``.
+64; on LevelDB fingerprinted in line, on Redis the next batch in a second thread). Bytes on
+disk per document are measured after ``compact_range``.
 
 In the same run, on the same documents, the published nshash method and datasketch's
 MinHashLSH (``baselines.py``, shared with the accuracy benchmark) are filled and measured
@@ -227,9 +228,8 @@ class EngineSubject(Subject):
         return clock, [v.duplicate_of.split(":", 1)[1] if v.duplicate_of else None for v in verdicts]
 
     def run_streamed(self, batch: Batch) -> dict:
-        """The batch through ``batching.check_texts`` (as ``neardup dedup`` runs): batches of
-        64, the next one fingerprinted in a thread while this one is checked. CPU time is the
-        whole process's here, both threads."""
+        """The batch through ``batching.check_texts`` (as ``neardup dedup`` runs), in batches
+        of 64. CPU time is the whole process's here (a Redis store would add a thread)."""
         from scrapy_neardup.batching import check_texts
 
         documents = [(f"t:{key}", text) for key, text in zip(batch.keys, batch.texts)]

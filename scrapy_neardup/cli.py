@@ -84,11 +84,13 @@ def dedup(args: argparse.Namespace) -> int:
             prints = iter(fingerprint([p.text for p in parsed if p.text is not None]))
             return [(item, next(prints) if item.text else None) for item in parsed]
 
-        # Batches of lines: the next batch is fingerprinted in a thread while this one is
-        # checked, and a shared store (Redis) checks a batch in one round trip. The store
-        # knows a batch before its lines are written, so a killed run loses nothing.
-        size = 64
-        for batch in ahead(map(prepared, chunks(enumerate(source, start=1), size))):
+        # Batches of lines: a shared store (Redis) checks a batch in one round trip while a
+        # thread fingerprints the next (with --workers, waits for the workers' fingerprints).
+        # The store knows a batch before its lines are written, so a killed run loses nothing.
+        batches = map(prepared, chunks(enumerate(source, start=1), 64))
+        if store.files_before_verifying or args.workers:
+            batches = ahead(batches)
+        for batch in batches:
             try:
                 outcomes = _decide(detector, batch, args, summary)
             except StoreError as exc:
