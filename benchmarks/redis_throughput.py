@@ -135,7 +135,7 @@ class Result:
     duplicates: int = 0
 
 
-def _neardup_worker(uri, recipe, docs, prints, mode, barrier, queue) -> None:
+def _neardup_worker(uri, recipe, docs, prints, mode, batch_size, barrier, queue) -> None:
     store = open_store(uri, NAMESPACE, recipe)
     count = len(docs)
     detector = Detector(store)
@@ -144,8 +144,8 @@ def _neardup_worker(uri, recipe, docs, prints, mode, barrier, queue) -> None:
     cpu0, start = time.process_time(), time.time()
     fp_time = store_time = 0.0
     duplicates = 0
-    if mode == "batch":  # batches of 64 in one round trip, the next fingerprinted meanwhile
-        duplicates = sum(v.status == DUPLICATE for v in check_texts(detector, docs, 64))
+    if mode == "batch":  # a batch in one round trip, the next one fingerprinted meanwhile
+        duplicates = sum(v.status == DUPLICATE for v in check_texts(detector, docs, batch_size))
         docs = []
     for index, (key, text) in enumerate(docs):
         t0 = time.perf_counter()
@@ -254,6 +254,7 @@ def main() -> None:
     parser.add_argument("--compare", default="datasketch", choices=["datasketch", "none"])
     parser.add_argument("--num-perm", type=int, default=128)
     parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("--batch-size", type=int, default=64, help="documents per batch in the batched rows (default 64)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 600 docs, 5k stored")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the redis-server is stopped
@@ -292,13 +293,13 @@ def main() -> None:
                 cpu0 = server_cpu(admin)
                 results = run_parallel(
                     _neardup_worker, p,
-                    lambda i: (uri, recipe, slices[i], prints[i] if prints else None, mode),
+                    lambda i: (uri, recipe, slices[i], prints[i] if prints else None, mode, args.batch_size),
                 )
                 figures = summarise(results)
                 figures["server_us"] = 1e6 * (server_cpu(admin) - cpu0) / figures["docs"]
                 label = "scrapy-neardup " + {
                     "text": "text -> verdict",
-                    "batch": "text -> verdict, batches of 64",
+                    "batch": f"text -> verdict, batches of {args.batch_size}",
                     "store": "store only (fingerprints given)",
                 }[mode]
                 rows.append((label, p, figures, load()))
