@@ -129,3 +129,16 @@ def test_check_texts_gives_the_verdicts_of_checks_one_by_one_in_order():
         got = [v.as_dict() for v in check_texts(Detector(store), iter(documents), size=4)]
     assert got == expected
     assert [v["status"] for v in got].count("unique") == len(ARTICLES)
+
+
+def test_lone_surrogates_in_text_are_judged_not_failed():
+    """Decoding debris (lone surrogates) used to make rjieba refuse the text; it is dropped by
+    normalisation, and the article is judged like any other."""
+    debris = "\ud800\udfff\udc00"
+    body = text(next(iter(ARTICLES)))
+    with open_store("memory://", "surrogates", Recipe()) as store:
+        detector = Detector(store)
+        first = detector.check("https://a.example/1", body.replace("，", "，" + debris, 3))
+        again = detector.check("https://b.example/1", body)
+    assert first.status == UNIQUE
+    assert again.status == DUPLICATE and again.duplicate_of == "https://a.example/1"
