@@ -272,7 +272,7 @@ class Fingerprinter:
         return Fingerprint(
             sentence_keys=keys,
             simhash=simhash_value,
-            sketch=Sketch(np.frombuffer(sketch, dtype="<u4").astype(np.uint32), distinct),
+            sketch=Sketch.from_bytes(sketch, distinct),
             chars=chars,
             tokens=tokens,
             sketch_key_count=recipe.sketch_keys,

@@ -75,16 +75,12 @@ class _Tables:
 _TABLES: _Tables | None = None
 
 
-def _tables() -> _Tables:
+def text_tables() -> _Tables:
+    """The per-code-point tables (fold, content, sentence ends), built on first use."""
     global _TABLES
     if _TABLES is None:
         _TABLES = _Tables()
     return _TABLES
-
-
-def text_tables() -> _Tables:
-    """The per-code-point tables (fold, content, sentence ends), for the C kernel."""
-    return _tables()
 
 
 def _codes(text: str) -> np.ndarray:
@@ -96,7 +92,7 @@ def fold_codes(text: str, compiled: bool = True) -> np.ndarray:
 
     ``compiled=False`` skips the C kernel's loop (tests compare the two).
     """
-    tables = _tables()
+    tables = text_tables()
     if compiled and kernel is not None:
         folded = kernel.fold(text, tables.fold)
         if folded is not None:  # None: beyond the BMP or not mapped alone; exact path below
@@ -119,7 +115,7 @@ def fold_codes(text: str, compiled: bool = True) -> np.ndarray:
 
 def _exact(text: str) -> np.ndarray:
     """The slow, exact path: ``unicodedata`` NFKC, then the table for the rest."""
-    tables = _tables()
+    tables = text_tables()
     codes = _codes(unicodedata.normalize("NFKC", text).lower())
     small = np.where(codes > 0xFFFF, 0, codes)
     folded = np.where(codes > 0xFFFF, codes, tables.fold[small])
@@ -129,7 +125,7 @@ def _exact(text: str) -> np.ndarray:
 
 def content_mask(codes: np.ndarray) -> np.ndarray:
     """Letters and digits (CJK included): what survives re-punctuation and re-spacing."""
-    tables = _tables()
+    tables = text_tables()
     small = np.where(codes > 0xFFFF, 0, codes)
     mask = tables.content[small]
     return np.where(codes > 0xFFFF, (codes >= 0x20000) & (codes < 0x40000), mask)
@@ -173,7 +169,7 @@ class Sentences:
 
 def sentences_of(codes: np.ndarray, min_chars: int = MIN_SENTENCE_CHARS) -> Sentences:
     """Split folded code points at 。！？；!?; … "." and line breaks."""
-    tables = _tables()
+    tables = text_tables()
     wide = codes > 0xFFFF
     if wide.any():
         ends = tables.ends[np.where(wide, 0, codes)]
