@@ -1,4 +1,4 @@
-/* The per-character and per-word loops of fingerprinting, in C.
+/* The per-character and per-word loops of fingerprinting, and the bucket filter probes, in C.
  *
  * fingerprint.py computes the same values with numpy when this module is not built; tests
  * compare the two on every kind of text. Nothing here decides anything that the Python code
@@ -601,12 +601,124 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ bucket filter
+ *
+ * The probes of bucketfilter.py's Bloom filter: each bucket sets or tests two bits of a
+ * layer, at h & mask and (h >> 32) & mask of its xxh64. bucketfilter.py does the same in
+ * Python when this module is not built.
+ */
+
+typedef struct {
+    uint64_t mask;
+    Py_buffer view;
+} Layer;
+
+static int get_layer(PyObject *mask, PyObject *bits, Layer *out, int writable) {
+    out->mask = PyLong_AsUnsignedLongLong(mask);
+    if (PyErr_Occurred()) return -1;
+    int flags = writable ? (PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) : PyBUF_C_CONTIGUOUS;
+    if (PyObject_GetBuffer(bits, &out->view, flags) < 0) return -1;
+    if ((uint64_t)out->view.len <= (out->mask >> 3)) {
+        PyBuffer_Release(&out->view);
+        PyErr_SetString(PyExc_ValueError, "a filter layer's bits are shorter than its mask");
+        return -1;
+    }
+    return 0;
+}
+
+/* Parse ``layers`` (a list of (mask, bits) tuples) into ``out``; return how many are held. */
+static Py_ssize_t get_layers(PyObject *layers, Layer *out) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(layers); i++) {
+        PyObject *pair = PyList_GET_ITEM(layers, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a filter layer is a (mask, bits) tuple");
+            return -i - 1;
+        }
+        if (get_layer(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1), &out[i], 0) < 0) return -i - 1;
+    }
+    return PyList_GET_SIZE(layers);
+}
+
+static void release_layers(Layer *layers, Py_ssize_t held) {
+    for (Py_ssize_t i = 0; i < held; i++) PyBuffer_Release(&layers[i].view);
+}
+
+static inline int bucket_hash(PyObject *bucket, uint64_t *h) {
+    char *data;
+    Py_ssize_t len;
+    if (PyBytes_AsStringAndSize(bucket, &data, &len) < 0) return -1;
+    *h = xxh64((const unsigned char *)data, (size_t)len);
+    return 0;
+}
+
+/* bloom_holds(layers, buckets) -> for each bucket, True when some layer has both its bits. */
+static PyObject *py_bloom_holds(PyObject *self, PyObject *args) {
+    PyObject *layers_obj, *buckets;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &layers_obj, &PyList_Type, &buckets)) return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(layers_obj), n = PyList_GET_SIZE(buckets);
+    Layer *layers = PyMem_Calloc(count ? count : 1, sizeof(Layer));
+    if (layers == NULL) return PyErr_NoMemory();
+    PyObject *result = NULL;
+    Py_ssize_t held = get_layers(layers_obj, layers);
+    if (held < 0) {
+        held = -held - 1;
+        goto done;
+    }
+    result = PyList_New(n);
+    if (result == NULL) goto done;
+    for (Py_ssize_t b = 0; b < n; b++) {
+        uint64_t h;
+        if (bucket_hash(PyList_GET_ITEM(buckets, b), &h) < 0) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyObject *found = Py_False;
+        for (Py_ssize_t l = 0; l < count; l++) {
+            const unsigned char *bits = (const unsigned char *)layers[l].view.buf;
+            uint64_t i = h & layers[l].mask, j = (h >> 32) & layers[l].mask;
+            if ((bits[i >> 3] >> (i & 7) & 1) && (bits[j >> 3] >> (j & 7) & 1)) {
+                found = Py_True;
+                break;
+            }
+        }
+        Py_INCREF(found);
+        PyList_SET_ITEM(result, b, found);
+    }
+done:
+    release_layers(layers, held);
+    PyMem_Free(layers);
+    return result;
+}
+
+/* bloom_add(mask, bits, buckets): set the two bits of each bucket in one layer. */
+static PyObject *py_bloom_add(PyObject *self, PyObject *args) {
+    PyObject *mask, *bits, *buckets;
+    if (!PyArg_ParseTuple(args, "OOO!", &mask, &bits, &PyList_Type, &buckets)) return NULL;
+    Layer layer;
+    if (get_layer(mask, bits, &layer, 1) < 0) return NULL;
+    unsigned char *out = (unsigned char *)layer.view.buf;
+    for (Py_ssize_t b = 0; b < PyList_GET_SIZE(buckets); b++) {
+        uint64_t h;
+        if (bucket_hash(PyList_GET_ITEM(buckets, b), &h) < 0) {
+            PyBuffer_Release(&layer.view);
+            return NULL;
+        }
+        uint64_t i = h & layer.mask, j = (h >> 32) & layer.mask;
+        out[i >> 3] |= (unsigned char)(1u << (i & 7));
+        out[j >> 3] |= (unsigned char)(1u << (j & 7));
+    }
+    PyBuffer_Release(&layer.view);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"xxh64", py_xxh64, METH_O, "xxh64 (seed 0) of a bytes-like object."},
     {"fold", py_fold, METH_VARARGS, "Folded code points of BMP text, or None for the exact path."},
     {"parts", py_parts, METH_VARARGS, "Sentence keys, SimHash text and sketch of folded code points."},
     {"overlap", py_overlap, METH_VARARGS, "Values in both of two bottom-k sketches, and the union's size."},
     {"weigh", py_weigh, METH_VARARGS, "SimHash of a token list with integer tf-idf weights."},
+    {"bloom_holds", py_bloom_holds, METH_VARARGS, "For each bucket, whether a filter layer may hold it."},
+    {"bloom_add", py_bloom_add, METH_VARARGS, "Set the bits of buckets in one filter layer."},
     {NULL, NULL, 0, NULL},
 };
 

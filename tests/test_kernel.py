@@ -108,3 +108,20 @@ def test_sketch_overlap_matches_the_numpy_path():
         b = np.sort(rng.choice(pool, size=int(rng.integers(1, min(128, len(pool)) + 1)), replace=False))
         assert kernel.overlap(a, b) == overlap(a, b)
         assert kernel.overlap(b, a) == overlap(b, a)
+
+
+def test_bucket_filter_sets_and_tests_the_same_bits_as_the_python_loop():
+    from scrapy_neardup.stores.bucketfilter import BucketFilter
+
+    rng = np.random.default_rng(5)
+    buckets = [bytes(rng.integers(0, 256, size=int(rng.integers(1, 12)), dtype=np.uint8)) for _ in range(150_000)]
+    compiled, python = BucketFilter(1000), BucketFilter(1000)
+    compiled.add_all(buckets[:100_000])
+    python.add_all(buckets[:100_000], compiled=False)
+    assert len(compiled.layers) > 1  # the new layers are filled alike
+    assert [layer.bits for layer in compiled.layers] == [layer.bits for layer in python.layers]
+    assert compiled.may_hold_each(buckets) == python.may_hold_each(buckets, compiled=False)
+    with pytest.raises(TypeError):
+        kernel.bloom_holds([(7, bytearray(1))], ["not bytes"])
+    with pytest.raises(ValueError):
+        kernel.bloom_add(1 << 20, bytearray(8), [b"x"])  # bits shorter than the mask says
