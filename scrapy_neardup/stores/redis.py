@@ -184,9 +184,11 @@ local function reap()
 end
 """
 
-# One document's check-and-add, a function of its arguments (one call's ARGV).
+# One document's check-and-add, a function of its arguments (one call's ARGV) and of whether
+# to reap first (a batch reaps once: its documents share one moment).
 _CHECK = _LIVE + """
-local function check(a)
+local reaped_at
+local function check(a, first)
   at_time(a[2], a[3])
   local rec = a[4]                      -- DocRecord bytes, doc id 0 and no sentence keys
   local score = a[5]                    -- the document's time
@@ -213,7 +215,8 @@ local function check(a)
   local reads = entries(a[16])          -- SimHash buckets to read
   local files = entries(a[17])          -- SimHash buckets to file the document under
 
-  local now_ms = reap()
+  if first then reaped_at = reap() end
+  local now_ms = reaped_at
 
   local candidates, seen = {}, {}
   local function add(ids, below)
@@ -296,12 +299,12 @@ local function check(a)
   redis.call('ZADD', P .. 't', score, m)
   if pending_ms > 0 then redis.call('ZADD', P .. 'p', now_ms + pending_ms, m) end
   redis.call('HSET', P .. 'ops', client, seq .. ':' .. id .. ':' .. table.concat(filed, ','))
-  redis.call('PEXPIRE', P .. 'ops', 3600000)
+  if first then redis.call('PEXPIRE', P .. 'ops', 3600000) end  -- HSET keeps the expiry
   return reply(id, filed)
 end
 """
 
-CHECK_AND_ADD = _CHECK + "return check(ARGV)"
+CHECK_AND_ADD = _CHECK + "return check(ARGV, true)"
 
 # Several documents in one call, one after the other: ARGV holds their argument lists back to
 # back, and the reply is the list of their replies.
@@ -309,7 +312,7 @@ _CHECK_ARGS = 17  # arguments of one document
 CHECK_AND_ADD_MANY = _CHECK + f"""
 local out = {{}}
 for base = 0, #ARGV - {_CHECK_ARGS}, {_CHECK_ARGS} do
-  out[#out + 1] = check({{unpack(ARGV, base + 1, base + {_CHECK_ARGS})}})
+  out[#out + 1] = check({{unpack(ARGV, base + 1, base + {_CHECK_ARGS})}}, base == 0)
 end
 return out
 """
