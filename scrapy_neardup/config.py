@@ -56,6 +56,7 @@ class NearDupConfig:
     extractor: str | Callable[[Any], str] = DEFAULT_EXTRACTOR
     max_html_size: int = 5 * 1024 * 1024  # bytes (characters for str); 0 = no cap
     workers: int = field(default_factory=default_workers)
+    worker_niceness: int = 10  # added to the workers' nice value: the crawl comes first
     drop_log_level: str = "DEBUG"
     debug: bool = False
     redis_params: dict = field(default_factory=dict)
@@ -269,6 +270,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_EXTRACTOR": _extractor,
     "NEARDUP_MAX_HTML_SIZE": _int(0),
     "NEARDUP_WORKERS": _int(0, 64),
+    "NEARDUP_WORKER_NICENESS": _int(0, 19),
     "NEARDUP_DROP_LOG_LEVEL": _choice(LOG_LEVELS, upper=True),
     "NEARDUP_DEBUG": _bool,
     "NEARDUP_REDIS_PARAMS": _dict,

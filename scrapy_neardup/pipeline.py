@@ -184,7 +184,7 @@ class NearDupPipeline:
         if config.workers:
             from twisted.internet.defer import DeferredLock
 
-            self.pool = WorkerPool(config.workers, recipe, config.extractor)
+            self.pool = WorkerPool(config.workers, recipe, config.extractor, config.worker_niceness)
             self._retry_lock = DeferredLock()
         logger.info(
             "scrapy-neardup: store %s (namespace %r), action %s, nshash n=%d, SimHash distance <= %d, "

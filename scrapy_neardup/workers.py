@@ -191,9 +191,9 @@ class WorkerPool:
     worker with the fewest pages waiting; each worker answers in order.
     """
 
-    def __init__(self, size: int, recipe: Recipe, extractor: Callable[[str], str] | str):
+    def __init__(self, size: int, recipe: Recipe, extractor: Callable[[str], str] | str, niceness: int = 0):
         self.size = size
-        self.init_frame = _frame((recipe, extractor))
+        self.init_frame = _frame((recipe, extractor, niceness))
         path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
         self.environment = {**os.environ, "PYTHONPATH": path}
         self._workers = [_Worker(self) for _ in range(size)]
@@ -229,7 +229,9 @@ def serve() -> None:
         if payload is None:
             return
         if preparer is None:
-            recipe, extractor = pickle.loads(payload)
+            recipe, extractor, niceness = pickle.loads(payload)
+            if niceness and hasattr(os, "nice"):
+                os.nice(niceness)  # the crawl's own process comes first when the cores are busy
             preparer = Preparer(recipe, extractor)
             continue
         source, is_html = pickle.loads(payload)

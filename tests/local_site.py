@@ -590,6 +590,17 @@ def crashing_extractor(html: str) -> str:
     return html_to_text(html)
 
 
+def niceness_logging_extractor(html: str) -> str:
+    """Notes the process it runs in and that process's nice value in $NEARDUP_TEST_NICE_LOG."""
+    import os
+
+    from scrapy_neardup.extract import html_to_text
+
+    with open(os.environ["NEARDUP_TEST_NICE_LOG"], "a", encoding="ascii") as log:
+        log.write(f"{os.getpid()} {os.nice(0)}\n")
+    return html_to_text(html)
+
+
 class CrashSpider(NewsSpider):
     """Yields one page whose extraction kills its worker between normal pages."""
 

@@ -61,6 +61,7 @@ def test_every_setting_is_parsed():
         NEARDUP_EXTRACTOR="local_site.exploding_extractor",
         NEARDUP_MAX_HTML_SIZE=1000,
         NEARDUP_WORKERS="2",
+        NEARDUP_WORKER_NICENESS="5",
         NEARDUP_DROP_LOG_LEVEL="info",
         NEARDUP_DEBUG="1",
         NEARDUP_REDIS_PARAMS='{"socket_timeout": 5}',
@@ -74,6 +75,7 @@ def test_every_setting_is_parsed():
     assert (config.duplicate_of_field, config.similar_id_field) == ("copy_of", "story")
     assert config.extractor_callable().__name__ == "exploding_extractor"
     assert (config.max_html_size, config.workers, config.drop_log_level) == (1000, 2, "INFO")
+    assert config.worker_niceness == 5
     assert config.debug is True and config.redis_params == {"socket_timeout": 5}
     assert config.recipe() == Recipe(tokenizer="jieba", nshash_n=4, simhash_k=2)
     assert config.thresholds().containment == 0.9 and config.thresholds().min_chars == 100
@@ -81,7 +83,7 @@ def test_every_setting_is_parsed():
 
 
 def test_every_config_field_has_a_setting():
-    assert len(SETTINGS) == len(NearDupConfig.__dataclass_fields__) == 21
+    assert len(SETTINGS) == len(NearDupConfig.__dataclass_fields__) == 22
 
 
 @pytest.mark.parametrize(
@@ -106,6 +108,7 @@ def test_every_config_field_has_a_setting():
         ("NEARDUP_EXTRACTOR", "scrapy_neardup.config.DEFAULT_EXTRACTOR", "NEARDUP_EXTRACTOR: 'scrapy_neardup.config.DEFAULT_EXTRACTOR' is not callable"),
         ("NEARDUP_MAX_HTML_SIZE", -5, "NEARDUP_MAX_HTML_SIZE: must be at least 0, got -5"),
         ("NEARDUP_WORKERS", 100, "NEARDUP_WORKERS: must be between 0 and 64, got 100"),
+        ("NEARDUP_WORKER_NICENESS", 20, "NEARDUP_WORKER_NICENESS: must be between 0 and 19, got 20"),
         ("NEARDUP_DROP_LOG_LEVEL", "LOUD", "NEARDUP_DROP_LOG_LEVEL: must be one of 'DEBUG'"),
         ("NEARDUP_STORE", "mysql://db/x", "NEARDUP_STORE: unknown store 'mysql://db/x'"),
         ("NEARDUP_STORE", "leveldb://", "NEARDUP_STORE: names no directory"),

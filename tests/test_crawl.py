@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -484,6 +485,24 @@ def test_a_worker_killed_mid_crawl_costs_one_item(local_site, tmp_path, caplog):
     messages = [r.getMessage() for r in caplog.records]
     assert sum("A worker process died" in m for m in messages) == 1
     assert any("WorkerDied" in m and "/b/canteen.html" in m for m in messages)
+
+
+@pytest.mark.parametrize("niceness", [0, 7])
+@pytest_twisted.inlineCallbacks
+def test_workers_run_at_the_configured_niceness(local_site, tmp_path, monkeypatch, niceness):
+    log = tmp_path / "nice.log"
+    monkeypatch.setenv("NEARDUP_TEST_NICE_LOG", str(log))  # the workers inherit the environment
+    settings = settings_for(
+        tmp_path / "store",
+        NEARDUP_WORKERS=1,
+        NEARDUP_WORKER_NICENESS=niceness,
+        NEARDUP_EXTRACTOR="local_site.niceness_logging_extractor",
+    )
+    result = yield run(settings, NewsSpider, root=local_site.root, paths=ARTICLES[:3], mode="bytes")
+    assert result.neardup["neardup/extracted"] == 3
+    seen = {tuple(map(int, line.split())) for line in log.read_text().splitlines()}
+    assert {pid for pid, _ in seen} != {os.getpid()}  # extracted in a worker, not here
+    assert {nice for _, nice in seen} == {min(19, os.nice(0) + niceness)}
 
 
 @pytest.mark.parametrize("mode", ["text", "bytes"])
