@@ -7,7 +7,8 @@ What is measured, in one run, against a redis-server this script starts on a fre
    2 and 4 processes sharing one store, with the split of each document's time between
    fingerprinting and the store call (``check_fingerprint``: round trip + verification).
    Then the same documents through ``batching.check_texts``: batches of 64 checked in one
-   round trip, the next batch fingerprinted in a thread meanwhile (as ``neardup dedup`` does).
+   round trip, the next batch fingerprinted while the server works on the one sent, whose
+   duplicates go out with the next (as ``neardup dedup`` does).
 2. The store alone: documents/s of ``check_fingerprint`` with fingerprints computed before the
    clock starts, from 1, 2 and 4 processes, and redis-server CPU per check-and-add.
 3. Memory per stored document: ``INFO memory`` ``used_memory`` before and after storing
@@ -144,7 +145,7 @@ def _neardup_worker(uri, recipe, docs, prints, mode, batch_size, barrier, queue)
     cpu0, start = time.process_time(), time.time()
     fp_time = store_time = 0.0
     duplicates = 0
-    if mode == "batch":  # a batch in one round trip, the next one fingerprinted meanwhile
+    if mode == "batch":  # a batch in one round trip while the next one is fingerprinted
         duplicates = sum(v.status == DUPLICATE for v in check_texts(detector, docs, batch_size))
         docs = []
     for index, (key, text) in enumerate(docs):

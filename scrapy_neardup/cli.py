@@ -12,10 +12,10 @@ import contextlib
 import json
 import sys
 from dataclasses import dataclass
-from typing import IO, Iterator, Sequence
+from typing import IO, Callable, Iterator, Sequence
 
 from . import __version__
-from .batching import ahead, chunks
+from .batching import ahead, chunks, overlapped
 from .detector import DUPLICATE, SHORT, Detector, Thresholds, Verdict
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
 from .stores import StoreError, open_store, redact
@@ -84,21 +84,17 @@ def dedup(args: argparse.Namespace) -> int:
             prints = iter(fingerprint([p.text for p in parsed if p.text is not None]))
             return [(item, next(prints) if item.text else None) for item in parsed]
 
-        # Batches of lines: a shared store (Redis) checks a batch in one round trip while a
-        # thread fingerprints the next (with --workers, waits for the workers' fingerprints).
-        # The store knows a batch before its lines are written, so a killed run loses nothing.
+        # Batches of lines, each handed to the store before the next is read and fingerprinted
+        # and written after: a shared store (Redis) checks a batch in one round trip meanwhile.
+        # With --workers, a thread waits for the workers' fingerprints of the next batch. The
+        # store knows a batch before its lines are written, so a killed run loses nothing.
         batches = map(prepared, chunks(enumerate(source, start=1), 64))
-        if store.files_before_verifying or args.workers:
+        if args.workers:
             batches = ahead(batches)
-        for batch in batches:
-            try:
-                outcomes = _decide(detector, batch, args, summary)
-            except StoreError as exc:
-                _warn(f"{args.input}:{batch[0][0].number}: store failed ({exc}); stopped here: this "
-                      "line and the ones after it were not written")
-                print(summary.line(), file=sys.stderr)
-                return 3
-            for item, (out, problem) in zip((item for item, _ in batch), outcomes):
+        done = 0  # lines written (or dropped) so far
+        try:
+            for item, (out, problem) in overlapped(batches, lambda batch: _decide(detector, batch, args, summary)):
+                done = item.number
                 summary.records += 1
                 progress.update(1)
                 if problem:
@@ -110,6 +106,11 @@ def dedup(args: argparse.Namespace) -> int:
                     target.write(out if out.endswith("\n") else out + "\n")
                     if args.flush:
                         target.flush()
+        except StoreError as exc:
+            _warn(f"{args.input}:{done + 1}: store failed ({exc}); stopped here: this line and the "
+                  "ones after it were not written")
+            print(summary.line(), file=sys.stderr)
+            return 3
         progress.close()
     if shown < summary.skipped:
         _warn(f"{summary.skipped - shown} more skipped lines not shown")
@@ -192,18 +193,24 @@ def _decide(
     batch: list[tuple[_Parsed, Fingerprint | str | None]],
     args: argparse.Namespace,
     summary: Summary,
-) -> list[tuple[str | None, str | None]]:
-    """For each line, the line to write (None: dropped) and, if passed through untouched, why."""
+) -> Callable[[], list[tuple[_Parsed, tuple[str | None, str | None]]]]:
+    """Hand the batch to the store; the function returned gives, for each line, the line to
+    write (None: dropped) and, if passed through untouched, why."""
     judged = [(item.key, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
-    verdicts = iter(detector.check_many(judged))
-    outcomes: list[tuple[str | None, str | None]] = []
-    for item, fingerprint in batch:
-        if item.problem:
-            outcomes.append((item.line, item.problem))
-        elif not isinstance(fingerprint, Fingerprint):
-            outcomes.append((item.line, fingerprint or "no fingerprint"))
-        else:
-            outcomes.append(_written(item, next(verdicts), args, summary))
+    finish = detector.start_many(judged)
+
+    def outcomes() -> list[tuple[_Parsed, tuple[str | None, str | None]]]:
+        verdicts = iter(finish())
+        out: list[tuple[_Parsed, tuple[str | None, str | None]]] = []
+        for item, fingerprint in batch:
+            if item.problem:
+                out.append((item, (item.line, item.problem)))
+            elif not isinstance(fingerprint, Fingerprint):
+                out.append((item, (item.line, fingerprint or "no fingerprint")))
+            else:
+                out.append((item, _written(item, next(verdicts), args, summary)))
+        return out
+
     return outcomes
 
 

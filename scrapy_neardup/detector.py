@@ -155,34 +155,48 @@ class Detector:
         """Verdicts of several documents in arrival order, as :meth:`check_fingerprint` of
         each in turn would give them.
 
-        A store that files as it reads (Redis) takes them in one round trip, and their
-        duplicates are taken out in a second. Each document's candidates then include the
+        A store that files as it reads (Redis) takes them in one round trip, and takes their
+        duplicates out with its next call (with the next batch, in the same round trip). Each document's candidates then include the
         documents of the batch before it, those found duplicates too: verification skips
         those, as they would have been removed. One difference remains: until then such a
         duplicate counts toward the boilerplate limit of the sentences it was filed under, so
         near that limit a sentence can stop being a key a few documents sooner (candidates
         change, verification does not). Other stores check one by one.
         """
+        return self.start_many(documents)()
+
+    def start_many(self, documents: list[tuple[str, Fingerprint]]) -> Callable[[], list[Verdict]]:
+        """:meth:`check_many` in two steps: hand the batch to the store, and (calling the
+        function returned) read the store's answer and verify. A server store (Redis) works on
+        the batch in between, while the caller fingerprints the next one. Nothing else may
+        check documents in between: the next batch is started after this one's verdicts.
+        """
         if not self.store.files_before_verifying:
-            return [self.check_fingerprint(key, fp) for key, fp in documents]
-        verdicts: list[Verdict | None] = [None] * len(documents)
+            verdicts = [self.check_fingerprint(key, fp) for key, fp in documents]
+            return lambda: verdicts
+        shown: list[Verdict | None] = [None] * len(documents)
         asked = []
         for index, (key, fp) in enumerate(documents):
             if fp.chars < self.thresholds.min_chars:
-                verdicts[index] = Verdict(key, SHORT, chars=fp.chars)
+                shown[index] = Verdict(key, SHORT, chars=fp.chars)
             else:
                 asked.append((index, *self._ask(key, fp, False)))
-        reservations = self.store.check_and_add_many([a[2] for a in asked], [a[1] for a in asked])
-        removed: set[int] = set()
-        for (index, record, probe, now), reservation in zip(asked, reservations):
-            candidates = [c for c in reservation.candidates if c.doc_id not in removed]
-            match = self._best_match(record, _own_keys(probe), candidates, now)
-            if match is not None and reservation.doc_id:
-                removed.add(reservation.doc_id)
-            key, fp = documents[index]
-            verdicts[index] = self._verdict(key, fp, reservation, match)
-        self.store.remove_many(sorted(removed))
-        return verdicts  # type: ignore[return-value]
+        receive = self.store.start_check_and_add_many([a[2] for a in asked], [a[1] for a in asked])
+
+        def finish() -> list[Verdict]:
+            verdicts = list(shown)
+            removed: set[int] = set()
+            for (index, record, probe, now), reservation in zip(asked, receive()):
+                candidates = [c for c in reservation.candidates if c.doc_id not in removed]
+                match = self._best_match(record, _own_keys(probe), candidates, now)
+                if match is not None and reservation.doc_id:
+                    removed.add(reservation.doc_id)
+                key, fp = documents[index]
+                verdicts[index] = self._verdict(key, fp, reservation, match)
+            self.store.remove_later(sorted(removed))
+            return verdicts  # type: ignore[return-value]
+
+        return finish
 
     def _ask(self, key: str, fp: Fingerprint, reserve: bool) -> tuple[DocRecord, Probe, float]:
         """The record to file and the buckets to read for one document."""

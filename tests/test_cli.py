@@ -159,3 +159,45 @@ def test_dedup_on_redis_with_a_time_window_creates_a_bounded_namespace(tmp_path,
     assert main(args) == 0
     with open_store(redis_url, ttl=3600) as store:  # the pipeline opens it with NEARDUP_TTL
         assert store.count() == len(ARTICLES)
+
+
+def test_a_store_lost_mid_run_stops_at_the_first_line_not_written(tmp_path):
+    """The Redis server dies mid-run: the run stops with exit code 3 and names the first line
+    it did not write; every line before it is in the output, in order."""
+    from redis_server import start_redis
+
+    server = start_redis()
+    target = tmp_path / "out.jsonl"
+    names = list(ARTICLES)
+    lines = [
+        json.dumps({"id": f"doc-{i}", "text": f"第{i}号稿件。\n" + text(names[i % len(names)])}, ensure_ascii=False)
+        for i in range(600)
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(target), "--flush", "--no-progress",
+         "--store", server.url()],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    try:
+        process.stdin.write("\n".join(lines[:300]) + "\n")
+        process.stdin.flush()  # 4 batches and part of a fifth, which waits for more lines
+        deadline = time.time() + 120
+        while time.time() < deadline and not (target.exists() and len(read_lines(target)) >= 192):
+            time.sleep(0.1)
+        assert len(read_lines(target)) == 192
+    finally:
+        server.stop()
+    try:
+        process.stdin.write("\n".join(lines[300:]) + "\n")
+        process.stdin.close()
+    except BrokenPipeError:
+        pass  # it stopped reading at the first batch the store could not take
+    assert process.wait(timeout=120) == 3
+    written = [json.loads(line)["id"] for line in read_lines(target)]
+    assert 192 <= len(written) < 600 and written == [f"doc-{i}" for i in range(len(written))]
+    stderr = process.stderr.read()
+    assert f"-:{len(written) + 1}: store failed" in stderr
+    assert "this line and the ones after it were not written" in stderr

@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+import redis
 from redis_server import start_redis
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, open_store
@@ -197,9 +198,48 @@ def test_batches_give_the_verdicts_of_checks_one_by_one(redis_url, tmp_path, siz
             verdicts += [v.as_dict() for v in detector.check_many(documents[start : start + size])]
         assert _renamed(verdicts) == _renamed(one_by_one)
         # Every duplicate filed by a batch was taken out again: buckets hold kept documents only.
+        # (The last batch's go out with the store's next call, here count.)
         kept = {v["doc_id"] for v in verdicts if v["status"] == UNIQUE}
-        assert set().union(*bucket_ids(store.client, namespace)) == kept
         assert store.count() == len(kept)
+        assert set().union(*bucket_ids(store.client, namespace)) == kept
+
+
+def test_check_texts_overlaps_batches_and_gives_the_verdicts_of_checks_one_by_one(redis_url, tmp_path):
+    """Batch k+1 is sent with batch k's duplicates' removal while the next is fingerprinted."""
+    from scrapy_neardup.batching import check_texts
+
+    recipe = Recipe()
+    one_by_one = _verdicts(f"leveldb://{tmp_path / 'db'}", recipe)
+    store = open_store(redis_url, "texts", recipe)
+    documents = [(key, text) for key, _, text in corpus()]
+    verdicts = [v.as_dict() for v in check_texts(Detector(store), documents, size=4)]
+    store.close()  # sends the last batch's removals
+    assert _renamed(verdicts) == _renamed(one_by_one)
+    kept = {v["doc_id"] for v in verdicts if v["status"] == UNIQUE}
+    assert set().union(*bucket_ids(redis.Redis.from_url(redis_url), "texts")) == kept
+
+
+def test_a_batch_whose_answer_is_lost_is_sent_again_and_judged_the_same(redis_url):
+    """The server applied the batch but the answer never came: sent again, the server gives
+    the same answer (ids, filed keys, candidates filed before each), and nothing is filed twice."""
+    recipe = Recipe()
+    documents = [(key, text) for key, _, text in corpus()]
+    with open_store("memory://", "alone", recipe) as store:
+        detector = Detector(store)
+        expected = [detector.check(key, body).as_dict() for key, body in documents]
+    with open_store(redis_url, "lost", recipe) as store:
+        detector = Detector(store)
+        prints = [(key, detector.fingerprint(body)) for key, body in documents]
+        half = len(prints) // 2
+        first = detector.check_many(prints[:half])
+        finish = detector.start_many(prints[half:])
+        store._batch.disconnect()  # the answer is lost with the connection
+        second = finish()
+        got = [v.as_dict() for v in first + second]
+        kept = {v["doc_id"] for v in got if v["status"] == UNIQUE}
+        assert store.count() == len(kept)  # the second filings were taken out again
+        assert set().union(*bucket_ids(store.client, "lost")) == kept
+    assert _renamed(got) == _renamed(expected)
 
 
 def test_a_batch_never_matches_a_duplicate_of_the_same_batch(redis_url):

@@ -127,6 +127,14 @@ class Store(ABC):
         """:meth:`check_and_add` of each document in turn (stores that batch do better)."""
         return [self.check_and_add(probe, record) for probe, record in zip(probes, records)]
 
+    def start_check_and_add_many(
+        self, probes: list[Probe], records: list[DocRecord]
+    ) -> Callable[[], list[Reservation]]:
+        """:meth:`check_and_add_many`, with its answer read by calling the function returned.
+        A server store works on the batch until then; this one has done it already."""
+        reservations = self.check_and_add_many(probes, records)
+        return lambda: reservations
+
     @abstractmethod
     def remove(self, doc_id: int) -> None:
         """Take a document out (a verified duplicate, or a reservation whose item failed)."""
@@ -134,6 +142,11 @@ class Store(ABC):
     def remove_many(self, doc_ids: list[int]) -> None:
         for doc_id in doc_ids:
             self.remove(doc_id)
+
+    def remove_later(self, doc_ids: list[int]) -> None:
+        """:meth:`remove_many`, or at the latest with the store's next call (Redis: in the
+        next batch's round trip). This process never sees them again either way."""
+        self.remove_many(doc_ids)
 
     @abstractmethod
     def commit(self, doc_id: int) -> None:

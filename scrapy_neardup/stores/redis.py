@@ -184,11 +184,13 @@ local function reap()
 end
 """
 
-# One document's check-and-add, a function of its arguments (one call's ARGV) and of whether
-# to reap first (a batch reaps once: its documents share one moment).
+# One document's check-and-add, a function of its arguments (one call's ARGV), of whether to
+# reap first (a batch reaps once: its documents share one moment) and of ``batch``: nil for a
+# call of its own, which keeps its answer in ``ops``; in a batch, the batch does (see below)
+# and passes false, or {id, filed} of the answer to give again.
 _CHECK = _LIVE + """
 local reaped_at
-local function check(a, first)
+local function check(a, first, batch)
   at_time(a[2], a[3])
   local rec = a[4]                      -- DocRecord bytes, doc id 0 and no sentence keys
   local score = a[5]                    -- the document's time
@@ -237,24 +239,31 @@ local function check(a, first)
     return out
   end
 
-  -- A retry of a call that was applied but whose answer was lost: answer it again.
-  local done = redis.call('HGET', P .. 'ops', client)
-  if done then
-    local dseq, did, dfiled = string.match(done, '^([^:]*):([^:]*):(.*)$')
-    if dseq == seq then
-      local id = tonumber(did)
-      local filed = {}
-      for i in string.gmatch(dfiled, '%d+') do filed[#filed + 1] = tonumber(i) end
-      for i = 1, #sentences do
-        local older = {}
-        for _, other in ipairs(live(sentences[i], boilerplate + 1)) do
-          if other < id then older[#older + 1] = other end
-        end
-        if #older < boilerplate then add(older) end
-      end
-      for _, entry in ipairs(reads) do add(live(entry, read_limit + 1), id) end
-      return reply(id, filed)
+  -- A retry of a call that was applied but whose answer was lost: answer it again, with the
+  -- candidates filed before the document.
+  local done_id, done_filed
+  if batch == nil then
+    local done = redis.call('HGET', P .. 'ops', client)
+    if done then
+      local dseq, did, dfiled = string.match(done, '^([^:]*):([^:]*):(.*)$')
+      if dseq == seq then done_id, done_filed = did, dfiled end
     end
+  elseif batch then
+    done_id, done_filed = batch[1], batch[2]
+  end
+  if done_id then
+    local id = tonumber(done_id)
+    local filed = {}
+    for i in string.gmatch(done_filed, '%d+') do filed[#filed + 1] = tonumber(i) end
+    for i = 1, #sentences do
+      local older = {}
+      for _, other in ipairs(live(sentences[i], boilerplate + 1)) do
+        if other < id then older[#older + 1] = other end
+      end
+      if #older < boilerplate then add(older) end
+    end
+    for _, entry in ipairs(reads) do add(live(entry, read_limit + 1), id) end
+    return reply(id, filed)
   end
 
   -- Every sentence key is looked up (a cut or edited reprint may have lost some of the
@@ -298,8 +307,10 @@ local function check(a, first)
   end
   redis.call('ZADD', P .. 't', score, m)
   if pending_ms > 0 then redis.call('ZADD', P .. 'p', now_ms + pending_ms, m) end
-  redis.call('HSET', P .. 'ops', client, seq .. ':' .. id .. ':' .. table.concat(filed, ','))
-  if first then redis.call('PEXPIRE', P .. 'ops', 3600000) end  -- HSET keeps the expiry
+  if batch == nil then
+    redis.call('HSET', P .. 'ops', client, seq .. ':' .. id .. ':' .. table.concat(filed, ','))
+    redis.call('PEXPIRE', P .. 'ops', 3600000)
+  end
   return reply(id, filed)
 end
 """
@@ -307,13 +318,28 @@ end
 CHECK_AND_ADD = _CHECK + "return check(ARGV, true)"
 
 # Several documents in one call, one after the other: ARGV holds their argument lists back to
-# back, and the reply is the list of their replies.
+# back, and the reply is the list of their replies. The batch is named by its first
+# document's client and sequence number; ``ops`` keeps each document's id and filed keys, so
+# that a retry of a batch whose answer was lost gives the same answer again.
 _CHECK_ARGS = 17  # arguments of one document
 CHECK_AND_ADD_MANY = _CHECK + f"""
-local out = {{}}
-for base = 0, #ARGV - {_CHECK_ARGS}, {_CHECK_ARGS} do
-  out[#out + 1] = check({{unpack(ARGV, base + 1, base + {_CHECK_ARGS})}}, base == 0)
+local client, seq = ARGV[12], ARGV[13]
+local again = {{}}
+local done = redis.call('HGET', P .. 'ops', client)
+if done then
+  local dseq, answers = string.match(done, '^B([^:]*):(.*)$')
+  if dseq == seq then
+    for id, filed in string.gmatch(answers, '(%d+)/([%d,]*);') do again[#again + 1] = {{id, filed}} end
+  end
 end
+local out, log = {{}}, {{}}
+for base = 0, #ARGV - {_CHECK_ARGS}, {_CHECK_ARGS} do
+  local answer = check({{unpack(ARGV, base + 1, base + {_CHECK_ARGS})}}, base == 0, again[#out + 1] or false)
+  out[#out + 1] = answer
+  log[#log + 1] = answer[1] .. '/' .. table.concat(answer[2], ',') .. ';'
+end
+redis.call('HSET', P .. 'ops', client, 'B' .. seq .. ':' .. table.concat(log))
+redis.call('PEXPIRE', P .. 'ops', 3600000)
 return out
 """
 
@@ -431,6 +457,10 @@ class RedisStore(Store):
         self._client_id = f"{self._pid}-{os.urandom(6).hex()}"
         self._seq = count(1)
         self._filed: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()
+        self._batch: Any = None  # the connection of start_check_and_add_many
+        self._sent = count(1)  # batches sent on it
+        self._unread = 0  # the batch sent on it whose answer is not read yet (0: none)
+        self._to_remove: list[int] = []  # documents to take out with the next call (remove_later)
         self._closed = False
         try:
             self.client = get_redis(uri, {"retries": retries, **(redis_params or {})})
@@ -470,12 +500,20 @@ class RedisStore(Store):
         if self._pid != os.getpid():
             self._pid = os.getpid()
             self._client_id = f"{self._pid}-{os.urandom(6).hex()}"
-            if self.client.connection is not None:
-                self.client.connection.disconnect()  # closes the child's copy of the socket only
+            for connection in (self.client.connection, self._batch):
+                if connection is not None:
+                    connection.disconnect()  # closes the child's copy of the socket only
+            self._unread = 0  # the parent's answer, if any, is the parent's to read
+            self._to_remove = []  # and so are its removals
 
     def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run a Redis call; the client has already retried; lost connections become StoreUnavailable."""
+        """Run a Redis call; the client has already retried; lost connections become StoreUnavailable.
+
+        Documents queued by :meth:`remove_later` go out first, so this process never reads them.
+        """
         self._after_fork()
+        if self._to_remove:
+            self._remove_now(self._removals())
         try:
             return fn(*args, **kwargs)
         except (RedisConnectionError, RedisTimeoutError) as exc:
@@ -542,16 +580,66 @@ class RedisStore(Store):
         The script checks them one after the other, so each document sees the ones before it;
         the caller verifies them in order (see ``Detector.check_many``).
         """
+        return self.start_check_and_add_many(probes, records)()
+
+    def start_check_and_add_many(
+        self, probes: list[Probe], records: list[DocRecord]
+    ) -> Callable[[], list[Reservation]]:
+        """Send the batch's script call and return at once; the function returned reads the
+        answer. The server checks the batch while the caller works (fingerprints the next).
+
+        The call goes over a connection of its own, so other calls in between do not read
+        its answer, and documents queued by :meth:`remove_later` (the last batch's duplicates)
+        go out ahead of it in the same round trip. If sending or reading fails, or the server
+        lost the script, the batch is sent again the usual way (with the client's retries);
+        a batch the server had applied then gets the same answer again (see ``ops``).
+        """
         if not records:
-            return []
+            return lambda: []
         every: list[Any] = []
         calls = []
         for probe, record in zip(probes, records):
             args, sentence_keys, filing = self._check_args(probe, record)
             every += args
             calls.append((record, sentence_keys, filing))
-        replies = self._call(self._check_and_add_many, keys=[], args=every)
-        return [self._reserved(*call[:1], reply, *call[1:]) for call, reply in zip(calls, replies)]
+        connection = self._batch_connection()
+        removals, ticket = self._removals(), next(self._sent)
+        commands = [("EVALSHA", self._remove.sha, 0, *args) for args in removals]
+        commands.append(("EVALSHA", self._check_and_add_many.sha, 0, *every))
+        try:
+            connection.send_packed_command(connection.pack_commands(commands))
+            self._unread = ticket
+        except (RedisError, OSError):
+            connection.disconnect()
+
+        def receive() -> list[Reservation]:
+            replies = None
+            if self._unread == ticket:
+                self._unread = 0
+                try:
+                    for _ in removals:
+                        connection.read_response()
+                    replies = connection.read_response()
+                except (RedisError, OSError):  # lost, timed out, or NOSCRIPT after a restart
+                    connection.disconnect()
+            if replies is None:  # removing twice changes nothing
+                self._remove_now(removals)
+                replies = self._call(self._check_and_add_many, keys=[], args=every)
+            return [self._reserved(*call[:1], reply, *call[1:]) for call, reply in zip(calls, replies)]
+
+        return receive
+
+    def _batch_connection(self) -> Any:
+        """The connection batches are sent on; an answer nobody read is dropped with it."""
+        self._after_fork()
+        if self._batch is None:
+            for script in (CHECK_AND_ADD_MANY, REMOVE):  # sent by hash from now on
+                self._call(self.client.script_load, script)
+            self._batch = self.client.connection_pool.get_connection()
+        elif self._unread:
+            self._unread = 0
+            self._batch.disconnect()  # the next command connects again
+        return self._batch
 
     def _check_args(self, probe: Probe, record: DocRecord) -> tuple[list[Any], list[int], tuple]:
         """The script's arguments, the sentence keys asked for and the bucket entries used."""
@@ -615,11 +703,30 @@ class RedisStore(Store):
 
     def remove_many(self, doc_ids: list[int]) -> None:
         """Take documents out, in one round trip when they were filed by this process."""
-        pipe = self.client.pipeline(transaction=False)
+        self._to_remove += doc_ids
+        self._remove_now(self._removals())
+
+    def remove_later(self, doc_ids: list[int]) -> None:
+        """Take documents out with this store's next call: a batch's duplicates go out with the
+        next batch, in its round trip. Other processes may see them until then (a copy of a
+        story they hold is still judged a copy), and a process killed in between leaves them
+        stored as documents of their own."""
+        self._to_remove += doc_ids
+
+    def _removals(self) -> list[list[Any]]:
+        """The REMOVE script arguments of the queued documents, taken off the queue."""
+        doc_ids, self._to_remove = self._to_remove, []
+        removals = []
         for doc_id in doc_ids:
             where = self._filed.pop(doc_id, None) or self._where(self.get(doc_id))
-            self._remove(keys=[], args=[self._prefix, doc_id, _member(doc_id), *where], client=pipe)
-        if doc_ids:
+            removals.append([self._prefix, doc_id, _member(doc_id), *where])
+        return removals
+
+    def _remove_now(self, removals: list[list[Any]]) -> None:
+        if removals:
+            pipe = self.client.pipeline(transaction=False)
+            for args in removals:
+                self._remove(keys=[], args=args, client=pipe)
             self._call(pipe.execute)
 
     def commit(self, doc_id: int) -> None:
@@ -662,7 +769,13 @@ class RedisStore(Store):
             return
         self._closed = True
         try:
+            self._remove_now(self._removals())
+        except StoreError:
+            pass  # the server went away: they stay, as documents of their own
+        try:
             self.client.hdel(self._key("ops"), f"{self._client_id}-{threading.get_ident()}")
         except RedisError:
             pass  # closing after the server went away is not an error
+        if self._batch is not None:
+            self._batch.disconnect()
         self.client.close()
