@@ -156,12 +156,13 @@ class Detector:
         each in turn would give them.
 
         A store that files as it reads (Redis) takes them in one round trip, and takes their
-        duplicates out with its next call (with the next batch, in the same round trip). Each document's candidates then include the
-        documents of the batch before it, those found duplicates too: verification skips
-        those, as they would have been removed. One difference remains: until then such a
-        duplicate counts toward the boilerplate limit of the sentences it was filed under, so
-        near that limit a sentence can stop being a key a few documents sooner (candidates
-        change, verification does not). Other stores check one by one.
+        duplicates out with its next call (with the next batch, in the same round trip). Each
+        document's candidates then include the documents of the batch before it, those found
+        duplicates too: verification skips those, as they would have been removed. One
+        difference remains: until then such a duplicate counts toward the boilerplate limit of
+        the sentences it was filed under, so near that limit a sentence can stop being a key a
+        few documents sooner (candidates change, verification does not). Other stores check
+        one by one.
         """
         return self.start_many(documents)()
 
