@@ -620,8 +620,8 @@ class RedisStore(Store):
                     for _ in removals:
                         connection.read_response()
                     replies = connection.read_response()
-                except (RedisError, OSError):  # lost, timed out, or NOSCRIPT after a restart
-                    connection.disconnect()
+                except Exception:  # lost, timed out, NOSCRIPT after a restart, a closed socket
+                    connection.disconnect()  # (the parser without hiredis raises AttributeError)
             if replies is None:  # removing twice changes nothing
                 self._remove_now(removals)
                 replies = self._call(self._check_and_add_many, keys=[], args=every)
