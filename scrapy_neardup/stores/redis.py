@@ -722,12 +722,14 @@ class RedisStore(Store):
             removals.append([self._prefix, doc_id, _member(doc_id), *where])
         return removals
 
-    def _remove_now(self, removals: list[list[Any]]) -> None:
-        if removals:
-            pipe = self.client.pipeline(transaction=False)
-            for args in removals:
-                self._remove(keys=[], args=args, client=pipe)
-            self._call(pipe.execute)
+    def _remove_now(self, removals: list[list[Any]]) -> int:
+        """Run REMOVE scripts in one round trip; how many records they deleted."""
+        if not removals:
+            return 0
+        pipe = self.client.pipeline(transaction=False)
+        for args in removals:
+            self._remove(keys=[], args=args, client=pipe)
+        return sum(int(existed) for existed in self._call(pipe.execute))
 
     def commit(self, doc_id: int) -> None:
         self._filed.pop(doc_id, None)
@@ -752,13 +754,13 @@ class RedisStore(Store):
             for member in old:
                 pipe.get(self._key(f"r:{int.from_bytes(member, 'big')}"))
             records = self._call(pipe.execute)
-            pipe = self.client.pipeline(transaction=False)
+            removals = []
             for member, data in zip(old, records):
                 doc_id = int.from_bytes(member, "big")
                 self._filed.pop(doc_id, None)
                 where = self._where(DocRecord.from_bytes(data) if data is not None else None)
-                self._remove(keys=[], args=[self._prefix, doc_id, member, *where], client=pipe)
-            removed += sum(int(x) for x in self._call(pipe.execute))
+                removals.append([self._prefix, doc_id, member, *where])
+            removed += self._remove_now(removals)
 
     def count(self) -> int:
         args = [self._prefix, self._cutoff(time.time()), b"0"]
