@@ -601,113 +601,193 @@ done:
     return result;
 }
 
-/* ------------------------------------------------------------------ bucket filter
+/* ------------------------------------------------------------------ bucket index
  *
- * The probes of bucketfilter.py's Bloom filter: each bucket sets or tests two bits of a
- * layer, at h & mask and (h >> 32) & mask of its xxh64. bucketfilter.py does the same in
- * Python when this module is not built.
+ * The LevelDB store's buckets live in memory, in one open-addressing table (bucketindex.py):
+ * a slot is two uint32, a bucket's key (the low 32 bits of the xxh64 of its bytes) and a
+ * document id; id 0 marks an empty slot. A bucket's members sit from slot key & mask on,
+ * by linear probing, up to the next empty slot. bucketindex.py does the same in Python when
+ * this module is not built.
  */
 
 typedef struct {
-    uint64_t mask;
     Py_buffer view;
-} Layer;
+    uint32_t *slots;
+    uint64_t mask;
+} Table;
 
-static int get_layer(PyObject *mask, PyObject *bits, Layer *out, int writable) {
-    out->mask = PyLong_AsUnsignedLongLong(mask);
-    if (PyErr_Occurred()) return -1;
-    int flags = writable ? (PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) : PyBUF_C_CONTIGUOUS;
-    if (PyObject_GetBuffer(bits, &out->view, flags) < 0) return -1;
-    if ((uint64_t)out->view.len <= (out->mask >> 3)) {
-        PyBuffer_Release(&out->view);
-        PyErr_SetString(PyExc_ValueError, "a filter layer's bits are shorter than its mask");
+static int get_table(PyObject *obj, Table *t) {
+    if (PyObject_GetBuffer(obj, &t->view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) return -1;
+    uint64_t count = (uint64_t)t->view.len / 8;
+    if (t->view.len % 8 != 0 || count == 0 || (count & (count - 1)) != 0) {
+        PyBuffer_Release(&t->view);
+        PyErr_SetString(PyExc_ValueError, "an index table is a power of two of 8-byte slots");
         return -1;
     }
+    t->slots = (uint32_t *)t->view.buf;
+    t->mask = count - 1;
     return 0;
 }
 
-/* Parse ``layers`` (a list of (mask, bits) tuples) into ``out``; return how many are held. */
-static Py_ssize_t get_layers(PyObject *layers, Layer *out) {
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(layers); i++) {
-        PyObject *pair = PyList_GET_ITEM(layers, i);
-        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
-            PyErr_SetString(PyExc_TypeError, "a filter layer is a (mask, bits) tuple");
-            return -i - 1;
-        }
-        if (get_layer(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1), &out[i], 0) < 0) return -i - 1;
-    }
-    return PyList_GET_SIZE(layers);
-}
-
-static void release_layers(Layer *layers, Py_ssize_t held) {
-    for (Py_ssize_t i = 0; i < held; i++) PyBuffer_Release(&layers[i].view);
-}
-
-static inline int bucket_hash(PyObject *bucket, uint64_t *h) {
+static inline int bucket_key(PyObject *bucket, uint32_t *key) {
     char *data;
     Py_ssize_t len;
     if (PyBytes_AsStringAndSize(bucket, &data, &len) < 0) return -1;
-    *h = xxh64((const unsigned char *)data, (size_t)len);
+    *key = (uint32_t)xxh64((const unsigned char *)data, (size_t)len);
     return 0;
 }
 
-/* bloom_holds(layers, buckets) -> for each bucket, True when some layer has both its bits. */
-static PyObject *py_bloom_holds(PyObject *self, PyObject *args) {
-    PyObject *layers_obj, *buckets;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &layers_obj, &PyList_Type, &buckets)) return NULL;
-    Py_ssize_t count = PyList_GET_SIZE(layers_obj), n = PyList_GET_SIZE(buckets);
-    Layer *layers = PyMem_Calloc(count ? count : 1, sizeof(Layer));
-    if (layers == NULL) return PyErr_NoMemory();
-    PyObject *result = NULL;
-    Py_ssize_t held = get_layers(layers_obj, layers);
-    if (held < 0) {
-        held = -held - 1;
-        goto done;
+static int compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Put (key, id) in the first empty slot of key's run, unless the bucket holds ``cap`` ids. */
+static int table_put(Table *t, uint32_t key, uint32_t id, Py_ssize_t cap) {
+    uint64_t i = key & t->mask;
+    Py_ssize_t held = 0;
+    while (t->slots[2 * i + 1] != 0) {
+        if (t->slots[2 * i] == key && ++held >= cap) return 0;
+        i = (i + 1) & t->mask;
     }
-    result = PyList_New(n);
-    if (result == NULL) goto done;
-    for (Py_ssize_t b = 0; b < n; b++) {
-        uint64_t h;
-        if (bucket_hash(PyList_GET_ITEM(buckets, b), &h) < 0) {
+    t->slots[2 * i] = key;
+    t->slots[2 * i + 1] = id;
+    return 1;
+}
+
+/* Empty slot ``hole`` and shift later members of the run back (no tombstones). */
+static void table_delete(Table *t, uint64_t hole) {
+    uint64_t j = hole;
+    t->slots[2 * hole + 1] = 0;
+    for (;;) {
+        j = (j + 1) & t->mask;
+        if (t->slots[2 * j + 1] == 0) return;
+        uint64_t home = t->slots[2 * j] & t->mask;
+        /* the entry at j may move to hole unless its home lies cyclically in (hole, j] */
+        int stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+        if (!stays) {
+            t->slots[2 * hole] = t->slots[2 * j];
+            t->slots[2 * hole + 1] = t->slots[2 * j + 1];
+            t->slots[2 * j + 1] = 0;
+            hole = j;
+        }
+    }
+}
+
+/* index_find(table, buckets, limit) -> for each bucket, its lowest ``limit`` ids, ascending. */
+static PyObject *py_index_find(PyObject *self, PyObject *args) {
+    PyObject *table, *buckets;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "OO!n", &table, &PyList_Type, &buckets, &limit)) return NULL;
+    Table t;
+    if (get_table(table, &t) < 0) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(buckets), room = 64, found;
+    uint32_t *ids = PyMem_Malloc(room * sizeof(uint32_t));
+    PyObject *result = ids ? PyList_New(n) : PyErr_NoMemory();
+    for (Py_ssize_t b = 0; result != NULL && b < n; b++) {
+        uint32_t key;
+        if (bucket_key(PyList_GET_ITEM(buckets, b), &key) < 0) {
             Py_CLEAR(result);
-            goto done;
+            break;
         }
-        PyObject *found = Py_False;
-        for (Py_ssize_t l = 0; l < count; l++) {
-            const unsigned char *bits = (const unsigned char *)layers[l].view.buf;
-            uint64_t i = h & layers[l].mask, j = (h >> 32) & layers[l].mask;
-            if ((bits[i >> 3] >> (i & 7) & 1) && (bits[j >> 3] >> (j & 7) & 1)) {
-                found = Py_True;
-                break;
+        found = 0;
+        for (uint64_t i = key & t.mask; t.slots[2 * i + 1] != 0; i = (i + 1) & t.mask) {
+            if (t.slots[2 * i] != key) continue;
+            if (found == room) {
+                uint32_t *more = PyMem_Realloc(ids, 2 * room * sizeof(uint32_t));
+                if (more == NULL) {
+                    Py_CLEAR(result);
+                    PyErr_NoMemory();
+                    break;
+                }
+                ids = more;
+                room *= 2;
             }
+            ids[found++] = t.slots[2 * i + 1];
         }
-        Py_INCREF(found);
-        PyList_SET_ITEM(result, b, found);
+        if (result == NULL) break;
+        if (found > 1) qsort(ids, (size_t)found, sizeof(uint32_t), compare_u32);
+        if (found > limit) found = limit;
+        PyObject *members = PyList_New(found);
+        if (members == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        for (Py_ssize_t m = 0; m < found; m++) PyList_SET_ITEM(members, m, PyLong_FromUnsignedLong(ids[m]));
+        PyList_SET_ITEM(result, b, members);
     }
-done:
-    release_layers(layers, held);
-    PyMem_Free(layers);
+    PyMem_Free(ids);
+    PyBuffer_Release(&t.view);
     return result;
 }
 
-/* bloom_add(mask, bits, buckets): set the two bits of each bucket in one layer. */
-static PyObject *py_bloom_add(PyObject *self, PyObject *args) {
-    PyObject *mask, *bits, *buckets;
-    if (!PyArg_ParseTuple(args, "OOO!", &mask, &bits, &PyList_Type, &buckets)) return NULL;
-    Layer layer;
-    if (get_layer(mask, bits, &layer, 1) < 0) return NULL;
-    unsigned char *out = (unsigned char *)layer.view.buf;
+/* Take (key, id) out of key's run; 1 if it was there. ``cap`` is unused (a Step). */
+static int table_take(Table *t, uint32_t key, uint32_t id, Py_ssize_t cap) {
+    for (uint64_t i = key & t->mask; t->slots[2 * i + 1] != 0; i = (i + 1) & t->mask) {
+        if (t->slots[2 * i] == key && t->slots[2 * i + 1] == id) {
+            table_delete(t, i);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef int (*Step)(Table *t, uint32_t key, uint32_t id, Py_ssize_t cap);
+
+/* Apply ``step`` to (bucket, id) for each bucket; return the sum of what it returned. */
+static PyObject *each_bucket(PyObject *table, PyObject *buckets, unsigned long id, Py_ssize_t cap, Step step) {
+    if (id == 0 || id > 0xFFFFFFFFul) {
+        PyErr_SetString(PyExc_ValueError, "an index holds document ids from 1 to 2**32 - 1");
+        return NULL;
+    }
+    Table t;
+    if (get_table(table, &t) < 0) return NULL;
+    Py_ssize_t total = 0;
     for (Py_ssize_t b = 0; b < PyList_GET_SIZE(buckets); b++) {
-        uint64_t h;
-        if (bucket_hash(PyList_GET_ITEM(buckets, b), &h) < 0) {
-            PyBuffer_Release(&layer.view);
+        uint32_t key;
+        if (bucket_key(PyList_GET_ITEM(buckets, b), &key) < 0) {
+            PyBuffer_Release(&t.view);
             return NULL;
         }
-        uint64_t i = h & layer.mask, j = (h >> 32) & layer.mask;
-        out[i >> 3] |= (unsigned char)(1u << (i & 7));
-        out[j >> 3] |= (unsigned char)(1u << (j & 7));
+        total += step(&t, key, (uint32_t)id, cap);
     }
-    PyBuffer_Release(&layer.view);
+    PyBuffer_Release(&t.view);
+    return PyLong_FromSsize_t(total);
+}
+
+/* index_add(table, buckets, id, cap) -> how many buckets took the id (a full one does not).
+ * The caller keeps the table at most three quarters full. */
+static PyObject *py_index_add(PyObject *self, PyObject *args) {
+    PyObject *table, *buckets;
+    unsigned long id;
+    Py_ssize_t cap;
+    if (!PyArg_ParseTuple(args, "OO!kn", &table, &PyList_Type, &buckets, &id, &cap)) return NULL;
+    return each_bucket(table, buckets, id, cap, table_put);
+}
+
+/* index_remove(table, buckets, id) -> how many entries of the id were taken out. */
+static PyObject *py_index_remove(PyObject *self, PyObject *args) {
+    PyObject *table, *buckets;
+    unsigned long id;
+    if (!PyArg_ParseTuple(args, "OO!k", &table, &PyList_Type, &buckets, &id)) return NULL;
+    return each_bucket(table, buckets, id, 0, table_take);
+}
+
+/* index_move(old, new): put every entry of table ``old`` into the empty table ``new``. */
+static PyObject *py_index_move(PyObject *self, PyObject *args) {
+    PyObject *old_obj, *new_obj;
+    if (!PyArg_ParseTuple(args, "OO", &old_obj, &new_obj)) return NULL;
+    Table old, made;
+    if (get_table(old_obj, &old) < 0) return NULL;
+    if (get_table(new_obj, &made) < 0) {
+        PyBuffer_Release(&old.view);
+        return NULL;
+    }
+    for (uint64_t i = 0; i <= old.mask; i++) {
+        if (old.slots[2 * i + 1] != 0) table_put(&made, old.slots[2 * i], old.slots[2 * i + 1], PY_SSIZE_T_MAX);
+    }
+    PyBuffer_Release(&old.view);
+    PyBuffer_Release(&made.view);
     Py_RETURN_NONE;
 }
 
@@ -717,8 +797,10 @@ static PyMethodDef methods[] = {
     {"parts", py_parts, METH_VARARGS, "Sentence keys, SimHash text and sketch of folded code points."},
     {"overlap", py_overlap, METH_VARARGS, "Values in both of two bottom-k sketches, and the union's size."},
     {"weigh", py_weigh, METH_VARARGS, "SimHash of a token list with integer tf-idf weights."},
-    {"bloom_holds", py_bloom_holds, METH_VARARGS, "For each bucket, whether a filter layer may hold it."},
-    {"bloom_add", py_bloom_add, METH_VARARGS, "Set the bits of buckets in one filter layer."},
+    {"index_find", py_index_find, METH_VARARGS, "For each bucket, its lowest ids in an index table."},
+    {"index_add", py_index_add, METH_VARARGS, "File one document id under buckets of an index table."},
+    {"index_remove", py_index_remove, METH_VARARGS, "Take one document id out of buckets of an index table."},
+    {"index_move", py_index_move, METH_VARARGS, "Put every entry of one index table into a larger one."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -268,8 +268,6 @@ def purge(args: argparse.Namespace) -> int:
 
 
 def info(args: argparse.Namespace) -> int:
-    from .stores.base import FORMAT_VERSION
-
     recipe = Recipe(tokenizer=args.tokenizer)
     try:
         store = open_store(args.store, args.namespace, recipe)
@@ -281,7 +279,7 @@ def info(args: argparse.Namespace) -> int:
             {
                 "store": redact(args.store),
                 "namespace": args.namespace,
-                "format": FORMAT_VERSION,
+                "format": store.format_version,
                 "recipe": store.recipe.as_dict(),
                 "documents": store.count(),
             },

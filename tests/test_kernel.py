@@ -110,18 +110,39 @@ def test_sketch_overlap_matches_the_numpy_path():
         assert kernel.overlap(b, a) == overlap(b, a)
 
 
-def test_bucket_filter_sets_and_tests_the_same_bits_as_the_python_loop():
-    from scrapy_neardup.stores.bucketfilter import BucketFilter
+def test_bucket_index_probes_match_the_python_loop_and_a_plain_dict():
+    """Random adds and removes, with growth, run through the C kernel and the Python loop on
+    tables of their own: the tables stay byte-equal and both answer like a dict of lists."""
+    from scrapy_neardup.stores.bucketindex import BucketIndex
 
     rng = np.random.default_rng(5)
-    buckets = [bytes(rng.integers(0, 256, size=int(rng.integers(1, 12)), dtype=np.uint8)) for _ in range(150_000)]
-    compiled, python = BucketFilter(1000), BucketFilter(1000)
-    compiled.add_all(buckets[:100_000])
-    python.add_all(buckets[:100_000], compiled=False)
-    assert len(compiled.layers) > 1  # the new layers are filled alike
-    assert [layer.bits for layer in compiled.layers] == [layer.bits for layer in python.layers]
-    assert compiled.may_hold_each(buckets) == python.may_hold_each(buckets, compiled=False)
+    pool = [bytes(rng.integers(0, 256, size=int(rng.integers(1, 12)), dtype=np.uint8)) for _ in range(3000)]
+    compiled, python = BucketIndex(), BucketIndex(compiled=False)
+    assert compiled.compiled and not python.compiled
+    model: dict[bytes, set[int]] = {}
+    filed: dict[int, list[bytes]] = {}
+    for doc_id in range(1, 2500):
+        buckets = list(dict.fromkeys(pool[i] for i in rng.integers(0, len(pool), size=8)))
+        for index in (compiled, python):
+            index.add(buckets, doc_id)
+        filed[doc_id] = buckets
+        for bucket in buckets:
+            model.setdefault(bucket, set()).add(doc_id)
+        if rng.random() < 0.3:  # remove an earlier document
+            gone = int(rng.choice(list(filed)))
+            for index in (compiled, python):
+                index.remove(filed[gone], gone)
+            for bucket in filed.pop(gone):
+                model[bucket].discard(gone)
+    assert compiled.slots > 4096  # it grew
+    assert compiled.table == python.table and compiled.entries == python.entries
+    assert compiled.entries == sum(len(ids) for ids in model.values())
+    wanted = [sorted(model.get(bucket, ()))[:5] for bucket in pool]
+    assert compiled.members_each(pool, 5) == wanted
+    assert python.members_each(pool, 5) == wanted
     with pytest.raises(TypeError):
-        kernel.bloom_holds([(7, bytearray(1))], ["not bytes"])
+        kernel.index_find(bytearray(8 * 16), ["not bytes"], 5)
     with pytest.raises(ValueError):
-        kernel.bloom_add(1 << 20, bytearray(8), [b"x"])  # bits shorter than the mask says
+        kernel.index_add(bytearray(8 * 3), [b"x"], 1, 10)  # not a power of two of slots
+    with pytest.raises(ValueError):
+        kernel.index_add(bytearray(8 * 16), [b"x"], 0, 10)  # id 0 marks an empty slot

@@ -1,5 +1,5 @@
 import json
-import struct
+import os
 import subprocess
 import sys
 import textwrap
@@ -9,7 +9,8 @@ import pytest
 
 from scrapy_neardup import Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.stores import StoreError, redact
-from scrapy_neardup.stores.bucketfilter import BucketFilter
+from scrapy_neardup.stores.bucketindex import BUCKET_CAP, BucketIndex
+from scrapy_neardup.stores.leveldb import index_path
 
 from corpus import ARTICLES, reprint, text
 
@@ -124,59 +125,49 @@ def test_named_memory_stores_are_shared_by_uri_and_namespace():
     assert open_store("memory://").count() == 0
 
 
-def test_bucket_filter_holds_every_added_bucket_and_few_others():
-    bucket_filter = BucketFilter(10_000)
-    added = [b"s" + i.to_bytes(8, "big") for i in range(10_000)]
-    for bucket in added:
-        bucket_filter.add(bucket)
-    assert all(bucket_filter.may_hold(b) for b in added)
-    others = sum(bucket_filter.may_hold(b"h" + i.to_bytes(9, "big")) for i in range(10_000))
-    assert others < 600  # 1.4-5% when full
-    again = BucketFilter.from_bytes(bucket_filter.to_bytes())
-    assert again is not None and all(again.may_hold(b) for b in added)
-    assert BucketFilter.from_bytes(b"not a filter") is None
+def test_bucket_index_is_saved_and_a_damaged_file_is_refused(tmp_path):
+    index = BucketIndex(last_id=7)
+    buckets = [b"s" + i.to_bytes(8, "big") for i in range(5000)]  # grows past the first table
+    for doc_id, bucket in enumerate(buckets, 1):
+        index.add([bucket, b"h\x00shared"], doc_id)
+    index.save(str(tmp_path / "index"))
+    again = BucketIndex.load(str(tmp_path / "index"))
+    assert again is not None and again.last_id == 7 and again.entries == index.entries
+    assert again.members_each(buckets[:3], 5) == [[1], [2], [3]]
+    assert again.members_each([b"h\x00shared"], 3) == [[1, 2, 3]]  # oldest first
+    assert again.members_each([b"h\x00shared"], 10**6)[0] == list(range(1, BUCKET_CAP + 1))  # capped
+    data = (tmp_path / "index").read_bytes()
+    for broken in (data[:-1], data + b"x", data[:40] + bytes([data[40] ^ 1]) + data[41:], b"junk"):
+        (tmp_path / "index").write_bytes(broken)
+        assert BucketIndex.load(str(tmp_path / "index")) is None
+    assert BucketIndex.load(str(tmp_path / "missing")) is None
 
 
-def test_leveldb_bucket_filter_of_a_run_that_died_is_built_again(tmp_path):
-    """A saved filter counts only if it covers the store's last document: else a copy is missed."""
+def test_leveldb_index_of_a_run_that_died_is_refiled_from_the_records(tmp_path):
+    """The saved index covers the documents up to its last id; those written after it (a run
+    killed before close) are filed again from their records, or a copy would be missed."""
     path = tmp_path / "db"
     uri = f"leveldb://{path}"
     with open_store(uri) as store:
         Detector(store).check("rice", text("rice"))
-    db = plyvel.DB(str(path))
-    saved = db.get(b"ns:default\x00f")
-    db.close()
-    assert saved and BucketFilter.from_bytes(saved).last_id == 1
+    saved_file = index_path(str(path), b"ns:default\x00")
+    saved = open(saved_file, "rb").read()
+    assert BucketIndex.load(saved_file).last_id == 1
     with open_store(uri) as store:
         Detector(store).check("museum", text("museum"))
-    db = plyvel.DB(str(path))
-    db.put(b"ns:default\x00f", saved)  # as if the run that stored "museum" had died
-    db.close()
+    open(saved_file, "wb").write(saved)  # as if the run that stored "museum" had died
     with open_store(uri) as store:
         assert Detector(store).check("copy", reprint("museum")).duplicate_of == "museum"
-    db = plyvel.DB(str(path))
-    db.put(b"ns:default\x00f", b"garbage")
-    db.close()
+        assert Detector(store).check("copy-rice", reprint("rice")).duplicate_of == "rice"
+    open(saved_file, "wb").write(b"garbage")
     with open_store(uri) as store:
         assert Detector(store).check("copy2", reprint("museum")).duplicate_of == "museum"
-    # A filter of the first layout (no magic, another hash) names the right last id, but its
-    # bits are not this version's: it is built again, not read as "no such bucket".
-    db = plyvel.DB(str(path))
-    last_id = BucketFilter.from_bytes(db.get(b"ns:default\x00f")).last_id
-    empty = BucketFilter(0, last_id)
-    db.put(b"ns:default\x00f", struct.pack(">QI", last_id, 1) + empty.to_bytes()[16:])
-    db.close()
+    os.remove(saved_file)
     with open_store(uri) as store:
-        assert Detector(store).check("copy3", reprint("museum")).duplicate_of == "museum"
-
-
-def test_bucket_filter_grows_in_layers_and_keeps_every_bucket():
-    bucket_filter = BucketFilter(0)
-    added = [b"h" + i.to_bytes(9, "big") for i in range(300_000)]
-    bucket_filter.add_all(added)
-    assert [layer.capacity for layer in bucket_filter.layers] == [1 << 16, 1 << 16, 1 << 17, 1 << 18]
-    again = BucketFilter.from_bytes(bucket_filter.to_bytes())
-    for found in (bucket_filter, again):
-        assert all(found.may_hold_each(added))
-        assert sum(found.may_hold_each([b"s" + i.to_bytes(8, "big") for i in range(10_000)])) < 1500
-    assert BucketFilter.from_bytes(bucket_filter.to_bytes()[:-1]) is None
+        assert Detector(store).check("copy3", reprint("rice")).duplicate_of == "rice"
+    # An index that claims more documents than the store holds (a store restored from an
+    # older copy) is not trusted: every record is filed again.
+    ahead = BucketIndex(last_id=10**6)
+    ahead.save(saved_file)
+    with open_store(uri) as store:
+        assert Detector(store).check("copy4", reprint("museum")).duplicate_of == "museum"

@@ -18,7 +18,7 @@ from ..fingerprint import Recipe
 from ..record import PENDING, DocRecord
 from ..simhash import PermutedTables
 
-# Bump when the byte layout of records or keys changes.
+# Bump when the byte layout of records or keys changes (a store class may have its own).
 FORMAT_VERSION = 1
 
 
@@ -67,6 +67,7 @@ class Store(ABC):
 
     uri: str = ""
     namespace: str = "default"
+    format_version: int = FORMAT_VERSION
     recipe: Recipe
     tables: PermutedTables
 
@@ -74,14 +75,14 @@ class Store(ABC):
         """Check (or, for a new store, record) the format version and recipe."""
         self.recipe = recipe
         self.tables = PermutedTables(recipe.simhash_k)
-        wanted = {"format": FORMAT_VERSION, "recipe": recipe.as_dict()}
+        wanted = {"format": self.format_version, "recipe": recipe.as_dict()}
         found = self._read_meta()
         if found is None:
             self._write_meta(wanted)
-        elif found.get("format") != FORMAT_VERSION:
+        elif found.get("format") != self.format_version:
             raise StoreFormatError(
                 f"store {self.describe()} was written by format version {found.get('format')}, "
-                f"this scrapy-neardup reads version {FORMAT_VERSION}; use a new store "
+                f"this scrapy-neardup reads version {self.format_version}; use a new store "
                 "or the scrapy-neardup version that wrote it"
             )
         elif found.get("recipe") != wanted["recipe"]:

@@ -5,26 +5,28 @@ Layout inside a namespace (all integers big-endian, so prefix scans come out in 
     m                 -> format version and recipe (JSON)
     n                 -> last document id
     d <id>            -> document record
-    b <bucket>        -> the ids of its documents, 8 bytes each, oldest first
     t <time> <id>     -> ''   (time index, so purging old documents is a range scan)
     p <id>            -> ''   (pending reservations; a new run drops what a dead run left)
-    f                 -> Bloom filter of the buckets, saved on close (bucketfilter.py)
+
+The buckets (sentence hash or SimHash table key -> documents) are held in memory
+(bucketindex.py) and saved beside the DB, one file a namespace, when the store closes. A
+record names its buckets, so the documents written after the saved index (a run that was
+killed) are filed again at open, in id order; without a saved index, all of them.
 
 Every change of one document is one write batch, so a process killed at any moment leaves
-either all or none of it. The saved filter names the last document id it covers; when that
-is not the store's last id (a run that died, an older version wrote) it is built again.
+either all or none of it.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import struct
 import threading
 from typing import Iterable
 
+import xxhash
+
 from ..record import COMMITTED, PENDING, DocRecord
-from .bucketfilter import BucketFilter
+from .bucketindex import BucketIndex
 from .base import (
     Confirm,
     LocalStore,
@@ -44,9 +46,7 @@ else:
     _PLYVEL_ERROR = None
 
 _ID = 8
-_BUCKET_CAP = 1000  # a bucket this full (a degenerate SimHash) takes no more members
-# Most bucket reads ask for a key that is not there (a new story): a bloom filter answers
-# those without reading a table block, which keeps lookups flat as the store grows.
+# Record reads are of ids that exist; the bloom filter saves a block read per level missed.
 _DB_OPTIONS = dict(
     create_if_missing=True,
     bloom_filter_bits=10,
@@ -62,7 +62,7 @@ class _Shared:
         self.db = db
         self.users = 0
         self.last_ids: dict[bytes, list[int]] = {}  # namespace prefix -> [last document id]
-        self.filters: dict[bytes, BucketFilter] = {}  # namespace prefix -> its buckets
+        self.indexes: dict[bytes, BucketIndex] = {}  # namespace prefix -> its buckets
 
 
 _OPEN: dict[str, _Shared] = {}
@@ -71,20 +71,6 @@ _LOCK = threading.Lock()
 
 def _u64(value: int) -> bytes:
     return value.to_bytes(_ID, "big")
-
-
-def _unpack(packed: bytes, limit: int) -> list[int]:
-    """The first ``limit`` ids of a bucket value."""
-    return list(_ids_struct(min(limit, len(packed) // _ID)).unpack_from(packed))
-
-
-@functools.lru_cache(maxsize=None)
-def _ids_struct(count: int) -> struct.Struct:
-    return struct.Struct(f">{count}Q")
-
-
-def _ids(packed: bytes) -> list[bytes]:
-    return [packed[i : i + _ID] for i in range(0, len(packed), _ID)]
 
 
 def _open_db(path: str) -> _Shared:
@@ -114,15 +100,19 @@ def _open_db(path: str) -> _Shared:
         return entry
 
 
-def _save_filters(entry: _Shared) -> None:
-    """Save each changed bucket filter with the last id it covers; a failure costs a rebuild."""
-    for prefix, bucket_filter in entry.filters.items():
-        if bucket_filter.unsaved:
-            bucket_filter.last_id = entry.last_ids[prefix][0]
-            try:
-                entry.db.put(prefix + b"f", bucket_filter.to_bytes())
-            except plyvel.Error:
-                pass
+def index_path(db_path: str, prefix: bytes) -> str:
+    """Where a namespace's bucket index is saved: beside LevelDB's own files."""
+    return os.path.join(db_path, f"neardup-index-{xxhash.xxh64_hexdigest(prefix)}.bin")
+
+
+def _save_indexes(path: str, entry: _Shared) -> None:
+    """Save each bucket index with the last id it covers; a failure costs a refiling at open."""
+    for prefix, index in entry.indexes.items():
+        index.last_id = entry.last_ids[prefix][0]
+        try:
+            index.save(index_path(path, prefix))
+        except OSError:
+            pass
 
 
 def _close_db(path: str) -> None:
@@ -133,12 +123,14 @@ def _close_db(path: str) -> None:
         entry.users -= 1
         if entry.users <= 0:
             if not entry.db.closed:
-                _save_filters(entry)
+                _save_indexes(path, entry)
             entry.db.close()
             del _OPEN[path]
 
 
 class LevelDBStore(LocalStore):
+    format_version = 2  # 1 kept the buckets as LevelDB keys
+
     def __init__(self, path: str, namespace: str = "default", uri: str | None = None):
         self.path = os.path.abspath(path)
         self.uri = uri or f"leveldb://{self.path}"
@@ -146,10 +138,9 @@ class LevelDBStore(LocalStore):
         self._shared = _open_db(self.path)
         prefix = b"ns:" + namespace.encode("utf-8") + b"\x00"
         self._db = self._shared.db.prefixed_db(prefix)
-        # The lookups of a check go to the DB itself with the prefix spelled out: a get
-        # through the prefixed view costs a second Python-level call.
+        # Record reads go to the DB itself with the prefix spelled out: a get through the
+        # prefixed view costs a second Python-level call.
         self._get = self._shared.db.get
-        self._bucket_prefix = prefix + b"b"
         self._doc_prefix = prefix + b"d"
         self._closed = False
         if prefix not in self._shared.last_ids:
@@ -157,17 +148,25 @@ class LevelDBStore(LocalStore):
             self._shared.last_ids[prefix] = [int.from_bytes(last, "big") if last else 0]
         self._last = self._shared.last_ids[prefix]
         self._prefix = prefix
-        self._read: dict[bytes, bytes] = {}  # buckets read by the check in progress
 
     def open(self, recipe) -> None:
         super().open(recipe)
-        if self._prefix not in self._shared.filters:  # once the format is known to be ours
-            saved = self._db.get(b"f")
-            found = BucketFilter.from_bytes(saved) if saved else None
-            if found is None or found.last_id != self._last[0]:
-                found = self._build_filter()
-            self._shared.filters[self._prefix] = found
+        if self._prefix not in self._shared.indexes:  # once the format is known to be ours
+            self._shared.indexes[self._prefix] = self._load_index()
+        self._index = self._shared.indexes[self._prefix]
         self._drop_stale_reservations()
+
+    def _load_index(self) -> BucketIndex:
+        """The saved index, with the documents written after it filed again from their records."""
+        index = BucketIndex.load(index_path(self.path, self._prefix))
+        if index is None or index.last_id > self._last[0]:
+            index = BucketIndex()  # none, damaged, or newer than the records: file them all
+        start = b"d" + _u64(index.last_id + 1)
+        for _, data in self._db.iterator(start=start, stop=b"e"):
+            record = DocRecord.from_bytes(data)
+            index.add(self.buckets_of(record), record.doc_id)
+        index.last_id = self._last[0]
+        return index
 
     def _drop_stale_reservations(self) -> None:
         """Pending documents of a run that died before its items were stored are not real."""
@@ -182,28 +181,11 @@ class LevelDBStore(LocalStore):
     def _write_meta(self, meta: dict) -> None:
         self._db.put(b"m", encode_meta(meta))
 
-    def check_and_add(
-        self, probe: Probe, record: DocRecord, confirm: Confirm | None = None
-    ) -> Reservation:
-        self._read = {}  # what an earlier check read may have changed since
-        return super().check_and_add(probe, record, confirm)
-
     def _members(self, bucket: bytes, limit: int) -> list[int]:
-        return self._members_of([bucket], limit)[0]
-
-    def _build_filter(self) -> BucketFilter:
-        """A filter of every bucket of the namespace (a scan); new buckets go to a new layer."""
-        capacity = sum(1 for _ in self._db.iterator(prefix=b"b", include_value=False))
-        made = BucketFilter(capacity, self._last[0])
-        made.add_all(key[1:] for key in self._db.iterator(prefix=b"b", include_value=False))
-        return made
+        return self._index.members_each([bucket], limit)[0]
 
     def _members_of(self, buckets: list[bytes], limit: int) -> list[list[int]]:
-        get, prefix = self._get, self._bucket_prefix
-        held = self._shared.filters[self._prefix].may_hold_each(buckets)
-        values = [get(prefix + bucket, b"") if may else b"" for bucket, may in zip(buckets, held)]
-        self._read.update(zip(buckets, values))  # _save appends to them without reading again
-        return [_unpack(packed, limit) if packed else [] for packed in values]
+        return self._index.members_each(buckets, limit)
 
     def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]:
         get, prefix = self._get, self._doc_prefix
@@ -220,19 +202,13 @@ class LevelDBStore(LocalStore):
         Its id is new (ids are never reused), so it is in no bucket and has no pending mark yet.
         """
         doc = _u64(record.doc_id)
-        read, self._read = self._read, {}
-        # Before the write: the filter never misses a stored bucket.
-        self._shared.filters[self._prefix].add_all(buckets)
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
             batch.put(b"n", _u64(self._last[0]))
             batch.put(b"t" + _u64(int(record.time)) + doc, b"")
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")
-            for bucket in buckets:
-                packed = read[bucket] if bucket in read else self._db.get(b"b" + bucket, b"")
-                if len(packed) < _BUCKET_CAP * _ID:
-                    batch.put(b"b" + bucket, packed + doc)
+        self._index.add(buckets, record.doc_id)
 
     def commit(self, doc_id: int) -> None:
         """Only the record and the pending mark change: a new document's write has no delete."""
@@ -250,14 +226,7 @@ class LevelDBStore(LocalStore):
             batch.delete(b"d" + doc)
             batch.delete(b"t" + _u64(int(record.time)) + doc)
             batch.delete(b"p" + doc)
-            for bucket in buckets:
-                packed = self._db.get(b"b" + bucket)
-                if packed:
-                    kept = b"".join(i for i in _ids(packed) if i != doc)
-                    if kept:
-                        batch.put(b"b" + bucket, kept)
-                    else:
-                        batch.delete(b"b" + bucket)
+        self._index.remove(buckets, record.doc_id)
 
     def purge(self, older_than: float) -> int:
         removed = 0
@@ -270,6 +239,12 @@ class LevelDBStore(LocalStore):
 
     def count(self) -> int:
         return sum(1 for _ in self._db.iterator(prefix=b"d", include_value=False))
+
+    def compact(self) -> None:
+        """Compact the DB and save the bucket indexes now (as close does): for backups and
+        for measuring the size on disk."""
+        self._shared.db.compact_range()
+        _save_indexes(self.path, self._shared)
 
     def close(self) -> None:
         if not self._closed:
