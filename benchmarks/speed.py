@@ -10,7 +10,9 @@ measured, then taken out again so that every size sees the same batch. The same 
 then split into ``Detector.fingerprint`` and ``Detector.check_fingerprint`` to show where the
 time goes, and run through ``batching.check_texts`` (what ``neardup dedup`` does: batches of
 64; on LevelDB fingerprinted in line, on Redis the next batch in a second thread). Bytes on
-disk per document are measured after ``compact_range``.
+disk per document are measured after ``compact_range`` (with the saved bucket index), and the
+store is then closed and opened again, timed: once reading the saved index, once with its file
+deleted (every record filed again, as after a run killed before it ever closed).
 
 In the same run, on the same documents, the published nshash method and datasketch's
 MinHashLSH (``baselines.py``, shared with the accuracy benchmark) are filled and measured
@@ -279,6 +281,26 @@ class EngineSubject(Subject):
             db.compact_range()
         return {"compact_s": time.perf_counter() - start, "disk_bytes": disk_bytes(self.path), "compacted": True}
 
+    def reopen(self) -> dict:
+        """Close and open the store again, timed: reading the saved bucket index, then (with
+        its file deleted, as after a run killed before any close) filing every record again."""
+        import glob
+
+        from scrapy_neardup import Detector, open_store
+
+        times = {}
+        for case in ("index_load_s", "index_refile_s"):
+            self.store.close()
+            if case == "index_refile_s":
+                for saved in glob.glob(os.path.join(self.path, "neardup-index-*.bin")):
+                    os.remove(saved)
+            start = time.perf_counter()
+            self.store = open_store(f"leveldb://{self.path}", recipe=self.detector.recipe)
+            times[case] = time.perf_counter() - start
+        self.detector = Detector(self.store, fingerprinter=self.detector.fingerprinter)
+        self._count_candidates()
+        return times
+
     def close(self) -> None:
         self.store.close()
         if not self.keep:
@@ -426,6 +448,7 @@ def run_subject(
             if isinstance(subject, EngineSubject):
                 entry.update(subject.compact())
                 entry["disk_per_doc"] = entry["disk_bytes"] / stored
+                entry.update(subject.reopen())
             entry["load_after"] = load()
             result.sizes.append(entry)
             report(f"  {subject.name} at {stored:,}: " + describe_size(entry))
@@ -446,6 +469,8 @@ def describe_size(e: dict) -> str:
                      f"(CPU {e['fingerprint_cpu_us']:,.0f} + {e['store_cpu_us']:,.0f})")
     if "disk_per_doc" in e:
         parts.append(f"{e['disk_per_doc']:,.0f} B/doc on disk")
+    if "index_load_s" in e:
+        parts.append(f"reopen {e['index_load_s']:.2f} s (refiling without the index file {e['index_refile_s']:.2f} s)")
     parts.append(f"RSS +{e['rss_per_doc']:,.0f} B/doc")
     parts.append(f"caught {e['caught']}/{e['reprints']}, false dup {e['false_duplicates']}/{e['new']}")
     parts.append(f"load {e['load_before']}")
