@@ -165,6 +165,13 @@ def test_leveldb_index_of_a_run_that_died_is_refiled_from_the_records(tmp_path):
     os.remove(saved_file)
     with open_store(uri) as store:
         assert Detector(store).check("copy3", reprint("rice")).duplicate_of == "rice"
+    # A store opened and closed without a change leaves its saved index as it was.
+    with open_store(uri) as store:
+        pass
+    written = os.stat(saved_file).st_ino
+    with open_store(uri) as store:
+        assert store.count() == 2
+    assert os.stat(saved_file).st_ino == written
     # An index that claims more documents than the store holds (a store restored from an
     # older copy) is not trusted: every record is filed again.
     ahead = BucketIndex(last_id=10**6)

@@ -40,6 +40,7 @@ class BucketIndex:
         self.entries = 0
         self.last_id = last_id  # every document up to this id is filed
         self.compiled = compiled and kernel is not None
+        self.unsaved = True  # changed since it was saved or loaded
 
     @property
     def slots(self) -> int:
@@ -62,6 +63,7 @@ class BucketIndex:
         return out
 
     def add(self, buckets: list[bytes], doc_id: int) -> None:
+        self.unsaved = True
         if (self.entries + len(buckets)) > MAX_LOAD * self.slots:
             self._grow(self.entries + len(buckets))
         if self.compiled:
@@ -73,6 +75,7 @@ class BucketIndex:
             self.entries += _put(memoryview(self.table).cast("I"), self.slots - 1, _key(bucket), doc_id, BUCKET_CAP)
 
     def remove(self, buckets: list[bytes], doc_id: int) -> None:
+        self.unsaved = True
         if self.compiled:
             self.entries -= kernel.index_remove(self.table, buckets, doc_id)
             return
@@ -107,6 +110,7 @@ class BucketIndex:
             handle.write(head)
             handle.write(self.table)
         os.replace(partial, path)
+        self.unsaved = False
 
     @classmethod
     def load(cls, path: str) -> "BucketIndex | None":
@@ -127,7 +131,7 @@ class BucketIndex:
         if xxhash.xxh64_intdigest(table) != checksum:
             return None
         index = cls(MIN_SLOTS, last_id)
-        index.table, index.entries = table, entries
+        index.table, index.entries, index.unsaved = table, entries, False
         return index
 
 
