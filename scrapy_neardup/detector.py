@@ -135,18 +135,17 @@ class Detector:
         if fp.chars < self.thresholds.min_chars:
             return Verdict(key, SHORT, chars=fp.chars)
         record, probe, now = self._ask(key, fp, reserve)
-        own_keys = _own_keys(probe)
         verified = []  # the best match, once a single-process store asked before filing
 
         def confirm(candidates: list[DocRecord]) -> bool:
-            verified.append(self._best_match(record, own_keys, candidates, now))
+            verified.append(self._best_match(record, probe, candidates, now))
             return verified[0] is not None
 
         reservation = self.store.check_and_add(probe, record, confirm)
         if verified:
             match = verified[0]
         else:  # the store filed as it read (Redis): verify now
-            match = self._best_match(record, own_keys, reservation.candidates, now)
+            match = self._best_match(record, probe, reservation.candidates, now)
         if match is not None and reservation.doc_id:
             self.store.remove(reservation.doc_id)
         return self._verdict(key, fp, reservation, match)
@@ -189,7 +188,7 @@ class Detector:
             removed: set[int] = set()
             for (index, record, probe, now), reservation in zip(asked, receive()):
                 candidates = [c for c in reservation.candidates if c.doc_id not in removed]
-                match = self._best_match(record, _own_keys(probe), candidates, now)
+                match = self._best_match(record, probe, candidates, now)
                 if match is not None and reservation.doc_id:
                     removed.add(reservation.doc_id)
                 key, fp = documents[index]
@@ -246,13 +245,15 @@ class Detector:
     def _best_match(
         self,
         record: DocRecord,
-        own_keys: tuple[set[int], set[int]],
+        probe: Probe,
         candidates: list[DocRecord],
         now: float,
     ) -> Match | None:
         """The earliest stored document that verification confirms, with how it matched."""
+        if not candidates:
+            return None  # most new stories: no need for the key sets below
         not_before = now - self.ttl if self.ttl else float("-inf")
-        own_sentences, own_sketches = own_keys
+        own_sentences, own_sketches = _own_keys(probe)
         for other in sorted(candidates, key=lambda r: r.doc_id):
             if other.doc_id == record.doc_id or other.time < not_before:
                 continue
