@@ -206,22 +206,16 @@ class LocalStore(Store):
     def check_and_add(
         self, probe: Probe, record: DocRecord, confirm: Confirm | None = None
     ) -> Reservation:
-        candidates: dict[int, None] = {}
-        filed_keys: list[int] = []
-        filed_buckets: list[bytes] = []
-        sentence_buckets = [sentence_bucket(key) for key in probe.sentence_keys]
-        found = self._members_of(sentence_buckets, probe.boilerplate_limit)
-        for key, bucket, members in zip(probe.sentence_keys, sentence_buckets, found):
-            if len(members) >= probe.boilerplate_limit:
-                continue  # boilerplate: shared by many stories, neither key nor evidence
-            if len(filed_keys) < probe.nshash_n:
-                filed_keys.append(key)
-                filed_buckets.append(bucket)
-            if members:
-                candidates.update(dict.fromkeys(members))
+        keys, limit = probe.sentence_keys, probe.boilerplate_limit
+        sentence_buckets = [sentence_bucket(key) for key in keys]
+        found = self._members_of(sentence_buckets, limit)
+        # A sentence filed by ``limit`` stories is boilerplate: neither key nor evidence.
+        kept = [i for i, members in enumerate(found) if len(members) < limit]
+        filed_keys = [keys[i] for i in kept[: probe.nshash_n]]
+        filed_buckets = [sentence_buckets[i] for i in kept[: probe.nshash_n]]
+        candidates = {doc_id for i in kept for doc_id in found[i]}
         for members in self._members_of(probe.simhash_buckets, probe.bucket_read_limit):
-            if members:
-                candidates.update(dict.fromkeys(members))
+            candidates.update(members)
         records = self._records(candidates) if candidates else []
         record.sentence_keys = filed_keys
         if confirm is not None and confirm(records):
