@@ -27,15 +27,7 @@ import xxhash
 
 from ..record import COMMITTED, PENDING, DocRecord
 from .bucketindex import BucketIndex
-from .base import (
-    Confirm,
-    LocalStore,
-    Probe,
-    Reservation,
-    StoreUnavailable,
-    decode_meta,
-    encode_meta,
-)
+from .base import LocalStore, StoreUnavailable, decode_meta, encode_meta
 
 try:
     import plyvel
