@@ -143,7 +143,7 @@ def test_bucket_index_is_saved_and_a_damaged_file_is_refused(tmp_path):
     assert BucketIndex.load(str(tmp_path / "missing")) is None
 
 
-def test_leveldb_index_of_a_run_that_died_is_refiled_from_the_records(tmp_path):
+def test_leveldb_index_of_a_run_that_died_is_refiled_from_the_records(tmp_path, caplog):
     """The saved index covers the documents up to its last id; those written after it (a run
     killed before close) are filed again from their records, or a copy would be missed."""
     path = tmp_path / "db"
@@ -156,7 +156,9 @@ def test_leveldb_index_of_a_run_that_died_is_refiled_from_the_records(tmp_path):
     with open_store(uri) as store:
         Detector(store).check("museum", text("museum"))
     open(saved_file, "wb").write(saved)  # as if the run that stored "museum" had died
+    caplog.set_level("INFO", logger="scrapy_neardup.stores.leveldb")
     with open_store(uri) as store:
+        assert "filed 1 documents written after the saved bucket index" in caplog.text
         assert Detector(store).check("copy", reprint("museum")).duplicate_of == "museum"
         assert Detector(store).check("copy-rice", reprint("rice")).duplicate_of == "rice"
     open(saved_file, "wb").write(b"garbage")
