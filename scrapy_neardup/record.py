@@ -12,6 +12,7 @@ PENDING = 1  # reserved by a crawl, waiting for the item to pass every pipeline
 
 # doc_id, time, simhash, sketch size, content chars, state, number of sentence keys
 _HEAD = struct.Struct("<QdQIIBB")
+_TIME = struct.Struct("<d")  # at offset 8 of the head
 
 
 @dataclass
@@ -39,6 +40,11 @@ class DocRecord:
                 self.sketch.to_bytes(),
             ]
         )
+
+    @staticmethod
+    def time_of(data: bytes) -> float:
+        """The time of an encoded record, without decoding the rest."""
+        return _TIME.unpack_from(data, 8)[0]
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "DocRecord":

@@ -57,6 +57,34 @@ def test_another_format_version_is_refused(tmp_path):
         open_store(f"leveldb://{path}")
 
 
+def test_leveldb_ids_are_never_given_twice_after_a_killed_run(tmp_path):
+    """A new document writes only its record; the counter is saved at close and with every
+    removal. A run that dies after releasing its highest id must not hand that id out again."""
+    uri = f"leveldb://{tmp_path}/db"
+    run = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        from corpus import text
+        from scrapy_neardup import Detector, open_store
+        store = open_store({uri!r})
+        detector = Detector(store)
+        kept = detector.check("rice", text("rice"), reserve=True)
+        detector.commit(kept)
+        pending = detector.check("battery", text("battery"), reserve=True)
+        gone = detector.check("museum", text("museum"), reserve=True)
+        detector.release(gone)  # its item failed: the highest id is taken out again
+        print(kept.doc_id, gone.doc_id, pending.doc_id, flush=True)
+        os._exit(0)  # no close: as if killed
+    """)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    kept, gone, pending = map(int, run.stdout.split())
+    with open_store(uri) as store:
+        assert store.count() == 1  # the pending reservation of the dead run was dropped
+        fresh = Detector(store).check("marathon", text("marathon"))
+        assert fresh.doc_id > max(kept, gone, pending)
+        assert Detector(store).check("copy", reprint("rice")).duplicate_of == "rice"
+
+
 def test_a_store_held_by_another_process_is_a_clear_error(tmp_path):
     path = tmp_path / "db"
     holder = subprocess.Popen(

@@ -3,10 +3,16 @@
 Layout inside a namespace (all integers big-endian, so prefix scans come out in order)::
 
     m                 -> format version and recipe (JSON)
-    n                 -> last document id
+    n                 -> last document id (written at close and with every removal)
     d <id>            -> document record
-    t <time> <id>     -> ''   (time index, so purging old documents is a range scan)
     p <id>            -> ''   (pending reservations; a new run drops what a dead run left)
+
+A new document writes only its record (and its pending mark): ids grow, so LevelDB's files
+hold disjoint runs of records and compaction moves them instead of merging them again and
+again, as it did while every write also put a counter and a time-index key (4x the
+compaction work). At open the last id is the larger of ``n`` and the highest record or
+pending id; ``n`` is written with each removal, so an id is never given out twice. Ids
+follow arrival order, so purging old documents reads records from the lowest id on.
 
 The buckets (sentence hash or SimHash table key -> documents) are held in memory
 (bucketindex.py) and saved beside the DB, one file a namespace, when the store closes. A
@@ -114,6 +120,15 @@ def _save_indexes(path: str, entry: _Shared) -> None:
             pass
 
 
+def _save_counters(entry: _Shared) -> None:
+    """A clean close saves each namespace's last id (a killed run's is found at open)."""
+    for prefix, last in entry.last_ids.items():
+        try:
+            entry.db.put(prefix + b"n", _u64(last[0]))
+        except plyvel.Error:
+            pass
+
+
 def _close_db(path: str) -> None:
     with _LOCK:
         entry = _OPEN.get(path)
@@ -122,13 +137,14 @@ def _close_db(path: str) -> None:
         entry.users -= 1
         if entry.users <= 0:
             if not entry.db.closed:
+                _save_counters(entry)
                 _save_indexes(path, entry)
             entry.db.close()
             del _OPEN[path]
 
 
 class LevelDBStore(LocalStore):
-    format_version = 2  # 1 kept the buckets as LevelDB keys
+    format_version = 3  # 1 kept the buckets as LevelDB keys, 2 a time index and a counter per write
 
     def __init__(self, path: str, namespace: str = "default", uri: str | None = None):
         self.path = os.path.abspath(path)
@@ -143,8 +159,7 @@ class LevelDBStore(LocalStore):
         self._doc_prefix = prefix + b"d"
         self._closed = False
         if prefix not in self._shared.last_ids:
-            last = self._db.get(b"n")
-            self._shared.last_ids[prefix] = [int.from_bytes(last, "big") if last else 0]
+            self._shared.last_ids[prefix] = [self._highest_id()]
         self._last = self._shared.last_ids[prefix]
         self._prefix = prefix
 
@@ -154,6 +169,16 @@ class LevelDBStore(LocalStore):
             self._shared.indexes[self._prefix] = self._load_index()
         self._index = self._shared.indexes[self._prefix]
         self._drop_stale_reservations()
+
+    def _highest_id(self) -> int:
+        """The last id given out: the saved counter, or a later record or reservation."""
+        saved = self._db.get(b"n")
+        ids = [int.from_bytes(saved, "big") if saved else 0]
+        for family in (b"d", b"p"):
+            for key in self._db.iterator(prefix=family, reverse=True, include_value=False):
+                ids.append(int.from_bytes(key[1:], "big"))
+                break
+        return max(ids)
 
     def _load_index(self) -> BucketIndex:
         """The saved index, with the documents written after it filed again from their records."""
@@ -209,8 +234,6 @@ class LevelDBStore(LocalStore):
         doc = _u64(record.doc_id)
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
-            batch.put(b"n", _u64(self._last[0]))
-            batch.put(b"t" + _u64(int(record.time)) + doc, b"")
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")
         self._index.add(buckets, record.doc_id)
@@ -229,18 +252,21 @@ class LevelDBStore(LocalStore):
         doc = _u64(record.doc_id)
         with self._db.write_batch() as batch:
             batch.delete(b"d" + doc)
-            batch.delete(b"t" + _u64(int(record.time)) + doc)
             batch.delete(b"p" + doc)
+            batch.put(b"n", _u64(self._last[0]))  # the removed id may have been the highest
         self._index.remove(buckets, record.doc_id)
 
     def purge(self, older_than: float) -> int:
-        removed = 0
-        stop = b"t" + _u64(max(0, int(older_than)))
-        old = [key[-_ID:] for key, _ in self._db.iterator(start=b"t", stop=stop)]
-        for doc in old:
-            self.remove(int.from_bytes(doc, "big"))
-            removed += 1
-        return removed
+        """Remove the documents stored before ``older_than``: from the oldest id on, up to the
+        first one stored at or after it (ids follow arrival order)."""
+        old = []
+        for key, data in self._db.iterator(prefix=b"d"):
+            if DocRecord.time_of(data) >= older_than:
+                break
+            old.append(int.from_bytes(key[1:], "big"))
+        for doc_id in old:
+            self.remove(doc_id)
+        return len(old)
 
     def count(self) -> int:
         return sum(1 for _ in self._db.iterator(prefix=b"d", include_value=False))
