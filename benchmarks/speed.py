@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 
 STEP = 100_000  # fill throughput is reported per step of this many documents
+PASSES = 5  # passes over the measured batch at each size; the best counts
 BLOCK = 10_000  # fillers generated (untimed) per block
 
 
@@ -421,9 +422,10 @@ def run_subject(
             if stop not in sizes:
                 continue
             entry: dict = {"stored": stored, "load_before": load()}
-            # best of two passes (undone in between): less noise from other jobs
+            # best of PASSES passes (undone in between): this machine's speed drifts by up
+            # to 1.5x within seconds, and the best pass is the code's speed, not the drift's
             walls, cpus = [], []
-            for tag in ("a", "b"):
+            for tag in "abcde"[:PASSES]:
                 clock, matched = subject.run_batch(batch, tag)
                 walls.append(clock.wall)
                 cpus.append(clock.cpu)
@@ -515,7 +517,7 @@ def print_report(results: list[Result], batch: Batch, fillers_mean: float, batch
     print(
         f"Documents: fillers of {fillers_mean:,.0f} characters on average (synthetic, distinct); a measured "
         f"batch of {len(batch.keys)} real news-length documents ({batch_mean:,.0f} characters on average: "
-        f"{len(batch.keys) - batch.reprints} articles and {batch.reprints} reprints of them), best of two "
+        f"{len(batch.keys) - batch.reprints} articles and {batch.reprints} reprints of them), best of {PASSES} "
         f"passes. docs/s is wall-clock; docs/CPU-s and (CPU) count the measuring thread's CPU time "
         f"only (steadier when other jobs share the {os.cpu_count()} cores; LevelDB's background "
         f"compaction thread is not in it). load = 1-/5-minute load average at the time."
