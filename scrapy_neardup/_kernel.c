@@ -233,15 +233,20 @@ typedef struct {
     const uint32_t *codes;
     Py_ssize_t n;
     const unsigned char *end_table, *content_table;
-    Py_ssize_t min_chars, simhash_sentences, key_count, sketch_size, width;
+    Py_ssize_t min_chars, simhash_sentences, key_count, sketch_size, width, sketch_key_count;
     uint32_t *content; /* content characters */
     Span *spans;       /* kept sentences */
     uint32_t *hashes;  /* sorted distinct shingle hashes */
     uint32_t *joined;  /* the SimHash text when it is not the whole text */
+    uint64_t *whole;   /* every shingle's 64-bit hash, in text order */
     Py_ssize_t chars, kept, distinct, joined_length;
     uint64_t keys[64];
     Py_ssize_t nkeys;
+    uint64_t sketch_keys[16]; /* low SKETCH_KEY_BITS bits of the smallest sketch hashes' shingles */
+    Py_ssize_t nsketch_keys;
 } Parts;
+
+static const int SKETCH_KEY_BITS = 40; /* sketch.SKETCH_KEY_BITS */
 
 static int compute_parts(Parts *p) {
     const uint32_t *codes = p->codes;
@@ -327,15 +332,31 @@ static int compute_parts(Parts *p) {
         Py_ssize_t w = chars < p->width ? chars : p->width;
         Py_ssize_t count = chars - w + 1;
         p->hashes = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * 2 * count);
-        if (!p->hashes) return -1;
+        p->whole = (uint64_t *)PyMem_RawMalloc(sizeof(uint64_t) * count);
+        if (!p->hashes || !p->whole) return -1;
         for (Py_ssize_t i = 0; i < count; i++) {
             uint64_t h = 0;
             for (Py_ssize_t o = 0; o < w; o++) h = h * POLY + (uint64_t)p->content[i + o];
-            p->hashes[i] = (uint32_t)(mix64(h) >> 32);
+            p->whole[i] = mix64(h);
+            p->hashes[i] = (uint32_t)(p->whole[i] >> 32);
         }
         radix_sort32(p->hashes, p->hashes + count, count);
         for (Py_ssize_t i = 0; i < count; i++)
             if (i == 0 || p->hashes[i] != p->hashes[i - 1]) p->hashes[p->distinct++] = p->hashes[i];
+
+        /* Sketch keys (sketch.smallest_shingle_keys): for each of the smallest sketch hashes,
+         * the smallest whole hash with those top bits, cut to its low SKETCH_KEY_BITS bits. */
+        Py_ssize_t m = p->sketch_key_count < p->distinct ? p->sketch_key_count : p->distinct;
+        if (m > 16) m = 16;
+        for (Py_ssize_t j = 0; j < m; j++) p->sketch_keys[j] = UINT64_MAX;
+        for (Py_ssize_t i = 0; m > 0 && i < count; i++) {
+            uint32_t top = (uint32_t)(p->whole[i] >> 32);
+            if (top > p->hashes[m - 1]) continue;
+            for (Py_ssize_t j = 0; j < m; j++)
+                if (p->hashes[j] == top && p->whole[i] < p->sketch_keys[j]) p->sketch_keys[j] = p->whole[i];
+        }
+        for (Py_ssize_t j = 0; j < m; j++) p->sketch_keys[j] &= (1ULL << SKETCH_KEY_BITS) - 1;
+        p->nsketch_keys = m;
 #if !PY_LITTLE_ENDIAN
         for (Py_ssize_t i = 0; i < p->distinct; i++) p->hashes[i] = swap32(p->hashes[i]);
 #endif
@@ -343,9 +364,24 @@ static int compute_parts(Parts *p) {
     return 0;
 }
 
+static PyObject *list_of_u64(const uint64_t *values, Py_ssize_t n) {
+    PyObject *list = PyList_New(n);
+    if (!list) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *value = PyLong_FromUnsignedLongLong(values[i]);
+        if (!value) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, value);
+    }
+    return list;
+}
+
 /*
- * parts(codes, ends, content, min_chars, simhash_sentences, key_count, sketch_size, width)
- *   -> (simhash_text, sentence_keys, sketch_bytes, sketch_distinct, content_chars)
+ * parts(codes, ends, content, min_chars, simhash_sentences, key_count, sketch_size, width,
+ *       sketch_key_count)
+ *   -> (simhash_text, sentence_keys, sketch_bytes, sketch_distinct, content_chars, sketch_keys)
  *
  * ``codes`` are folded code points (uint32), ``ends`` and ``content`` the per-BMP-code-point
  * tables of text.py (bool). See Fingerprinter.fingerprint for the meaning of each output;
@@ -355,11 +391,12 @@ static PyObject *py_parts(PyObject *self, PyObject *args) {
     PyObject *codes_obj, *ends_obj, *content_obj;
     Parts p;
     memset(&p, 0, sizeof(p));
-    if (!PyArg_ParseTuple(args, "OOOnnnnn", &codes_obj, &ends_obj, &content_obj, &p.min_chars,
-                          &p.simhash_sentences, &p.key_count, &p.sketch_size, &p.width))
+    if (!PyArg_ParseTuple(args, "OOOnnnnnn", &codes_obj, &ends_obj, &content_obj, &p.min_chars,
+                          &p.simhash_sentences, &p.key_count, &p.sketch_size, &p.width,
+                          &p.sketch_key_count))
         return NULL;
     Buffer codes_b = {0}, ends_b = {0}, content_b = {0};
-    PyObject *result = NULL, *text = NULL, *keys = NULL, *sketch = NULL;
+    PyObject *result = NULL, *text = NULL, *keys = NULL, *sketch = NULL, *sketch_keys = NULL;
     int failed;
 
     if (get_buffer(codes_obj, &codes_b, 4, "codes") < 0 ||
@@ -383,13 +420,8 @@ static PyObject *py_parts(PyObject *self, PyObject *args) {
         goto done;
     }
 
-    keys = PyList_New(p.nkeys);
+    keys = list_of_u64(p.keys, p.nkeys);
     if (!keys) goto done;
-    for (Py_ssize_t i = 0; i < p.nkeys; i++) {
-        PyObject *value = PyLong_FromUnsignedLongLong(p.keys[i]);
-        if (!value) goto done;
-        PyList_SET_ITEM(keys, i, value);
-    }
     if (p.joined)
         text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, p.joined, p.joined_length);
     else
@@ -399,15 +431,20 @@ static PyObject *py_parts(PyObject *self, PyObject *args) {
     sketch = PyBytes_FromStringAndSize(take ? (const char *)p.hashes : "", take * 4);
     if (!sketch) goto done;
 
-    result = Py_BuildValue("(OOOnn)", text, keys, sketch, p.distinct, p.chars);
+    sketch_keys = list_of_u64(p.sketch_keys, p.nsketch_keys);
+    if (!sketch_keys) goto done;
+
+    result = Py_BuildValue("(OOOnnO)", text, keys, sketch, p.distinct, p.chars, sketch_keys);
 
 done:
     Py_XDECREF(text);
     Py_XDECREF(keys);
     Py_XDECREF(sketch);
+    Py_XDECREF(sketch_keys);
     PyMem_RawFree(p.content);
     PyMem_RawFree(p.spans);
     PyMem_RawFree(p.hashes);
+    PyMem_RawFree(p.whole);
     PyMem_RawFree(p.joined);
     release(&codes_b);
     release(&ends_b);

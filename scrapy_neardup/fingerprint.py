@@ -10,14 +10,14 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from itertools import repeat
 
 import numpy as np
 import xxhash
 
 from .simhash import simhash
-from .sketch import Sketch
+from .sketch import SKETCH_KEY_BITS, Sketch, smallest_shingle_keys
 from .text import (
     MIN_SENTENCE_CHARS,
     Sentences,
@@ -32,7 +32,8 @@ from .text import (
 
 # Bump when normalisation, splitting or weighting changes in a way that changes fingerprints.
 # 2: SimHash weights are integers (exact sums, the same bits in C and numpy).
-TEXT_VERSION = 2
+# 3: sketch keys keep 40 bits of their shingle's hash (were the sketch's 32).
+TEXT_VERSION = 3
 
 # A word's SimHash weight is round(idf * (1 + ln tf) * WEIGHT_SCALE), an integer, so that its
 # sums are exact whatever the order; tf counts beyond the factor table share its last factor.
@@ -101,23 +102,23 @@ class Fingerprint:
     sketch: Sketch
     chars: int  # content characters
     tokens: int  # weighted tokens that went into the SimHash
-    sketch_key_count: int = 4
-
-    @property
-    def sketch_keys(self) -> list[int]:
-        """The smallest shingle hashes, tagged so they never meet a sentence hash.
-
-        Two texts share their smallest shingle hash with probability equal to their Jaccard
-        resemblance (MinHash), so a reprint whose every long sentence was edited is still found.
-        """
-        return [SKETCH_TAG | h for h in self.sketch.hashes[: self.sketch_key_count].tolist()]
+    # The smallest shingle hashes, tagged so they never meet a sentence hash. Two texts share
+    # their smallest shingle hash with probability equal to their Jaccard resemblance
+    # (MinHash), so a reprint whose every long sentence was edited is still found.
+    sketch_keys: list[int] = field(default_factory=list)
 
 
-SKETCH_TAG = 0xFFFFFFFF << 32  # sentence hashes with these top bits are 1 in 4 billion
+SKETCH_TAG = ((1 << (64 - SKETCH_KEY_BITS)) - 1) << SKETCH_KEY_BITS  # top 24 bits set
+
+
+def sketch_keys_of(values: list[int]) -> list[int]:
+    return [SKETCH_TAG | value for value in values]
 
 
 def is_sketch_key(key: int) -> bool:
-    return key >> 32 == 0xFFFFFFFF
+    """Sentence hashes look like this 1 time in 16 million; such a key is still a key, its
+    matches are only reported as "sketch" rather than "nshash"."""
+    return key >> SKETCH_KEY_BITS == SKETCH_TAG >> SKETCH_KEY_BITS
 
 
 def word_hash(word: str) -> int:
@@ -257,16 +258,18 @@ class Fingerprinter:
             sketch=Sketch.of_codes(sentences.content, self.recipe.sketch_size, self.recipe.shingle_width),
             chars=len(sentences.content),
             tokens=tokens,
-            sketch_key_count=self.recipe.sketch_keys,
+            sketch_keys=sketch_keys_of(
+                smallest_shingle_keys(sentences.content, self.recipe.sketch_keys, self.recipe.shingle_width)
+            ),
         )
 
     def _fingerprint_compiled(self, codes: np.ndarray) -> Fingerprint:
         """The same fingerprint as the numpy path below, from the C kernel's loops."""
         recipe = self.recipe
         tables = text_tables()
-        simhash_text, keys, sketch, distinct, chars = kernel.parts(
+        simhash_text, keys, sketch, distinct, chars, sketch_keys = kernel.parts(
             codes, tables.ends, tables.content, MIN_SENTENCE_CHARS, recipe.simhash_sentences,
-            2 * recipe.nshash_n, recipe.sketch_size, recipe.shingle_width,
+            2 * recipe.nshash_n, recipe.sketch_size, recipe.shingle_width, recipe.sketch_keys,
         )
         simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text))
         return Fingerprint(
@@ -275,7 +278,7 @@ class Fingerprinter:
             sketch=Sketch.from_bytes(sketch, distinct),
             chars=chars,
             tokens=tokens,
-            sketch_key_count=recipe.sketch_keys,
+            sketch_keys=sketch_keys_of(sketch_keys),
         )
 
     def _simhash_text(self, codes: np.ndarray, sentences: Sentences, longest: np.ndarray) -> str:

@@ -36,20 +36,44 @@ def shingle_hashes(chars: str, width: int = 5) -> np.ndarray:
 
 def shingle_hashes_of_codes(codes: np.ndarray, width: int = 5) -> np.ndarray:
     """:func:`shingle_hashes` of an array of code points."""
+    return _distinct_by_top(np.sort(mixed_shingles(codes, width)))[0]
+
+
+def mixed_shingles(codes: np.ndarray, width: int = 5) -> np.ndarray:
+    """The 64-bit mixed polynomial hash of every ``width``-code-point shingle, in text order
+    (the whole text is one shingle when it is shorter than ``width``)."""
     codes = codes.astype(np.uint64)
     if len(codes) < width:
         if len(codes) == 0:
-            return np.empty(0, dtype=np.uint32)
+            return np.empty(0, dtype=np.uint64)
         width = len(codes)
     with np.errstate(over="ignore"):
         h = np.zeros(len(codes) - width + 1, dtype=np.uint64)
         for offset in range(width):  # a loop over the shingle width, not over the text
             h = h * _P + codes[offset : offset + len(h)]
-        h = mix64(h)
-    ordered = np.sort((h >> np.uint64(32)).astype(np.uint32))
-    if len(ordered) > 1:
-        ordered = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-    return ordered
+        return mix64(h)
+
+
+def _distinct_by_top(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of sorted 64-bit hashes: the distinct top 32 bits (the sketch's hashes), and for each
+    the smallest whole hash that has them."""
+    top = (ordered >> np.uint64(32)).astype(np.uint32)
+    first = np.concatenate(([True], top[1:] != top[:-1])) if len(top) else np.empty(0, dtype=bool)
+    return top[first], ordered[first]
+
+
+# A sketch key keeps 40 bits of its shingle's hash: the 32 bits a sketch stores are small
+# for the smallest hashes (about 2**32 / distinct shingles), so keys of those bits alone
+# collide by chance between unrelated documents, in proportion to the documents stored
+# (1.6 chance candidates a lookup at a million); the low bits are as random as any.
+SKETCH_KEY_BITS = 40
+
+
+def smallest_shingle_keys(codes: np.ndarray, count: int, width: int = 5) -> list[int]:
+    """The low :data:`SKETCH_KEY_BITS` bits of the whole hash of each of the ``count``
+    smallest sketch hashes (of several shingles with the same top bits: the smallest hash)."""
+    _, whole = _distinct_by_top(np.sort(mixed_shingles(codes, width)))
+    return (whole[:count] & np.uint64((1 << SKETCH_KEY_BITS) - 1)).tolist()
 
 
 @dataclass(frozen=True)
