@@ -344,7 +344,7 @@ static int compute_parts(Parts *p) {
         for (Py_ssize_t i = 0; i < count; i++)
             if (i == 0 || p->hashes[i] != p->hashes[i - 1]) p->hashes[p->distinct++] = p->hashes[i];
 
-        /* Sketch keys (sketch.smallest_shingle_keys): for each of the smallest sketch hashes,
+        /* Sketch keys (sketch.sketch_and_keys): for each of the smallest sketch hashes,
          * the smallest whole hash with those top bits, cut to its low SKETCH_KEY_BITS bits. */
         Py_ssize_t m = p->sketch_key_count < p->distinct ? p->sketch_key_count : p->distinct;
         if (m > 16) m = 16;

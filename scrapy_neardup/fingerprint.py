@@ -17,7 +17,7 @@ import numpy as np
 import xxhash
 
 from .simhash import simhash
-from .sketch import SKETCH_KEY_BITS, Sketch, smallest_shingle_keys
+from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
 from .text import (
     MIN_SENTENCE_CHARS,
     Sentences,
@@ -252,15 +252,17 @@ class Fingerprinter:
         longest = np.argsort(-sentences.lengths, kind="stable")  # sentence numbers, longest first
         simhash_text = self._simhash_text(codes, sentences, longest)
         simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text), False)
+        recipe = self.recipe
+        sketch, sketch_keys = sketch_and_keys(
+            sentences.content, recipe.sketch_size, recipe.shingle_width, recipe.sketch_keys
+        )
         return Fingerprint(
             sentence_keys=self._sentence_keys(sentences, longest),
             simhash=simhash_value,
-            sketch=Sketch.of_codes(sentences.content, self.recipe.sketch_size, self.recipe.shingle_width),
+            sketch=sketch,
             chars=len(sentences.content),
             tokens=tokens,
-            sketch_keys=sketch_keys_of(
-                smallest_shingle_keys(sentences.content, self.recipe.sketch_keys, self.recipe.shingle_width)
-            ),
+            sketch_keys=sketch_keys_of(sketch_keys),
         )
 
     def _fingerprint_compiled(self, codes: np.ndarray) -> Fingerprint:

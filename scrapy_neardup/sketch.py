@@ -69,11 +69,11 @@ def _distinct_by_top(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 SKETCH_KEY_BITS = 40
 
 
-def smallest_shingle_keys(codes: np.ndarray, count: int, width: int = 5) -> list[int]:
-    """The low :data:`SKETCH_KEY_BITS` bits of the whole hash of each of the ``count``
-    smallest sketch hashes (of several shingles with the same top bits: the smallest hash)."""
-    _, whole = _distinct_by_top(np.sort(mixed_shingles(codes, width)))
-    return (whole[:count] & np.uint64((1 << SKETCH_KEY_BITS) - 1)).tolist()
+def sketch_and_keys(codes: np.ndarray, k: int = 128, width: int = 5, keys: int = 4) -> tuple["Sketch", list[int]]:
+    """The sketch of ``codes`` and its ``keys`` sketch keys: for each of its smallest hashes,
+    the low :data:`SKETCH_KEY_BITS` bits of the smallest whole hash with those top bits."""
+    tops, whole = _distinct_by_top(np.sort(mixed_shingles(codes, width)))
+    return Sketch(tops[:k].copy(), len(tops)), (whole[:keys] & np.uint64((1 << SKETCH_KEY_BITS) - 1)).tolist()
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,7 @@ class Sketch:
 
     @classmethod
     def of_codes(cls, codes: np.ndarray, k: int = 128, width: int = 5) -> "Sketch":
-        every = shingle_hashes_of_codes(codes, width)
-        return cls(every[:k].copy(), len(every))
+        return sketch_and_keys(codes, k, width, 0)[0]
 
     def to_bytes(self) -> bytes:
         return self.hashes.astype("<u4").tobytes()

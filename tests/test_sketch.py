@@ -8,7 +8,7 @@ from scrapy_neardup.sketch import (
     mixed_shingles,
     resemblance,
     shingle_hashes,
-    smallest_shingle_keys,
+    sketch_and_keys,
 )
 
 
@@ -66,16 +66,16 @@ def test_shingle_hashes_are_distinct_and_sorted():
 
 
 def test_sketch_keys_are_more_bits_of_the_smallest_shingles():
-    """Each key is the low 40 bits of a shingle whose top 32 bits are the matching smallest
-    sketch hash: the same shingle gives the same key, and unrelated texts whose smallest
-    sketch hashes happen to share their 32 bits do not share a key."""
+    """Each key is the low 40 bits of the whole hash of a shingle whose top 32 bits are the
+    matching smallest sketch hash (bits the sketch does not keep): the same shingle gives the
+    same key in every text that has it among its smallest."""
     rng = random.Random(8)
     for _ in range(20):
         text = random_text(rng, rng.randint(5, 600))
         codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         whole = mixed_shingles(codes)
-        sketch = Sketch.of(text)
-        keys = smallest_shingle_keys(codes, 4)
+        sketch, keys = sketch_and_keys(codes, keys=4)
+        assert sketch.hashes.tolist() == Sketch.of(text).hashes.tolist()
         assert len(keys) == min(4, sketch.size)
         mask = (1 << SKETCH_KEY_BITS) - 1
         for top, key in zip(sketch.hashes.tolist(), keys):
@@ -85,8 +85,8 @@ def test_sketch_keys_are_more_bits_of_the_smallest_shingles():
         copy = random_text(rng, len(text) // 2) + text[len(text) // 2 :]
         copy_codes = np.frombuffer(copy.encode("utf-32-le"), dtype=np.uint32)
         kept = set(mixed_shingles(copy_codes).tolist())
-        copy_keys = set(smallest_shingle_keys(copy_codes, 4))
+        copy_sketch, copy_keys = sketch_and_keys(copy_codes, keys=4)
         for top, key in zip(sketch.hashes.tolist(), keys):
             shingle = min(int(h) for h in whole if int(h) >> 32 == top)
-            if shingle in kept and top <= int(Sketch.of(copy).hashes[min(3, len(copy_keys) - 1)]):
+            if shingle in kept and top <= int(copy_sketch.hashes[min(3, len(copy_keys) - 1)]):
                 assert key in copy_keys
