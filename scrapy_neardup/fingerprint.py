@@ -102,7 +102,8 @@ class Fingerprint:
     sketch: Sketch
     chars: int  # content characters
     tokens: int  # weighted tokens that went into the SimHash
-    # The smallest shingle hashes, tagged so they never meet a sentence hash. Two texts share
+    # The smallest shingles' hashes (sketch.sketch_and_keys), tagged so that they never meet
+    # a sentence hash. Two texts share
     # their smallest shingle hash with probability equal to their Jaccard resemblance
     # (MinHash), so a reprint whose every long sentence was edited is still found.
     sketch_keys: list[int] = field(default_factory=list)
@@ -112,6 +113,7 @@ SKETCH_TAG = ((1 << (64 - SKETCH_KEY_BITS)) - 1) << SKETCH_KEY_BITS  # top 24 bi
 
 
 def sketch_keys_of(values: list[int]) -> list[int]:
+    """Bucket keys of sketch key values: tagged, as the store files them beside sentence keys."""
     return [SKETCH_TAG | value for value in values]
 
 
