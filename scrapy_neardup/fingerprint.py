@@ -103,9 +103,9 @@ class Fingerprint:
     chars: int  # content characters
     tokens: int  # weighted tokens that went into the SimHash
     # The smallest shingles' hashes (sketch.sketch_and_keys), tagged so that they never meet
-    # a sentence hash. Two texts share
-    # their smallest shingle hash with probability equal to their Jaccard resemblance
-    # (MinHash), so a reprint whose every long sentence was edited is still found.
+    # a sentence hash. Two texts share their smallest shingle with probability equal to their
+    # Jaccard resemblance (MinHash), so a reprint whose every long sentence was edited is
+    # still found.
     sketch_keys: list[int] = field(default_factory=list)
 
 
