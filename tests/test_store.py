@@ -40,8 +40,17 @@ def test_namespaces_are_kept_apart(tmp_path):
 def test_another_recipe_is_refused_with_the_differences(tmp_path):
     uri = f"leveldb://{tmp_path}/db"
     open_store(uri, recipe=Recipe(nshash_n=5)).close()
-    with pytest.raises(StoreFormatError, match=r"nshash_n: stored 5, configured 7"):
+    with pytest.raises(StoreFormatError, match=r"nshash_n: stored 5, configured 7.*configure the stored values"):
         open_store(uri, recipe=Recipe(nshash_n=7))
+
+
+def test_a_store_of_another_text_version_says_to_use_a_new_store(tmp_path):
+    """Text processing changed between versions: no setting brings the old recipe back."""
+    uri = f"leveldb://{tmp_path}/db"
+    open_store(uri, recipe=Recipe(text_version=2)).close()
+    refused = r"text_version: stored 2, configured \d+.*another scrapy-neardup version"
+    with pytest.raises(StoreFormatError, match=refused):
+        open_store(uri)
 
 
 def test_another_format_version_is_refused(tmp_path):

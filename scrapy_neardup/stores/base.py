@@ -38,6 +38,11 @@ class StoreFormatError(StoreError):
 Confirm = Callable[[list[DocRecord]], bool]
 
 
+# Recipe fields a user sets (NEARDUP_TOKENIZER, NEARDUP_NSHASH_N, NEARDUP_SIMHASH_DISTANCE, or
+# the command line's options); the others change only with scrapy-neardup's own code.
+CONFIGURABLE = frozenset({"tokenizer", "nshash_n", "simhash_k"})
+
+
 def sentence_bucket(key: int) -> bytes:
     return b"s" + key.to_bytes(8, "big")
 
@@ -96,10 +101,17 @@ class Store(ABC):
                 f"configured {wanted['recipe'].get(name)!r}"
                 for name in differ
             )
+            if set(differ) <= CONFIGURABLE:
+                advice = "configure the stored values or use a new store or namespace"
+            else:  # text processing or hashing changed between scrapy-neardup versions
+                advice = (
+                    "it was written by another scrapy-neardup version, which computes "
+                    "fingerprints differently: use a new store or namespace, or the version "
+                    "that wrote it"
+                )
             raise StoreFormatError(
                 f"store {self.describe()} holds fingerprints made with another recipe ({details}); "
-                "fingerprints of different recipes cannot be compared: configure the stored "
-                "recipe or use a new store or namespace"
+                f"fingerprints of different recipes cannot be compared: {advice}"
             )
 
     def describe(self) -> str:
