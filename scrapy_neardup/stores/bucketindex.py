@@ -2,8 +2,8 @@
 
 Filing a document under its ~19 buckets as LevelDB keys cost ~19 reads and puts a check,
 and the compaction of tens of millions of small keys; the bucket map is small enough for
-memory (8 bytes an entry, 200-400 bytes a document as the table fills and doubles), so LevelDB keeps only the records
-and this index answers every lookup with no read at all.
+memory (8 bytes an entry, 200-400 bytes a document as the table fills and doubles), so
+LevelDB keeps only the records and this index answers every lookup with no read at all.
 
 A table of 8-byte slots: a bucket's key (the low 32 bits of the xxh64 of its bytes) and a
 document id, by linear probing; id 0 marks an empty slot. Two buckets sharing 32 bits

@@ -260,12 +260,12 @@ class LevelDBStore(LocalStore):
         """Remove the documents stored before ``older_than``: from the oldest id on, up to the
         first one stored at or after it (ids follow arrival order)."""
         old = []
-        for key, data in self._db.iterator(prefix=b"d"):
+        for _, data in self._db.iterator(prefix=b"d"):
             if DocRecord.time_of(data) >= older_than:
                 break
-            old.append(int.from_bytes(key[1:], "big"))
-        for doc_id in old:
-            self.remove(doc_id)
+            old.append(DocRecord.from_bytes(data))
+        for record in old:  # decoded once: no second read of each record to remove it
+            self._delete(record, self.buckets_of(record))
         return len(old)
 
     def count(self) -> int:
