@@ -7,6 +7,7 @@ agree on tokens today, but a dictionary upgrade would shift every SimHash).
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from collections import Counter
@@ -16,6 +17,8 @@ from itertools import repeat
 import numpy as np
 import xxhash
 
+from .prepared import cached_arrays, code_signature, file_signature, package_version
+from . import text as text_module
 from .simhash import simhash
 from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
 from .text import (
@@ -144,33 +147,25 @@ COMMON_WORDS = 50_000
 class _Features:
     """SimHash features of a token list: distinct words, their hashes and tf-idf weights.
 
-    IDF comes from jieba's table (folded like the text); stop words weigh 0.
+    IDF comes from jieba's table (folded like the text); stop words weigh 0. The prepared
+    table is cached (:mod:`.prepared`): building it from the IDF file is most of a start-up.
     """
 
-    def __init__(self) -> None:
-        import jieba
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self._hashes = arrays["hashes"]  # the common words' hashes, lowest IDF first
+        self._idf = arrays["idf"]
+        self.rare_idf = float(arrays["rare_idf"])
+        self.table = arrays["table"]
+        self._words = arrays["words"]  # the common words, UTF-8, one a line
+        self._rows: dict[str, int] | None = None
 
-        path = os.path.join(os.path.dirname(jieba.__file__), "analyse", "idf.txt")
-        words, values = [], []
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                word, _, value = line.rstrip("\n").partition(" ")
-                if value:
-                    words.append(word)
-                    values.append(float(value))
-        # Fold all words in one pass (one call per word would take half a minute).
-        folded = to_text(fold_codes("\n".join(words))).split("\n")
-        if len(folded) == len(words):
-            words = folded
-        idf = {word: value for word, value in zip(words, values) if has_content(word)}
-        idf.update(dict.fromkeys(STOP_WORDS, 0.0))
-        ranked = sorted(idf, key=idf.__getitem__)
-        common, rare = ranked[:COMMON_WORDS], ranked[COMMON_WORDS:]
-        self.rare_idf = float(np.median([idf[word] for word in rare])) if rare else 10.0
-        self._row = {word: row for row, word in enumerate(common)}
-        self._hashes = np.fromiter(map(word_hash, common), dtype=np.uint64, count=len(common))
-        self._idf = np.fromiter(map(idf.__getitem__, common), dtype=np.float64, count=len(common))
-        self.table = _hash_table(self._hashes, self._idf)
+    @property
+    def _row(self) -> dict[str, int]:
+        """Row of each common word (the numpy path only; the C kernel looks up by hash)."""
+        if self._rows is None:
+            words = self._words.tobytes().decode("utf-8", "surrogatepass").split("\n")
+            self._rows = {word: row for row, word in enumerate(words)}
+        return self._rows
 
     def weigh(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Hashes of the distinct content words of ``tokens`` and their integer weights,
@@ -203,8 +198,6 @@ def _hash_table(hashes: np.ndarray, idf: np.ndarray) -> np.ndarray:
     A slot is a word's hash and idf side by side (one cache miss per lookup); an idf of -1
     marks an empty slot.
     """
-    if kernel is None:
-        return np.empty(0, dtype=_SLOT)
     size = 1 << max(4, (2 * len(hashes) - 1).bit_length())
     table = np.zeros(size, dtype=_SLOT)
     table["idf"] = -1.0
@@ -221,13 +214,60 @@ def _hash_table(hashes: np.ndarray, idf: np.ndarray) -> np.ndarray:
 _SLOT = np.dtype([("hash", np.uint64), ("idf", np.float64)])
 
 
+def idf_path() -> str:
+    """jieba's IDF file, found without importing jieba."""
+    spec = importlib.util.find_spec("jieba")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("jieba is not installed: pip install jieba")
+    return os.path.join(list(spec.submodule_search_locations)[0], "analyse", "idf.txt")
+
+
+def _build_features() -> dict[str, np.ndarray]:
+    """The weight table's arrays from jieba's IDF file: the COMMON_WORDS lowest-IDF words
+    (hashes, IDF, UTF-8 text, the C kernel's hash table) and the rare words' shared IDF."""
+    words, values = [], []
+    with open(idf_path(), encoding="utf-8") as handle:
+        for line in handle:
+            word, _, value = line.rstrip("\n").partition(" ")
+            if value:
+                words.append(word)
+                values.append(float(value))
+    # Fold all words in one pass (one call per word would take half a minute).
+    folded = to_text(fold_codes("\n".join(words))).split("\n")
+    if len(folded) == len(words):
+        words = folded
+    idf = {word: value for word, value in zip(words, values) if has_content(word)}
+    idf.update(dict.fromkeys(STOP_WORDS, 0.0))
+    ranked = sorted(idf, key=idf.__getitem__)
+    common, rare = ranked[:COMMON_WORDS], ranked[COMMON_WORDS:]
+    hashes = np.fromiter(map(word_hash, common), dtype=np.uint64, count=len(common))
+    common_idf = np.fromiter(map(idf.__getitem__, common), dtype=np.float64, count=len(common))
+    return {
+        "hashes": hashes,
+        "idf": common_idf,
+        "rare_idf": np.array(float(np.median([idf[word] for word in rare])) if rare else 10.0),
+        "table": _hash_table(hashes, common_idf),
+        "words": np.frombuffer("\n".join(common).encode("utf-8", "surrogatepass"), dtype=np.uint8),
+    }
+
+
 _FEATURES: _Features | None = None
 
 
 def _features() -> _Features:
+    """The shared weight table, read from the cache or built on first use."""
     global _FEATURES
     if _FEATURES is None:
-        _FEATURES = _Features()
+        path = idf_path()
+        key = {
+            "idf": file_signature(path),
+            "jieba": package_version(os.path.dirname(os.path.dirname(path)), "jieba"),
+            "text_version": TEXT_VERSION,
+            "common_words": COMMON_WORDS,
+            "stop_words": sorted(STOP_WORDS),
+            "code": code_signature(__file__, text_module.__file__),
+        }
+        _FEATURES = _Features(cached_arrays("word-weights", key, _build_features))
     return _FEATURES
 
 

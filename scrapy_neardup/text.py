@@ -5,19 +5,23 @@ characters, white space, Latin case), so every fingerprint is computed on normal
 
 Normalisation works on an array of code points: a table built once maps each character of
 the Basic Multilingual Plane to its NFKC, lower-cased form, so a page costs a few numpy
-operations instead of ``unicodedata.normalize`` (about 10x slower on Chinese text). Text
+operations instead of ``unicodedata.normalize`` (about 10x slower on Chinese text); the
+table is cached (:mod:`.prepared`), as building it from ``unicodedata`` is slow. Text
 with characters the table cannot map alone (combining marks, ligatures such as "ﬁ",
 characters beyond the BMP that NFKC changes) takes the exact ``unicodedata`` path.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
 import numpy as np
+
+from .prepared import cached_arrays, code_signature
 
 try:  # the C loops of fingerprinting, built by setup.py where a compiler is available
     from . import _kernel as kernel
@@ -32,54 +36,64 @@ _SENTENCE_ENDS = "。！？!?;；…\n"
 
 
 class _Tables:
-    """Per-code-point lookup tables for the Basic Multilingual Plane, built on first use."""
+    """Per-code-point lookup tables for the Basic Multilingual Plane."""
 
-    def __init__(self) -> None:
-        size = 0x10000
-        fold = np.arange(size, dtype=np.uint32)
-        content = np.zeros(size, dtype=bool)
-        for code in range(size):
-            char = chr(code)
-            category = unicodedata.category(char)
-            if category in ("Cf", "Cs") or code in (0x00AD, 0x180E):
-                # Lone surrogates (decoding debris in binary junk) go too: no encoder takes them.
-                fold[code] = _DROP  # zero-width and format characters
-                continue
-            if category == "Cc":
-                fold[code] = ord("\n") if char in "\n\r\v\f\x1c\x1d\x1e\x85" else ord(" ")
-                continue
-            if category.startswith("M"):
-                fold[code] = _SLOW  # may compose with the previous character
-                continue
-            mapped = unicodedata.normalize("NFKC", char).lower()
-            if mapped.isspace() and len(mapped) <= 1 or mapped == "":
-                fold[code] = ord(" ") if mapped else _DROP
-            elif len(mapped) == 1:
-                fold[code] = ord(mapped)
-            elif not any(c.isalnum() for c in mapped):
-                # "…" -> "...": punctuation only; keep sentence ends, else one mark is enough
-                fold[code] = code if char in _SENTENCE_ENDS else ord(mapped[0])
-            else:
-                fold[code] = _SLOW  # "ﬁ" -> "fi", "㈠" -> "(一)"
-        for code in range(size):
-            target = int(fold[code])
-            if target < _SLOW:
-                content[code] = unicodedata.category(chr(target))[0] in "LN"
-        self.fold = fold
-        self.content = content
-        ends = np.zeros(size, dtype=bool)
-        ends[[ord(c) for c in _SENTENCE_ENDS]] = True
-        self.ends = ends
+    def __init__(self, fold: np.ndarray, content: np.ndarray, ends: np.ndarray) -> None:
+        self.fold = fold  # folded code point, or _DROP / _SLOW
+        self.content = content  # letters and digits after folding
+        self.ends = ends  # sentence ends
+
+
+def _build_tables() -> dict[str, np.ndarray]:
+    size = 0x10000
+    fold = np.arange(size, dtype=np.uint32)
+    content = np.zeros(size, dtype=bool)
+    for code in range(size):
+        char = chr(code)
+        category = unicodedata.category(char)
+        if category in ("Cf", "Cs") or code in (0x00AD, 0x180E):
+            # Lone surrogates (decoding debris in binary junk) go too: no encoder takes them.
+            fold[code] = _DROP  # zero-width and format characters
+            continue
+        if category == "Cc":
+            fold[code] = ord("\n") if char in "\n\r\v\f\x1c\x1d\x1e\x85" else ord(" ")
+            continue
+        if category.startswith("M"):
+            fold[code] = _SLOW  # may compose with the previous character
+            continue
+        mapped = unicodedata.normalize("NFKC", char).lower()
+        if mapped.isspace() and len(mapped) <= 1 or mapped == "":
+            fold[code] = ord(" ") if mapped else _DROP
+        elif len(mapped) == 1:
+            fold[code] = ord(mapped)
+        elif not any(c.isalnum() for c in mapped):
+            # "…" -> "...": punctuation only; keep sentence ends, else one mark is enough
+            fold[code] = code if char in _SENTENCE_ENDS else ord(mapped[0])
+        else:
+            fold[code] = _SLOW  # "ﬁ" -> "fi", "㈠" -> "(一)"
+    for code in range(size):
+        target = int(fold[code])
+        if target < _SLOW:
+            content[code] = unicodedata.category(chr(target))[0] in "LN"
+    ends = np.zeros(size, dtype=bool)
+    ends[[ord(c) for c in _SENTENCE_ENDS]] = True
+    return {"fold": fold, "content": content, "ends": ends}
 
 
 _TABLES: _Tables | None = None
 
 
 def text_tables() -> _Tables:
-    """The per-code-point tables (fold, content, sentence ends), built on first use."""
+    """The per-code-point tables (fold, content, sentence ends), read from the cache or built
+    from ``unicodedata`` on first use."""
     global _TABLES
     if _TABLES is None:
-        _TABLES = _Tables()
+        key = {
+            "unicode": unicodedata.unidata_version,
+            "sentence_ends": _SENTENCE_ENDS,
+            "code": code_signature(__file__),
+        }
+        _TABLES = _Tables(**cached_arrays("text-tables", key, _build_tables))
     return _TABLES
 
 
@@ -244,11 +258,8 @@ _CACHE: dict[str, Tokenizer] = {}
 
 
 def fast_tokenizer_available() -> bool:
-    try:
-        import rjieba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True when rjieba is installed (found without importing it: its import loads a dictionary)."""
+    return importlib.util.find_spec("rjieba") is not None
 
 
 def default_tokenizer_name() -> str:
