@@ -1,8 +1,9 @@
 """From text to a document fingerprint: nshash sentence keys, SimHash and a shingle sketch.
 
 The :class:`Recipe` names everything that changes a fingerprint's bits. A store records it,
-so a store built with one recipe is never silently read with another (jieba and jieba-rs
-agree on tokens today, but a dictionary upgrade would shift every SimHash).
+so a store built with one recipe is never silently read with another. The tokenizer enters it
+by what decides its tokens (dictionary and rules, checked by a probe text), not by its
+implementation: jieba and rjieba share stores, a dictionary upgrade is refused.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import importlib.util
 import math
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import repeat
 
 import numpy as np
@@ -25,6 +26,7 @@ from .text import (
     MIN_SENTENCE_CHARS,
     Sentences,
     Tokenizer,
+    default_tokenizer_name,
     fold_codes,
     get_tokenizer,
     kernel,
@@ -59,9 +61,14 @@ STOP_WORDS = frozenset(
 
 @dataclass(frozen=True)
 class Recipe:
-    """Everything that decides a fingerprint's value; stored with the store and checked."""
+    """Everything that decides a fingerprint's value; stored with the store and checked.
 
-    tokenizer: str = "auto"
+    ``tokenizer`` chooses an implementation and is not part of the stored recipe: what is
+    stored is ``tokens``, the dictionary and rules it cuts by (:func:`.text.token_rules`),
+    so a store written with jieba opens with rjieba and the other way round.
+    """
+
+    tokenizer: str = field(default="auto", compare=False)
     nshash_n: int = 5  # longest sentences used as keys
     simhash_k: int = 3  # Hamming distance for SimHash candidates
     simhash_sentences: int = 3  # SimHash over the tokens of this many longest sentences (0: all)
@@ -71,17 +78,19 @@ class Recipe:
     hash: str = "xxh64"
     simhash_bits: int = 64
     text_version: int = TEXT_VERSION
+    tokens: str = ""  # filled by resolved(): the tokenizer's dictionary and rules
 
     def resolved(self) -> "Recipe":
-        """The same recipe with ``auto`` replaced by the tokenizer that will be used."""
-        from .text import default_tokenizer_name
-
-        if self.tokenizer in ("", "auto"):
-            return Recipe(**{**asdict(self), "tokenizer": default_tokenizer_name()})
-        return self
+        """The same recipe with ``auto`` replaced by the tokenizer that will be used, and
+        ``tokens`` by what that tokenizer cuts by (loading it)."""
+        name = default_tokenizer_name() if self.tokenizer in ("", "auto") else self.tokenizer
+        return replace(self, tokenizer=name, tokens=self.tokens or get_tokenizer(name).rules)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The stored form: every field that decides a fingerprint's bits."""
+        stored = asdict(self)
+        del stored["tokenizer"]
+        return stored
 
     def __post_init__(self) -> None:
         if not 1 <= self.nshash_n <= 32:
@@ -96,6 +105,20 @@ class Recipe:
             raise ValueError(f"sketch keys must be between 0 and 16, got {self.sketch_keys}")
         if not 16 <= self.sketch_size <= 4096:
             raise ValueError(f"sketch size must be between 16 and 4096, got {self.sketch_size}")
+
+
+# Recipes stored before ``tokens`` named the implementation instead; both cut with jieba's
+# dictionary of jieba 0.42.1, whose rules these are.
+_LEGACY_TOKENS = {"jieba": "jieba-dict:a87672aa131154cd", "rjieba": "jieba-dict:a87672aa131154cd"}
+
+
+def stored_recipe(stored: dict) -> dict:
+    """A recipe as read from a store, in today's form (older stores named the tokenizer)."""
+    if "tokens" in stored or stored.get("tokenizer") not in _LEGACY_TOKENS:
+        return stored
+    upgraded = {name: value for name, value in stored.items() if name != "tokenizer"}
+    upgraded["tokens"] = _LEGACY_TOKENS[stored["tokenizer"]]
+    return upgraded
 
 
 @dataclass

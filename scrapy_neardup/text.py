@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 
 import numpy as np
+import xxhash
 
 from .prepared import cached_arrays, code_signature
 
@@ -222,20 +223,47 @@ def split_sentences(text: str, min_chars: int = MIN_SENTENCE_CHARS) -> list[str]
 
 
 class Tokenizer(Protocol):
-    """Something that cuts text into words; ``name`` goes into the store's recipe."""
+    """Something that cuts text into words.
+
+    ``name`` is the implementation (jieba, rjieba); ``rules`` names what decides its tokens
+    (see :func:`token_rules`), which is what a store's recipe records.
+    """
 
     name: str
+    rules: str
 
     def cut(self, text: str) -> list[str]: ...
 
 
+# A fixed text whose tokens show a tokenizer's dictionary and rules: dictionary words of
+# every length, names only the HMM finds, numbers, dates, Latin words and punctuation.
+TOKEN_PROBE = (
+    "新华社北京11月23日电 国务院总理今天在人民大会堂会见来访的新西兰总理，双方就经贸合作、"
+    "人工智能和气候变化等议题深入交换意见。王晓明表示：“我们要推动高质量发展！”据统计，"
+    "2024年全国GDP增长5.2%，第三产业增加值占比达到54.6%。韦小宝和杨过在襄阳城外的小酒馆里"
+    "喝酒聊天，说起了郭靖黄蓉当年的往事。iPhone 15 Pro和华为Mate60的销量比拼成为网友热议的话题，"
+    "蝴蝶效应、量子纠缠与区块链技术也常被提及。"
+)
+
+
+def token_rules(dictionary: str, cut: Callable[[str], list[str]]) -> str:
+    """``dictionary:digest``: the dictionary family and a digest of the probe's tokens.
+
+    Two implementations with one dictionary and one algorithm (jieba and rjieba) give the
+    same value, so either may open a store the other wrote; a dictionary or rule change
+    that moves a probe token gives another, and the store refuses it.
+    """
+    return f"{dictionary}:{xxhash.xxh64_hexdigest(chr(31).join(cut(TOKEN_PROBE)).encode('utf-8'))}"
+
+
 class _FunctionTokenizer:
-    def __init__(self, name: str, cut: Callable[[str], list[str]]):
+    def __init__(self, name: str, dictionary: str, cut: Callable[[str], list[str]]):
         self.name = name
         self.cut = cut
+        self.rules = token_rules(dictionary, cut)
 
     def __repr__(self) -> str:
-        return f"<Tokenizer {self.name}>"
+        return f"<Tokenizer {self.name} ({self.rules})>"
 
 
 def _jieba() -> Tokenizer:
@@ -244,13 +272,13 @@ def _jieba() -> Tokenizer:
     jieba.setLogLevel(60)  # jieba prints its dictionary loading at INFO to stderr
     tokenizer = jieba.Tokenizer()
     tokenizer.initialize()
-    return _FunctionTokenizer("jieba", lambda text: tokenizer.lcut(text, HMM=True))
+    return _FunctionTokenizer("jieba", "jieba-dict", lambda text: tokenizer.lcut(text, HMM=True))
 
 
 def _rjieba() -> Tokenizer:
     import rjieba
 
-    return _FunctionTokenizer("rjieba", lambda text: rjieba.cut(text, hmm=True))
+    return _FunctionTokenizer("rjieba", "jieba-dict", lambda text: rjieba.cut(text, hmm=True))
 
 
 _TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {"jieba": _jieba, "rjieba": _rjieba}

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from ..fingerprint import Recipe
+from ..fingerprint import Recipe, stored_recipe
 from ..record import PENDING, DocRecord
 from ..simhash import PermutedTables
 
@@ -38,9 +38,9 @@ class StoreFormatError(StoreError):
 Confirm = Callable[[list[DocRecord]], bool]
 
 
-# Recipe fields a user sets (NEARDUP_TOKENIZER, NEARDUP_NSHASH_N, NEARDUP_SIMHASH_DISTANCE, or
-# the command line's options); the others change only with scrapy-neardup's own code.
-CONFIGURABLE = frozenset({"tokenizer", "nshash_n", "simhash_k"})
+# Recipe fields a user sets (NEARDUP_NSHASH_N, NEARDUP_SIMHASH_DISTANCE, or the command
+# line's options); the others change only with scrapy-neardup's or the tokenizer's code.
+CONFIGURABLE = frozenset({"nshash_n", "simhash_k"})
 
 
 def sentence_bucket(key: int) -> bytes:
@@ -82,6 +82,8 @@ class Store(ABC):
         self.tables = PermutedTables(recipe.simhash_k)
         wanted = {"format": self.format_version, "recipe": recipe.as_dict()}
         found = self._read_meta()
+        if found is not None:
+            found["recipe"] = stored_recipe(found.get("recipe", {}))
         if found is None:
             self._write_meta(wanted)
         elif found.get("format") != self.format_version:
@@ -103,6 +105,11 @@ class Store(ABC):
             )
             if set(differ) <= CONFIGURABLE:
                 advice = "configure the stored values or use a new store or namespace"
+            elif differ == ["tokens"]:
+                advice = (
+                    "the installed tokenizer cuts text differently (another dictionary): use a "
+                    "new store or namespace, or the jieba or rjieba version that wrote it"
+                )
             else:  # text processing or hashing changed between scrapy-neardup versions
                 advice = (
                     "it was written by another scrapy-neardup version, which computes "
