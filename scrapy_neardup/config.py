@@ -248,7 +248,9 @@ def _dict(settings: BaseSettings, name: str) -> dict:
     try:
         return dict(settings.getdict(name))
     except (ValueError, TypeError):
-        raise ValueError(f"must be a dict (or a JSON object string), got {settings.get(name)!r}") from None
+        raise ValueError(
+            "must be a dict or a JSON object string (the value is not shown: it may hold a password)"
+        ) from None
 
 
 SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {

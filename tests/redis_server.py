@@ -14,6 +14,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Iterator
+from urllib.parse import quote
 
 import pytest
 
@@ -50,9 +51,10 @@ class RedisServer:
     workdir: str = ""
     log: str = ""
     args: list[str] = field(default_factory=list)
+    socket: str = ""  # its Unix socket, when started with one
 
     def url(self, db: int = 0, scheme: str = "redis") -> str:
-        auth = f":{self.password}@" if self.password else ""
+        auth = f":{quote(self.password, safe='')}@" if self.password else ""
         return f"{scheme}://{auth}127.0.0.1:{self.port}/{db}"
 
     def client(self, db: int = 0):
@@ -82,8 +84,13 @@ def redis_binary() -> str:
     return binary
 
 
-def start_redis(*extra: str, password: str | None = None, attempts: int = 3) -> RedisServer:
-    """Start a redis-server without persistence and wait until it answers PING."""
+def start_redis(
+    *extra: str, password: str | None = None, unix_socket: bool = False, attempts: int = 3
+) -> RedisServer:
+    """Start a redis-server without persistence and wait until it answers PING.
+
+    ``extra`` are more redis-server options; ``unix_socket`` makes it listen on one too.
+    """
     binary = redis_binary()
     last_log = ""
     for _ in range(attempts):
@@ -96,8 +103,11 @@ def start_redis(*extra: str, password: str | None = None, attempts: int = 3) -> 
         ]
         if password:
             args += ["--requirepass", password]
+        socket_path = os.path.join(workdir, "redis.sock") if unix_socket else ""
+        if socket_path:
+            args += ["--unixsocket", socket_path, "--unixsocketperm", "700"]
         args += list(extra)
-        server = RedisServer(port, password, subprocess.Popen(args), workdir, log, args)
+        server = RedisServer(port, password, subprocess.Popen(args), workdir, log, args, socket_path)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and server.process.poll() is None:
             if _ping(port, password):

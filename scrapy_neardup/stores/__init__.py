@@ -29,13 +29,39 @@ __all__ = [
 
 
 def redact(uri: str) -> str:
-    """The URI without its password, for messages and logs."""
-    parts = urlsplit(uri)
-    if parts.password is None:
+    """The URI without its credentials, for messages and logs.
+
+    Hidden: the password of the userinfo (the whole userinfo when it has no ``:``: a password
+    written without its colon), the value of each query parameter named like a secret
+    (redis-py takes ``?password=``) and the fragment. An ``@`` after the host part comes
+    from a password holding a raw ``#``, ``/``, ``?`` or ``@``: everything up to the last
+    ``@`` is hidden then, and the whole URI when that ``@`` may belong to the query.
+    """
+    scheme, sep, rest = uri.partition("://")
+    if not sep:
         return uri
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return parts._replace(netloc=user + netloc).geturl()
+    host_end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+    authority, tail = rest[:host_end], rest[host_end:]
+    if authority and "@" in tail:
+        userinfo, _, rest = rest.rpartition("@")
+        query_at, fragment_at = userinfo.find("?"), userinfo.find("#")
+        if query_at >= 0 and not 0 <= fragment_at < query_at:
+            return f"{scheme}://***"
+        host_end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+        authority, tail = f"{userinfo}@{rest[:host_end]}", rest[host_end:]
+    if "@" in authority:
+        userinfo, _, host = authority.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        shown = f"{user}:***" if colon and not set(user) & set("/?#") else "***"
+        authority = f"{shown}@{host}"
+    tail, fragment, _ = tail.partition("#")
+    path, question, query = tail.partition("?")
+    params = []
+    for param in query.split("&") if question else []:
+        name, equals, _ = param.partition("=")
+        secret = equals and any(word in unquote(name).lower() for word in ("pass", "secret", "token"))
+        params.append(f"{name}=***" if secret else param)
+    return f"{scheme}://{authority}{path}{question}{'&'.join(params)}{'#***' if fragment else ''}"
 
 
 def open_store(

@@ -41,7 +41,7 @@ import time
 from collections import OrderedDict
 from itertools import count
 from typing import Any, Callable, TypeVar
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 import redis
 import xxhash
@@ -405,6 +405,18 @@ def get_redis(uri: str, params: dict[str, Any] | None = None) -> redis.Redis:
     return redis.Redis.from_url(uri, **params)
 
 
+def _secrets(uri: str) -> list[str]:
+    """The passwords a URI holds, as written and decoded, longest first (to scrub messages)."""
+    parts = urlsplit(uri)
+    found = {parts.password or ""}
+    for param in parts.query.split("&"):
+        name, _, value = param.partition("=")
+        if any(word in unquote(name).lower() for word in ("pass", "secret", "token")):
+            found.add(value)
+    found |= {unquote(s) for s in found} | {unquote_plus(s) for s in found}
+    return sorted(found - {""}, key=len, reverse=True)
+
+
 def _member(doc_id: int) -> bytes:
     return doc_id.to_bytes(8, "big")
 
@@ -452,7 +464,7 @@ class RedisStore(Store):
         self.prefix = f"{key_prefix}:{{{namespace}}}:"
         self._prefix = self.prefix.encode("utf-8")
         self._pending_ms = max(1, int(pending_timeout * 1000))
-        self._password = urlsplit(uri).password
+        self._secrets = _secrets(uri)
         self._pid = os.getpid()
         self._client_id = f"{self._pid}-{os.urandom(6).hex()}"
         self._seq = count(1)
@@ -462,6 +474,13 @@ class RedisStore(Store):
         self._unread = 0  # the batch sent on it whose answer is not read yet (0: none)
         self._to_remove: list[int] = []  # documents to take out with the next call (remove_later)
         self._closed = False
+        netloc = urlsplit(uri).netloc
+        if netloc and "@" in uri.partition("://")[2][len(netloc) :]:
+            raise StoreUnavailable(
+                f"bad Redis store URI {redact(uri)}: an '@' follows its host, so its password holds "
+                "a raw '#', '/', '?' or '@': write them percent-encoded (%23, %2F, %3F, %40, and "
+                "'%' as %25), or give the password in NEARDUP_REDIS_PARAMS ({'password': ...})"
+            )
         try:
             self.client = get_redis(uri, {"retries": retries, **(redis_params or {})})
         except (ValueError, RedisError) as exc:
@@ -490,9 +509,8 @@ class RedisStore(Store):
 
     def _scrub(self, exc: BaseException) -> str:
         text = str(exc)
-        if self._password:
-            for secret in {self._password, unquote(self._password)}:
-                text = text.replace(secret, "***")
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
         return text
 
     def _after_fork(self) -> None:

@@ -1,0 +1,122 @@
+"""The redis:// store when things are wrong, against real redis-server processes: passwords
+never shown, whatever form the URI gives them in."""
+
+from __future__ import annotations
+
+import json
+import logging
+from urllib.parse import quote
+
+import pytest
+from redis_server import start_redis
+from scrapy.settings import Settings
+from test_pipeline import make_pipeline
+
+from scrapy_neardup.cli import main
+from scrapy_neardup.config import NearDupConfig
+from scrapy_neardup.stores import StoreError, open_store, redact
+
+SECRET = "s3cr#t/x?y@z%"  # every character a URI gives a meaning to
+WRONG = "wr0ng#/?@%pw"
+PIECES = ("s3cr", "t/x", "x?y", "y@z", "wr0ng", "%pw")  # what a half-hidden password leaves
+
+
+def _shows_no_password(text: str) -> bool:
+    return not any(piece in text for piece in PIECES) and quote(SECRET, safe="") not in text
+
+
+def credential_forms(host: str, socket: str, password: str) -> dict[str, str]:
+    """Every way redis-py takes a password from a URI, with the password percent-encoded."""
+    encoded = quote(password, safe="")
+    return {
+        "userinfo": f"redis://:{encoded}@{host}/0",
+        "user and password": f"redis://default:{encoded}@{host}/0",
+        "query": f"redis://{host}/0?password={encoded}",
+        "query with username": f"redis://{host}/0?username=default&password={encoded}",
+        "unix socket, userinfo": f"unix://:{encoded}@{socket}?db=0",
+        "unix socket, query": f"unix://{socket}?db=0&password={encoded}",
+    }
+
+
+@pytest.fixture(scope="module")
+def secured():
+    server = start_redis(password=SECRET, unix_socket=True)
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize(
+    "uri, shown",
+    [
+        ("redis://:s3cr%23t@h:6379/0", "redis://:***@h:6379/0"),
+        ("redis://default:s3cr%23t@h/0", "redis://default:***@h/0"),
+        ("rediss://:s3cr%23t@h:6380/0?ssl_cert_reqs=none", "rediss://:***@h:6380/0?ssl_cert_reqs=none"),
+        ("redis://h/0?db=1&password=s3cr%23t&username=u", "redis://h/0?db=1&password=***&username=u"),
+        ("redis://h/0?ssl_password=s3cr", "redis://h/0?ssl_password=***"),
+        ("unix://:s3cr%23t@/run/redis.sock?db=0", "unix://:***@/run/redis.sock?db=0"),
+        ("unix:///run/a@b.sock?password=s3cr", "unix:///run/a@b.sock?password=***"),
+        ("redis://s3cr@h/0", "redis://***@h/0"),  # a password given without its colon
+        # raw '#', '/', '?' or '@' in a password: up to the last '@' is hidden
+        ("redis://:s3cr#t/x?y@z%@h:6379/0", "redis://:***@h:6379/0"),
+        ("redis://u:s3cr/t@h/0", "redis://u:***@h/0"),
+        ("redis://:s3cr@t@h/0", "redis://:***@h/0"),
+        # an '@' that may be in the query: nothing can be shown
+        ("redis://:s3cr?t@h/0", "redis://***"),
+        ("redis://h/0?password=s3cr@t", "redis://***"),
+        ("redis://h/0?password=s3cr#t", "redis://h/0?password=***#***"),
+        ("redis://h:6379/0", "redis://h:6379/0"),
+        ("leveldb:///data/a@b", "leveldb:///data/a@b"),
+        ("/data/neardup", "/data/neardup"),
+    ],
+)
+def test_redact_hides_every_credential_form(uri, shown):
+    assert redact(uri) == shown
+
+
+def test_every_credential_form_opens_and_shows_no_password(secured, capsys, caplog):
+    host = f"127.0.0.1:{secured.port}"
+    for form, uri in credential_forms(host, secured.socket, SECRET).items():
+        assert main(["info", "--store", uri, "--namespace", "forms"]) == 0, form
+        out, err = capsys.readouterr()
+        shown = json.loads(out)["store"]
+        assert "***" in shown and _shows_no_password(out + err), (form, shown)
+        assert (secured.socket if "unix" in form else host) in shown, form
+
+        with caplog.at_level(logging.INFO, logger="scrapy_neardup"):
+            pipeline = make_pipeline(NEARDUP_STORE=uri, NEARDUP_NAMESPACE="forms")
+            pipeline.close_spider()
+        opened = [r.getMessage() for r in caplog.records if "scrapy-neardup: store" in r.getMessage()]
+        assert len(opened) == 1 and "***" in opened[0] and _shows_no_password(caplog.text), form
+        caplog.clear()
+
+
+def test_a_wrong_password_in_any_form_is_not_shown(secured, capsys):
+    host = f"127.0.0.1:{secured.port}"
+    for form, uri in credential_forms(host, secured.socket, WRONG).items():
+        assert main(["info", "--store", uri]) == 2, form
+        _, err = capsys.readouterr()
+        assert "***" in err and _shows_no_password(err), (form, err)
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        f"redis://:{SECRET}@127.0.0.1:{{port}}/0",
+        f"redis://default:{SECRET}@127.0.0.1:{{port}}/0",
+        f"redis://127.0.0.1:{{port}}/0?password={SECRET}",
+    ],
+)
+def test_a_password_not_percent_encoded_is_refused_and_not_shown(secured, capsys, uri):
+    uri = uri.format(port=secured.port)
+    with pytest.raises(StoreError) as refused:
+        open_store(uri, retries=0)
+    message = str(refused.value)
+    assert "percent-encoded" in message and _shows_no_password(message), message
+    assert main(["info", "--store", uri]) == 2
+    assert _shows_no_password(capsys.readouterr().err)
+
+
+def test_redis_params_that_are_not_a_dict_are_not_echoed():
+    with pytest.raises(ValueError) as error:
+        NearDupConfig.from_settings(Settings({"NEARDUP_REDIS_PARAMS": '{"password": "s3cr#t/x?y@z%"'}))
+    assert "NEARDUP_REDIS_PARAMS" in str(error.value) and _shows_no_password(str(error.value))
