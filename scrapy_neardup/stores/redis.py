@@ -6,30 +6,9 @@ before any other client can read those buckets. Of two processes racing on two c
 one story, the second always sees the first. Verification stays on the client, against
 the candidate records the script returns.
 
-Layout of a namespace (``P`` = ``neardup:{namespace}:``; the braces make the namespace a
-Redis Cluster hash tag, so all keys of a namespace live in one slot)::
-
-    P meta             string  format version, recipe and layout (JSON)
-    P n                string  last document id (INCR)
-    P r:<id>           string  document record (DocRecord bytes); PX ttl, or PX pending_timeout
-    P h:<window>:<sh>  hash    bucket name -> 8-byte big-endian ids, oldest first
-    P t                zset    time index: every stored id scored by document time (purge, count)
-    P p                zset    pending ids scored by their deadline (server ms)
-    P ops              hash    client -> its last check-and-add, so a retried call is not applied twice
-
-Buckets are fields of 65,536 shard hashes rather than keys of their own: a document is
-filed under 15 buckets, nearly all of which hold only that document, and a key costs Redis
-over 100 bytes while a field of a small (listpack) hash costs about 25. This cuts memory
-per document by more than half.
-
-Bounded growth: with a ``ttl`` the shard hashes are cut into time windows of ``ttl / 4``;
-a document is filed in the window of its time and a lookup reads the windows that overlap
-the last ``ttl`` seconds. A window's keys expire ``ttl`` after the window ends, and records
-expire ``ttl`` after they are written, so a long-running crawl keeps at most 1.25 ``ttl`` of
-documents. Without ``ttl`` there is one window and nothing expires (``purge`` still works).
-A pending reservation of a process that died expires after ``pending_timeout``; bucket
-entries whose record has gone are dropped when a script reads them, so they never count as
-candidates or boilerplate.
+The scripts are the ``.lua`` files of ``lua/``; its README documents them and the key
+layout of a namespace (``neardup:{namespace}:...``, one Redis Cluster hash tag), with its
+buckets as fields of 65,536 shard hashes and, with a ``ttl``, its time windows of ``ttl / 4``.
 """
 
 from __future__ import annotations
@@ -39,6 +18,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from importlib import resources
 from itertools import count
 from typing import Any, Callable, TypeVar
 from urllib.parse import unquote, unquote_plus, urlsplit
@@ -88,303 +68,19 @@ DEFAULT_PARAMS: dict[str, Any] = {
 
 _CACHE_SIZE = 4096  # buckets of recent reservations, so remove() needs no read first
 
-_LIVE = """
-local P = ARGV[1]
-local cutoff             -- '' or '(' .. (time - ttl): older entries of the time index go
-local wins               -- windows to read, oldest first; the last is the current one
-local function at_time(cut, windows)
-  cutoff, wins = cut, {}
-  for w in string.gmatch(windows, '[^,]+') do wins[#wins + 1] = w end
-end
-at_time(ARGV[2], ARGV[3])
+def _script(*names: str) -> str:
+    """Lua files of ``lua/`` joined in order: later files use the functions of earlier ones."""
+    folder = resources.files(__package__).joinpath("lua")
+    return "\n".join(folder.joinpath(f"{name}.lua").read_text(encoding="utf-8") for name in names)
 
-local function member_id(m)
-  local id = 0
-  for i = 1, 8 do id = id * 256 + string.byte(m, i) end
-  return id
-end
 
-local function id_member(id)
-  local b = {}
-  for i = 8, 1, -1 do b[i] = string.char(id % 256); id = math.floor(id / 256) end
-  return table.concat(b)
-end
-
-local records = {}
-local function fetch(id)
-  local r = records[id]
-  if r == nil then
-    r = redis.call('GET', P .. 'r:' .. id)
-    records[id] = r
-  end
-  return r
-end
-
--- A bucket is `entry` = 4 hex digits of its shard .. its name. Values are read once per
--- script and kept here, so filing after reading costs no second HGET.
-local values = {}
-local function read(key, field)
-  local slot = key .. '|' .. field
-  local v = values[slot]
-  if v == nil then
-    v = redis.call('HGET', key, field)
-    values[slot] = v
-  end
-  return v
-end
-
-local function write(key, field, v)
-  values[key .. '|' .. field] = v
-  if v == '' then redis.call('HDEL', key, field) else redis.call('HSET', key, field, v) end
-end
-
--- Up to `limit` ids of a bucket whose record still exists, oldest first. Ids whose record
--- expired (ttl, pending timeout) are dropped from the bucket on the way.
-local function live(entry, limit)
-  local shard, field = string.sub(entry, 1, 4), string.sub(entry, 5)
-  local out = {}
-  for _, w in ipairs(wins) do
-    if #out >= limit then break end
-    local key = P .. 'h:' .. w .. ':' .. shard
-    local v = read(key, field)
-    if v then
-      local kept, stale = {}, false
-      for pos = 1, #v, 8 do
-        if #out >= limit then
-          kept[#kept + 1] = string.sub(v, pos)
-          break
-        end
-        local m = string.sub(v, pos, pos + 7)
-        local id = member_id(m)
-        if fetch(id) then
-          kept[#kept + 1] = m
-          out[#out + 1] = id
-        else
-          stale = true
-        end
-      end
-      if stale then write(key, field, table.concat(kept)) end
-    end
-  end
-  return out
-end
-
--- Forget pending reservations whose deadline passed (their process died or hung).
-local function reap()
-  local now = redis.call('TIME')
-  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-  local expired = redis.call('ZRANGEBYSCORE', P .. 'p', '-inf', now_ms, 'LIMIT', 0, 100)
-  for _, m in ipairs(expired) do
-    redis.call('DEL', P .. 'r:' .. member_id(m))
-    redis.call('ZREM', P .. 't', m)
-    redis.call('ZREM', P .. 'p', m)
-  end
-  if cutoff ~= '' then redis.call('ZREMRANGEBYSCORE', P .. 't', '-inf', cutoff) end
-  return now_ms
-end
-"""
-
-# One document's check-and-add, a function of its arguments (one call's ARGV), of whether to
-# reap first (a batch reaps once: its documents share one moment) and of ``batch``: nil for a
-# call of its own, which keeps its answer in ``ops``; in a batch, the batch does (see below)
-# and passes false, or {id, filed} of the answer to give again.
-_CHECK = _LIVE + """
-local reaped_at
-local function check(a, first, batch)
-  at_time(a[2], a[3])
-  local rec = a[4]                      -- DocRecord bytes, doc id 0 and no sentence keys
-  local score = a[5]                    -- the document's time
-  local ttl_ms = tonumber(a[6])         -- record expiry; 0: kept until purged
-  local window_ms = tonumber(a[7])      -- expiry of the current window's keys; 0: none
-  local pending_ms = tonumber(a[8])     -- 0: committed at once
-  local n = tonumber(a[9])              -- sentence keys to file at most (of 2n looked up)
-  local boilerplate = tonumber(a[10])   -- a sentence bucket this full is boilerplate
-  local read_limit = tonumber(a[11])    -- ids read from one SimHash bucket
-  local client, seq = a[12], a[13]
-  local head = tonumber(a[14])
-  -- Buckets come concatenated, one argument per list (cheaper to send than one per bucket):
-  -- each entry is its length, then 4 hex digits of its shard and the bucket's name.
-  local function entries(blob)
-    local out, pos = {}, 1
-    while pos <= #blob do
-      local size = string.byte(blob, pos)
-      out[#out + 1] = string.sub(blob, pos + 1, pos + size)
-      pos = pos + size + 1
-    end
-    return out
-  end
-  local sentences = entries(a[15])      -- sentence buckets, longest sentence first
-  local reads = entries(a[16])          -- SimHash buckets to read
-  local files = entries(a[17])          -- SimHash buckets to file the document under
-
-  if first then reaped_at = reap() end
-  local now_ms = reaped_at
-
-  local candidates, seen = {}, {}
-  local function add(ids, below)
-    for _, id in ipairs(ids) do
-      if not seen[id] and (below == nil or id < below) then
-        seen[id] = true
-        candidates[#candidates + 1] = id
-      end
-    end
-  end
-
-  local function reply(id, filed)
-    local out = {id, filed}
-    for _, c in ipairs(candidates) do
-      local r = fetch(c)
-      if r then out[#out + 1] = r end
-    end
-    return out
-  end
-
-  -- A retry of a call that was applied but whose answer was lost: answer it again, with the
-  -- candidates filed before the document.
-  local done_id, done_filed
-  if batch == nil then
-    local done = redis.call('HGET', P .. 'ops', client)
-    if done then
-      local dseq, did, dfiled = string.match(done, '^([^:]*):([^:]*):(.*)$')
-      if dseq == seq then done_id, done_filed = did, dfiled end
-    end
-  elseif batch then
-    done_id, done_filed = batch[1], batch[2]
-  end
-  if done_id then
-    local id = tonumber(done_id)
-    local filed = {}
-    for i in string.gmatch(done_filed, '%d+') do filed[#filed + 1] = tonumber(i) end
-    for i = 1, #sentences do
-      local older = {}
-      for _, other in ipairs(live(sentences[i], boilerplate + 1)) do
-        if other < id then older[#older + 1] = other end
-      end
-      if #older < boilerplate then add(older) end
-    end
-    for _, entry in ipairs(reads) do add(live(entry, read_limit + 1), id) end
-    return reply(id, filed)
-  end
-
-  -- Every sentence key is looked up (a cut or edited reprint may have lost some of the
-  -- original's longest sentences); the first n that are not boilerplate are filed.
-  local filed = {}
-  for i = 1, #sentences do
-    local members = live(sentences[i], boilerplate)
-    if #members < boilerplate then   -- else boilerplate: neither key nor evidence
-      if #filed < n then filed[#filed + 1] = i end
-      add(members)
-    end
-  end
-  for _, entry in ipairs(reads) do add(live(entry, read_limit)) end
-
-  local id = redis.call('INCR', P .. 'n')
-  local m = id_member(id)
-  local keys = {}
-  for _, i in ipairs(filed) do keys[#keys + 1] = string.reverse(string.sub(sentences[i], -8)) end
-  local body = string.reverse(m) .. string.sub(rec, 9, head - 1) .. string.char(#filed)
-    .. table.concat(keys) .. string.sub(rec, head + 1)
-  local expire = ttl_ms
-  if pending_ms > 0 then expire = pending_ms end
-  if expire > 0 then
-    redis.call('SET', P .. 'r:' .. id, body, 'PX', expire)
-  else
-    redis.call('SET', P .. 'r:' .. id, body)
-  end
-
-  local current = wins[#wins]
-  local touched = {}
-  local function file(entry)
-    local key = P .. 'h:' .. current .. ':' .. string.sub(entry, 1, 4)
-    local field = string.sub(entry, 5)
-    write(key, field, (read(key, field) or '') .. m)
-    touched[key] = true
-  end
-  for _, i in ipairs(filed) do file(sentences[i]) end
-  for _, entry in ipairs(files) do file(entry) end
-  if window_ms > 0 then
-    for key in pairs(touched) do redis.call('PEXPIRE', key, window_ms) end
-  end
-  redis.call('ZADD', P .. 't', score, m)
-  if pending_ms > 0 then redis.call('ZADD', P .. 'p', now_ms + pending_ms, m) end
-  if batch == nil then
-    redis.call('HSET', P .. 'ops', client, seq .. ':' .. id .. ':' .. table.concat(filed, ','))
-    redis.call('PEXPIRE', P .. 'ops', 3600000)
-  end
-  return reply(id, filed)
-end
-"""
-
-CHECK_AND_ADD = _CHECK + "return check(ARGV, true)"
-
-# Several documents in one call, one after the other: ARGV holds their argument lists back to
-# back, and the reply is the list of their replies. The batch is named by its first
-# document's client and sequence number; ``ops`` keeps each document's id and filed keys, so
-# that a retry of a batch whose answer was lost gives the same answer again.
-_CHECK_ARGS = 17  # arguments of one document
-CHECK_AND_ADD_MANY = _CHECK + f"""
-local client, seq = ARGV[12], ARGV[13]
-local again = {{}}
-local done = redis.call('HGET', P .. 'ops', client)
-if done then
-  local dseq, answers = string.match(done, '^B([^:]*):(.*)$')
-  if dseq == seq then
-    for id, filed in string.gmatch(answers, '(%d+)/([%d,]*);') do again[#again + 1] = {{id, filed}} end
-  end
-end
-local out, log = {{}}, {{}}
-for base = 0, #ARGV - {_CHECK_ARGS}, {_CHECK_ARGS} do
-  local answer = check({{unpack(ARGV, base + 1, base + {_CHECK_ARGS})}}, base == 0, again[#out + 1] or false)
-  out[#out + 1] = answer
-  log[#log + 1] = answer[1] .. '/' .. table.concat(answer[2], ',') .. ';'
-end
-redis.call('HSET', P .. 'ops', client, 'B' .. seq .. ':' .. table.concat(log))
-redis.call('PEXPIRE', P .. 'ops', 3600000)
-return out
-"""
-
-COMMIT = """
-local P, id, m = ARGV[1], ARGV[2], ARGV[3]
-local state, ttl_ms = tonumber(ARGV[4]), tonumber(ARGV[5])   -- state: 1-based byte position
-redis.call('ZREM', P .. 'p', m)
-local key = P .. 'r:' .. id
-local rec = redis.call('GET', key)
-if not rec then return 0 end
-if string.byte(rec, state) ~= 0 then
-  rec = string.sub(rec, 1, state - 1) .. '\\0' .. string.sub(rec, state + 1)
-  if ttl_ms > 0 then redis.call('SET', key, rec, 'PX', ttl_ms) else redis.call('SET', key, rec) end
-end
-return 1
-"""
-
-REMOVE = """
-local P, id, m, window, blob = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local existed = redis.call('DEL', P .. 'r:' .. id)
-redis.call('ZREM', P .. 't', m)
-redis.call('ZREM', P .. 'p', m)
-local pos = 1
-while pos <= #blob do              -- bucket entries as check-and-add takes them
-  local size = string.byte(blob, pos)
-  local key = P .. 'h:' .. window .. ':' .. string.sub(blob, pos + 1, pos + 4)
-  local field = string.sub(blob, pos + 5, pos + size)
-  pos = pos + size + 1
-  local v = redis.call('HGET', key, field)
-  if v then
-    local kept = {}
-    for pos = 1, #v, 8 do
-      local other = string.sub(v, pos, pos + 7)
-      if other ~= m then kept[#kept + 1] = other end
-    end
-    if #kept == 0 then redis.call('HDEL', key, field) else redis.call('HSET', key, field, table.concat(kept)) end
-  end
-end
-return existed
-"""
-
-COUNT = _LIVE + """
-reap()
-return redis.call('ZCARD', P .. 't')
-"""
+# The scripts and their files: lua/README.md, which also documents the key layout.
+CHECK_AND_ADD = _script("live", "check", "check_and_add")
+CHECK_AND_ADD_MANY = _script("live", "check", "check_and_add_many")
+_CHECK_ARGS = 17  # arguments of one document in CHECK_AND_ADD_MANY (its ARGS)
+COMMIT = _script("commit")
+REMOVE = _script("remove")
+COUNT = _script("live", "count")
 
 
 def get_redis(uri: str, params: dict[str, Any] | None = None) -> redis.Redis:
