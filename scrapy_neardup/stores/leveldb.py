@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from typing import Iterable
@@ -35,7 +36,7 @@ import xxhash
 
 from ..record import COMMITTED, PENDING, DocRecord
 from .bucketindex import BucketIndex
-from .base import LocalStore, StoreUnavailable, decode_meta, encode_meta
+from .base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
 
 try:
     import plyvel
@@ -67,6 +68,37 @@ class _Shared:
         self.indexes: dict[bytes, BucketIndex] = {}  # namespace prefix -> its buckets
 
 
+class LevelDBError(StoreError):
+    """The store's LevelDB files cannot be read or written (damaged, incomplete, or the disk is
+    full); the message names the folder and what to do."""
+
+
+# Files LevelDB writes in its folder, besides CURRENT (which names the live MANIFEST).
+_LEVELDB_FILE = re.compile(r"\d+\.(ldb|sst|log)|MANIFEST-\d+|LOCK|LOG|LOG\.old")
+
+
+def _repair_advice(path: str) -> str:
+    return (
+        "stop every process using it, copy the folder aside, then rebuild it with "
+        f"python -c \"import plyvel; plyvel.repair_db({path!r})\" (repair keeps every readable "
+        "record) and open it again"
+    )
+
+
+def _refuse_headless(path: str) -> None:
+    """Told to create a missing database, LevelDB starts a new one in a folder that lost its
+    CURRENT file and deletes the old table files with it: refuse before plyvel sees it."""
+    if os.path.exists(os.path.join(path, "CURRENT")):
+        return
+    found = sorted(name for name in os.listdir(path) if _LEVELDB_FILE.fullmatch(name))
+    if found:
+        raise LevelDBError(
+            f"LevelDB store {path} holds LevelDB files ({', '.join(found[:4])}"
+            f"{', ...' if len(found) > 4 else ''}) but no CURRENT file; opening it would start "
+            f"an empty database and delete them, so nothing was changed: {_repair_advice(path)}"
+        )
+
+
 _OPEN: dict[str, _Shared] = {}
 _LOCK = threading.Lock()
 
@@ -86,6 +118,7 @@ def _open_db(path: str) -> _Shared:
         if entry is None:
             try:
                 os.makedirs(path, exist_ok=True)
+                _refuse_headless(path)
                 db = plyvel.DB(path, **_DB_OPTIONS)
             except plyvel.IOError as exc:
                 if "lock" in str(exc).lower():
