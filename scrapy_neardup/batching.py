@@ -2,10 +2,9 @@
 
 A shared store (Redis) takes a batch in one round trip (``Detector.start_many``): the batch is
 sent, the next one is fingerprinted while the server works on it, and only then is the answer
-read; the batch's duplicates go out with the next batch. One thread does it all (a thread
-fingerprinting ahead measured the same: 2,264 against 2,317 documents/s, medians of four
-interleaved runs of 4,000 documents). A local store (LevelDB) does its work when the batch is
-handed to it.
+read; the batch's duplicates go out with the next batch. One thread does it all: a second
+thread fingerprinting ahead would only take turns with it at the GIL. A local store
+(LevelDB) does its work when the batch is handed to it.
 """
 
 from __future__ import annotations
