@@ -160,10 +160,9 @@ def has_content(word: str) -> bool:
 
 
 # Words of the IDF table looked up one by one (the most frequent: lowest IDF). On news text
-# they are about 83% of the distinct words; the rest are rare words, whose IDF lies in a
-# narrow band at the top of the table, so they share one weight: the band's median. Looking
-# every word up in the full table costs a cache miss per step of a binary search, which
-# made weighting the slowest part of fingerprinting.
+# they are most of the distinct words; the rest are rare words, whose IDF lies in a narrow
+# band at the top of the table, so they share one weight: the band's median. Looking every
+# word up in the full table would cost a cache miss per step of a binary search.
 COMMON_WORDS = 50_000
 
 
@@ -352,12 +351,10 @@ class Fingerprinter:
         """The text the SimHash is computed on: the longest sentences, in their order.
 
         Banners, source and editor lines and promotions are short, and cuts take the end; the
-        longest sentences carry the story. On our reprint benchmark the fewer of them, the more
-        reprints fall within distance k (SimHash alone, at 100% precision: 28% of reprints with
-        the 10 longest, 38% with 5, 41% with 4, 46% with 3, 53% with 2; 22% with every sentence
-        in an earlier build; the combined detector's figures do not move). Three keep the
-        SimHash a summary of the story rather than of one sentence (nshash's part), and
-        tokenising 3 instead of 5 costs about a fifth less of a fingerprint.
+        longest sentences carry the story. The fewer of them, the more reprints fall within
+        distance k (figures in benchmarks/README.md). Three keep the SimHash a summary of the
+        story rather than of one sentence (nshash's part), and tokenising few sentences keeps
+        a fingerprint cheap.
         """
         limit = self.recipe.simhash_sentences
         if not limit or len(sentences) <= limit:
