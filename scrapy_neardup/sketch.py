@@ -64,9 +64,8 @@ def _distinct_by_top(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 # A sketch key keeps 40 bits of its shingle's hash: the 32 bits a sketch stores are small
 # for the smallest hashes (about 2**32 / distinct shingles), so keys of those bits alone
-# collide by chance between unrelated documents, in proportion to the documents stored
-# (about 0.3 chance candidates a lookup at a million on the speed benchmark); the low bits
-# are as random as any.
+# collide by chance between unrelated documents, in proportion to the documents stored; the
+# low bits are as random as any.
 SKETCH_KEY_BITS = 40
 
 
