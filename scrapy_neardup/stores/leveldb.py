@@ -9,9 +9,9 @@ Layout inside a namespace (all integers big-endian, so prefix scans come out in 
 
 A new document writes only its record (and its pending mark): ids grow, so LevelDB's files
 hold disjoint runs of records and compaction moves them instead of merging them again and
-again, as it did while every write also put a counter and a time-index key (4x the
-compaction work). At open the last id is the larger of ``n`` and the highest record or
-pending id; ``n`` is written with each removal, so an id is never given out twice. Ids
+again, as any extra key written per document (a counter, a time index) would make it do.
+At open the last id is the larger of ``n`` and the highest record or pending id; ``n`` is
+written with each removal, so an id is never given out twice. Ids
 follow arrival order, so purging old documents reads records from the lowest id on.
 
 The buckets (sentence hash or SimHash table key -> documents) are held in memory
@@ -142,7 +142,7 @@ def index_path(db_path: str, prefix: bytes) -> str:
 
 def _save_indexes(path: str, entry: _Shared) -> None:
     """Save each changed bucket index with the last id it covers; a failure costs a refiling
-    at open. An unchanged one is not written again (256 MB at 1M documents)."""
+    at open. An unchanged one, large as it is, is not written again."""
     for prefix, index in entry.indexes.items():
         if not index.unsaved and index.last_id == entry.last_ids[prefix][0]:
             continue
@@ -223,7 +223,7 @@ class LevelDBStore(LocalStore):
             record = DocRecord.from_bytes(data)
             index.add(self.buckets_of(record), record.doc_id)
             filed += 1
-        if filed:  # a run that did not close the store (about 24 s per million documents)
+        if filed:  # a run that did not close the store: say why opening took long
             logger.info(
                 "%s: filed %d documents written after the saved bucket index in %.1f s",
                 self.describe(), filed, time.perf_counter() - started,
