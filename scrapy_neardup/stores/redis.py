@@ -61,8 +61,8 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "socket_connect_timeout": 5,
     "retry_on_timeout": True,
     "health_check_interval": 30,
-    # One connection per store, kept: no pool checkout and release around every call (about
-    # 15% of a check's client CPU); calls from several threads take turns on it.
+    # One connection per store, kept: no pool checkout and release around every call, a
+    # noticeable part of a check's client CPU; calls from several threads take turns on it.
     "single_connection_client": True,
 }
 
