@@ -45,8 +45,19 @@ def settings_read_outside_config() -> set[str]:
 
 
 def environment_variables() -> set[str]:
-    """``NEARDUP_*`` environment variables that CI exports (not settings, but named in the docs)."""
-    return set(re.findall(r"^export (NEARDUP_\w+)=", (ROOT / ".ci" / "run").read_text(), flags=re.M))
+    """``NEARDUP_*`` environment variables listed under "Environment variables" in docs/settings.md."""
+    text = SETTINGS_DOC.read_text(encoding="utf-8").split("\n## Environment variables\n", 1)
+    assert len(text) == 2, "docs/settings.md has no '## Environment variables' section"
+    return set(re.findall(r"^\| `(NEARDUP_\w+)` \|", text[1], flags=re.M))
+
+
+def test_documented_environment_variables_are_read() -> None:
+    readers = [*(ROOT / "scrapy_neardup").rglob("*.py"), *(ROOT / "tests").glob("*.py"), ROOT / ".ci" / "run"]
+    sources = "\n".join(path.read_text(encoding="utf-8") for path in readers if path.name != "test_docs.py")
+    unread = sorted(
+        name for name in environment_variables() if f'"{name}"' not in sources and f"{name}=" not in sources
+    )
+    assert not unread, f"docs/settings.md lists environment variables nothing reads: {unread}"
 
 
 def test_every_setting_is_documented_once() -> None:
@@ -70,14 +81,18 @@ def test_documented_default_is_the_real_one(name: str) -> None:
         assert field.default_factory is not dataclasses.MISSING, f"{name}: write its default as a literal"
         return
     real = field.default if field.default is not dataclasses.MISSING else field.default_factory()
-    assert ast.literal_eval(literal.group(1)) == real, f"{name}: docs say {literal.group(1)}, config.py {real!r}"
+    documented = ast.literal_eval(literal.group(1))
+    assert documented == real, f"{name}: docs say {literal.group(1)}, config.py {real!r}"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_setting_names_exist(page: Path) -> None:
     known = set(config.SETTINGS) | set(config.OTHER_SETTINGS) | environment_variables()
     unknown = sorted(set(SETTING_NAME.findall(page.read_text(encoding="utf-8"))) - known)
-    assert not unknown, f"{page.relative_to(ROOT)} names settings config.py does not have: {unknown}"
+    assert not unknown, (
+        f"{page.relative_to(ROOT)} names {unknown}, neither a setting of config.py nor an environment "
+        "variable listed in docs/settings.md"
+    )
 
 
 def anchors(page: Path) -> set[str]:
