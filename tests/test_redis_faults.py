@@ -1,14 +1,15 @@
 """The redis:// store when things are wrong, against real redis-server processes: passwords
-never shown, whatever form the URI gives them in."""
+never shown, whatever form the URI gives them in; a store that cannot be opened says why."""
 
 from __future__ import annotations
 
 import json
 import logging
+import socket
 from urllib.parse import quote
 
 import pytest
-from redis_server import start_redis
+from redis_server import free_port, start_redis
 from scrapy.settings import Settings
 from test_pipeline import make_pipeline
 
@@ -120,3 +121,47 @@ def test_redis_params_that_are_not_a_dict_are_not_echoed():
     with pytest.raises(ValueError) as error:
         NearDupConfig.from_settings(Settings({"NEARDUP_REDIS_PARAMS": '{"password": "s3cr#t/x?y@z%"'}))
     assert "NEARDUP_REDIS_PARAMS" in str(error.value) and _shows_no_password(str(error.value))
+
+
+def _refusal(uri: str, capsys, **options) -> str:
+    """The message of a store that cannot be opened, checked to be the CLI's too."""
+    with pytest.raises(StoreError) as refused:
+        open_store(uri, retries=0, **options)
+    message = str(refused.value)
+    if not options:
+        assert main(["info", "--store", uri]) == 2
+        assert message in capsys.readouterr().err
+    assert "bad Redis store URI" not in message and _shows_no_password(message), message
+    return message
+
+
+def test_a_refused_connection_names_the_address(capsys):
+    port = free_port()
+    message = _refusal(f"redis://:{quote(SECRET, safe='')}@127.0.0.1:{port}/0", capsys)
+    assert f"connection refused by 127.0.0.1:{port}" in message
+
+
+def test_a_wrong_or_missing_password_says_so(secured, capsys):
+    host = f"127.0.0.1:{secured.port}"
+    message = _refusal(f"redis://:{quote(WRONG, safe='')}@{host}/0", capsys)
+    assert f"authentication failed at {host}: wrong password" in message
+    assert f"{host} requires a password, and the URI gives none" in _refusal(f"redis://{host}/0", capsys)
+
+
+def test_an_unknown_host_a_missing_socket_and_a_missing_db_are_named(secured, capsys):
+    encoded = quote(SECRET, safe="")
+    assert "unknown host 'nosuchhost.invalid'" in _refusal(f"redis://:{encoded}@nosuchhost.invalid:6379/0", capsys)
+    missing = f"{secured.socket}.gone"
+    assert f"no Unix socket at {missing}" in _refusal(f"unix://{missing}?password={encoded}", capsys)
+    host = f"127.0.0.1:{secured.port}"
+    assert f"{host} has no such db" in _refusal(f"redis://:{encoded}@{host}/99", capsys)
+
+
+def test_a_server_that_never_answers_times_out_with_the_timeouts_named(capsys):
+    with socket.socket() as silent:  # accepts connections (the kernel does) and says nothing
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        params = {"socket_timeout": 0.5, "socket_connect_timeout": 0.5}
+        message = _refusal(f"redis://:{quote(SECRET, safe='')}@127.0.0.1:{port}/0", capsys, redis_params=params)
+    assert f"no answer from 127.0.0.1:{port} in time (socket_connect_timeout 0.5 s, socket_timeout 0.5 s)" in message

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 import os
+import socket
+import ssl
 import threading
 import time
 from collections import OrderedDict
@@ -26,8 +28,10 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 import redis
 import xxhash
 from redis.backoff import ExponentialBackoff
+from redis.connection import parse_url
+from redis.exceptions import AuthenticationError, BusyLoadingError, NoPermissionError, OutOfMemoryError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import ReadOnlyError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
@@ -113,6 +117,68 @@ def _secrets(uri: str) -> list[str]:
     return sorted(found - {""}, key=len, reverse=True)
 
 
+def _scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _address(uri: str) -> str:
+    """host:port, or the socket path, that ``uri`` connects to (as redis-py reads it)."""
+    options = parse_url(uri)
+    return options.get("path") or f"{options.get('host', 'localhost')}:{options.get('port', 6379)}"
+
+
+# What an error (or an error it arose from) means, checked in this order; {said} is the
+# error's own text without passwords.
+_CAUSES: list[tuple[type[BaseException], str]] = [
+    (NoPermissionError, "the user lacks a permission the store needs at {address} ({said})"),
+    (BusyLoadingError, "{address} is still loading its data after a restart; try again when it is done"),
+    (ReadOnlyError, "{address} is a read-only replica: point the URI at the primary ({said})"),
+    (OutOfMemoryError, "{address} is full (maxmemory reached): raise maxmemory or purge old documents ({said})"),
+    (socket.gaierror, "unknown host {host!r} ({said})"),
+    (ConnectionRefusedError, "connection refused by {address}: no Redis server listens there"),
+    (FileNotFoundError, "no Unix socket at {address}: no Redis server listens there"),
+    (PermissionError, "no permission to use {address}"),
+    (ssl.SSLError, "TLS failed with {address} ({said}): is it a TLS port, and are the certificates right?"),
+    (
+        RedisTimeoutError,
+        "no answer from {address} in time (socket_connect_timeout {connect_timeout} s, socket_timeout "
+        "{timeout} s): the host is down or unreachable (a firewall?), or it is not a Redis server{tls}",
+    ),
+    (socket.timeout, "no answer from {address} within socket_timeout {timeout} s{tls}"),
+]
+
+
+def _cause(exc: BaseException, uri: str, params: dict[str, Any]) -> str:
+    """What a failed Redis call means, in words a user can act on; the address, no password."""
+    address, secrets = _address(uri), _secrets(uri)
+    said = _scrub(str(exc), secrets)
+    if isinstance(exc, AuthenticationError):
+        if not (secrets or params.get("password")):
+            return f"{address} requires a password, and the URI gives none"
+        return f"authentication failed at {address}: wrong password or user ({said})"
+    if isinstance(exc, ResponseError) and "DB index is out of range" in said:
+        return f"{address} has no such db (raise 'databases' in its configuration or use a lower db)"
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in chain:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    for kind, template in _CAUSES:
+        for link in chain:
+            if isinstance(link, kind):
+                return template.format(
+                    address=address,
+                    host=address.rsplit(":", 1)[0],
+                    said=_scrub(getattr(link, "strerror", None) or str(link), secrets),
+                    connect_timeout=params.get("socket_connect_timeout"),
+                    timeout=params.get("socket_timeout"),
+                    tls=" (for rediss://: not a TLS port)" if uri.startswith("rediss") else "",
+                )
+    return f"{address}: {said}"
+
+
 def _member(doc_id: int) -> bytes:
     return doc_id.to_bytes(8, "big")
 
@@ -177,10 +243,17 @@ class RedisStore(Store):
                 "a raw '#', '/', '?' or '@': write them percent-encoded (%23, %2F, %3F, %40, and "
                 "'%' as %25), or give the password in NEARDUP_REDIS_PARAMS ({'password': ...})"
             )
+        self._params = {**DEFAULT_PARAMS, **(redis_params or {})}
         try:
-            self.client = get_redis(uri, {"retries": retries, **(redis_params or {})})
-        except (ValueError, RedisError) as exc:
-            raise StoreUnavailable(f"bad Redis store URI {redact(uri)}: {self._scrub(exc)}") from exc
+            parse_url(uri)
+        except ValueError as exc:
+            raise StoreUnavailable(f"bad Redis store URI {redact(uri)}: {_scrub(str(exc), self._secrets)}") from exc
+        try:
+            self.client = get_redis(uri, {"retries": retries, **self._params})
+        except TypeError as exc:  # a name redis.Redis does not take
+            raise StoreUnavailable(f"bad Redis client parameter in NEARDUP_REDIS_PARAMS or the URI: {exc}") from exc
+        except RedisError as exc:  # the client connects as it is made
+            raise StoreUnavailable(f"cannot open the Redis store {redact(uri)}: {self._cause(exc)}") from exc
         self._check_and_add = self.client.register_script(CHECK_AND_ADD)
         self._check_and_add_many = self.client.register_script(CHECK_AND_ADD_MANY)
         self._commit = self.client.register_script(COMMIT)
@@ -190,10 +263,7 @@ class RedisStore(Store):
             self.client.ping()
         except RedisError as exc:
             self.client.close()
-            raise StoreUnavailable(
-                f"cannot reach the Redis store {redact(uri)}: {self._scrub(exc)}; "
-                "check that redis-server runs there and that the URI, password and db are right"
-            ) from exc
+            raise StoreUnavailable(f"cannot open the Redis store {redact(uri)}: {self._cause(exc)}") from exc
 
     def _set_ttl(self, ttl: float | None) -> None:
         self.ttl = float(ttl) if ttl else None
@@ -203,11 +273,8 @@ class RedisStore(Store):
 
     # -- errors ---------------------------------------------------------------------------
 
-    def _scrub(self, exc: BaseException) -> str:
-        text = str(exc)
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+    def _cause(self, exc: BaseException) -> str:
+        return _cause(exc, self.uri, self._params)
 
     def _after_fork(self) -> None:
         """A forked child opens its own connection and takes its own client id for retries."""
@@ -231,12 +298,9 @@ class RedisStore(Store):
         try:
             return fn(*args, **kwargs)
         except (RedisConnectionError, RedisTimeoutError) as exc:
-            raise StoreUnavailable(
-                f"lost the Redis store {redact(self.uri)} (namespace {self.namespace!r}) "
-                f"after retrying: {self._scrub(exc)}"
-            ) from exc
+            raise StoreUnavailable(f"lost the Redis store {self.describe()} after retrying: {self._cause(exc)}") from exc
         except RedisError as exc:
-            raise StoreError(f"Redis store {redact(self.uri)} failed: {self._scrub(exc)}") from exc
+            raise StoreError(f"Redis store {self.describe()} failed: {self._cause(exc)}") from exc
 
     def describe(self) -> str:
         return f"{redact(self.uri)} (namespace {self.namespace!r})"
