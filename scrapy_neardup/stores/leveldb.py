@@ -25,12 +25,14 @@ either all or none of it.
 
 from __future__ import annotations
 
+import errno
+import functools
 import logging
 import os
 import re
 import threading
 import time
-from typing import Iterable
+from typing import Callable, Iterable, TypeVar
 
 import xxhash
 
@@ -46,6 +48,10 @@ except ImportError as exc:  # pragma: no cover - plyvel is a core dependency
 else:
     _PLYVEL_ERROR = None
 
+# What a read or write of the files can raise: plyvel's errors (IOError, CorruptionError...),
+# and the OS's while the bucket index is saved or loaded.
+_FAILURES: tuple[type[BaseException], ...] = (plyvel.Error, OSError) if plyvel else (OSError,)
+
 logger = logging.getLogger(__name__)
 
 _ID = 8
@@ -56,6 +62,11 @@ _DB_OPTIONS = dict(
     lru_cache_size=64 << 20,
     write_buffer_size=32 << 20,
 )
+# Reads check each block's checksum as it comes from the file, so a garbled table is an error
+# rather than records read wrong (blocks already in the cache are not read again). Not
+# paranoid_checks: it also refuses to open a database whose log ends in a torn write, which
+# is what a killed run leaves.
+_VERIFY = True
 
 
 class _Shared:
@@ -83,6 +94,44 @@ def _repair_advice(path: str) -> str:
         f"python -c \"import plyvel; plyvel.repair_db({path!r})\" (repair keeps every readable "
         "record) and open it again"
     )
+
+
+def _detail(exc: BaseException) -> str:
+    """plyvel's message (bytes) as text."""
+    message = exc.args[0] if exc.args else ""
+    return message.decode("utf-8", "replace") if isinstance(message, bytes) else str(exc)
+
+
+def _failure(path: str, exc: BaseException) -> LevelDBError:
+    """The store's own error for a failed read or write of the files at ``path``."""
+    detail = _detail(exc)
+    if getattr(exc, "errno", None) == errno.ENOSPC or "No space left" in detail:
+        return LevelDBError(
+            f"no space left on the device holding the store at {path}: free space there and "
+            "run again; what was stored before is kept"
+        )
+    if isinstance(exc, plyvel.CorruptionError) or "Corruption" in detail:
+        return LevelDBError(f"LevelDB store {path} is damaged ({detail}): {_repair_advice(path)}")
+    return LevelDBError(
+        f"cannot read or write LevelDB store {path} ({detail}): check the disk and the folder's "
+        f"permissions; if its files are damaged, {_repair_advice(path)}"
+    )
+
+
+Method = TypeVar("Method", bound=Callable)
+
+
+def _guarded(method: Method) -> Method:
+    """Raise the store's own error, naming its folder, for plyvel's and the OS's."""
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except _FAILURES as exc:
+            raise _failure(self.path, exc) from exc
+
+    return guarded  # type: ignore[return-value]
 
 
 def _refuse_headless(path: str) -> None:
@@ -120,16 +169,15 @@ def _open_db(path: str) -> _Shared:
                 os.makedirs(path, exist_ok=True)
                 _refuse_headless(path)
                 db = plyvel.DB(path, **_DB_OPTIONS)
-            except plyvel.IOError as exc:
-                if "lock" in str(exc).lower():
+            except _FAILURES as exc:
+                if "IO error: lock " in _detail(exc):
                     raise StoreUnavailable(
                         f"LevelDB store {path} is held by another process (LevelDB allows one "
-                        "process at a time); stop that process, use another NEARDUP_STORE path, "
-                        "or use a redis:// store for crawls that run in several processes"
+                        "process at a time); stop that process, use another store path "
+                        "(NEARDUP_STORE, or --store of the neardup command), or use a redis:// "
+                        "store for crawls that run in several processes"
                     ) from exc
-                raise StoreUnavailable(f"cannot open LevelDB store {path}: {exc}") from exc
-            except (plyvel.Error, OSError) as exc:
-                raise StoreUnavailable(f"cannot open LevelDB store {path}: {exc}") from exc
+                raise _failure(path, exc) from exc
             entry = _OPEN[path] = _Shared(db)
         entry.users += 1
         return entry
@@ -149,8 +197,11 @@ def _save_indexes(path: str, entry: _Shared) -> None:
         index.last_id = entry.last_ids[prefix][0]
         try:
             index.save(index_path(path, prefix))
-        except OSError:
-            pass
+        except OSError as exc:
+            logger.warning(
+                "LevelDB store %s: bucket index not saved (%s); the next open files the documents "
+                "again from their records", path, exc,
+            )
 
 
 def _save_counters(entry: _Shared) -> None:
@@ -159,7 +210,7 @@ def _save_counters(entry: _Shared) -> None:
         try:
             entry.db.put(prefix + b"n", _u64(last[0]))
         except plyvel.Error:
-            pass
+            pass  # the next open finds the last id from the records and reservations
 
 
 def _close_db(path: str) -> None:
@@ -184,6 +235,13 @@ class LevelDBStore(LocalStore):
         self.uri = uri or f"leveldb://{self.path}"
         self.namespace = namespace
         self._shared = _open_db(self.path)
+        try:
+            self._attach(namespace)
+        except BaseException:
+            _close_db(self.path)
+            raise
+
+    def _attach(self, namespace: str) -> None:
         prefix = b"ns:" + namespace.encode("utf-8") + b"\x00"
         self._db = self._shared.db.prefixed_db(prefix)
         # Record reads go to the DB itself with the prefix spelled out: a get through the
@@ -203,23 +261,28 @@ class LevelDBStore(LocalStore):
         self._index = self._shared.indexes[self._prefix]
         self._drop_stale_reservations()
 
+    @_guarded
     def _highest_id(self) -> int:
         """The last id given out: the saved counter, or a later record or reservation."""
-        saved = self._db.get(b"n")
+        saved = self._db.get(b"n", verify_checksums=_VERIFY)
         ids = [int.from_bytes(saved, "big") if saved else 0]
         for family in (b"d", b"p"):
-            for key in self._db.iterator(prefix=family, reverse=True, include_value=False):
+            for key in self._db.iterator(
+                prefix=family, reverse=True, include_value=False, verify_checksums=_VERIFY
+            ):
                 ids.append(int.from_bytes(key[1:], "big"))
                 break
         return max(ids)
 
+    @_guarded
     def _load_index(self) -> BucketIndex:
         """The saved index, with the documents written after it filed again from their records."""
         index = BucketIndex.load(index_path(self.path, self._prefix))
         if index is None or index.last_id > self._last[0]:
             index = BucketIndex()  # none, damaged, or newer than the records: file them all
         started, filed = time.perf_counter(), 0
-        for _, data in self._db.iterator(start=b"d" + _u64(index.last_id + 1), stop=b"e"):
+        recent = self._db.iterator(start=b"d" + _u64(index.last_id + 1), stop=b"e", verify_checksums=_VERIFY)
+        for _, data in recent:
             record = DocRecord.from_bytes(data)
             index.add(self.buckets_of(record), record.doc_id)
             filed += 1
@@ -231,16 +294,19 @@ class LevelDBStore(LocalStore):
         index.last_id = self._last[0]
         return index
 
+    @_guarded
     def _drop_stale_reservations(self) -> None:
         """Pending documents of a run that died before its items were stored are not real."""
         if self._shared.users > 1:
             return  # another spider of this process shares the DB: its reservations are live
-        for key, _ in self._db.iterator(prefix=b"p"):
+        for key, _ in self._db.iterator(prefix=b"p", verify_checksums=_VERIFY):
             self.remove(int.from_bytes(key[1:], "big"))
 
+    @_guarded
     def _read_meta(self) -> dict | None:
-        return decode_meta(self._db.get(b"m"))
+        return decode_meta(self._db.get(b"m", verify_checksums=_VERIFY))
 
+    @_guarded
     def _write_meta(self, meta: dict) -> None:
         self._db.put(b"m", encode_meta(meta))
 
@@ -250,15 +316,17 @@ class LevelDBStore(LocalStore):
     def _members_of(self, buckets: list[bytes], limit: int) -> list[list[int]]:
         return self._index.members_each(buckets, limit)
 
+    @_guarded
     def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]:
         get, prefix = self._get, self._doc_prefix
-        found = [get(prefix + _u64(doc_id)) for doc_id in doc_ids]
+        found = [get(prefix + _u64(doc_id), verify_checksums=_VERIFY) for doc_id in doc_ids]
         return [DocRecord.from_bytes(data) for data in found if data is not None]
 
     def _next_id(self) -> int:
         self._last[0] += 1
         return self._last[0]
 
+    @_guarded
     def _save(self, record: DocRecord, buckets: list[bytes]) -> None:
         """Write a new document and file it under ``buckets``.
 
@@ -271,6 +339,7 @@ class LevelDBStore(LocalStore):
                 batch.put(b"p" + doc, b"")
         self._index.add(buckets, record.doc_id)
 
+    @_guarded
     def commit(self, doc_id: int) -> None:
         """Only the record and the pending mark change: a new document's write has no delete."""
         record = self.get(doc_id)
@@ -281,6 +350,7 @@ class LevelDBStore(LocalStore):
                 batch.put(b"d" + doc, record.to_bytes())
                 batch.delete(b"p" + doc)
 
+    @_guarded
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None:
         doc = _u64(record.doc_id)
         with self._db.write_batch() as batch:
@@ -289,11 +359,12 @@ class LevelDBStore(LocalStore):
             batch.put(b"n", _u64(self._last[0]))  # the removed id may have been the highest
         self._index.remove(buckets, record.doc_id)
 
+    @_guarded
     def purge(self, older_than: float) -> int:
         """Remove the documents stored before ``older_than``: from the oldest id on, up to the
         first one stored at or after it (ids follow arrival order)."""
         old = []
-        for _, data in self._db.iterator(prefix=b"d"):
+        for _, data in self._db.iterator(prefix=b"d", verify_checksums=_VERIFY):
             if DocRecord.time_of(data) >= older_than:
                 break
             old.append(DocRecord.from_bytes(data))
@@ -301,9 +372,12 @@ class LevelDBStore(LocalStore):
             self._delete(record, self.buckets_of(record))
         return len(old)
 
+    @_guarded
     def count(self) -> int:
-        return sum(1 for _ in self._db.iterator(prefix=b"d", include_value=False))
+        keys = self._db.iterator(prefix=b"d", include_value=False, verify_checksums=_VERIFY)
+        return sum(1 for _ in keys)
 
+    @_guarded
     def compact(self) -> None:
         """Compact the DB and save the bucket indexes now (as close does): for backups and
         for measuring the size on disk."""
