@@ -62,9 +62,8 @@ _DB_OPTIONS = dict(
     lru_cache_size=64 << 20,
     write_buffer_size=32 << 20,
 )
-# Reads check each block's checksum as it comes from the file, so a garbled table is an error
-# rather than records read wrong (blocks already in the cache are not read again). Not
-# paranoid_checks: it also refuses to open a database whose log ends in a torn write, which
+# Reads check block checksums, so a garbled table is an error rather than records read wrong.
+# Not paranoid_checks: it also refuses to open a database whose log ends in a torn write, which
 # is what a killed run leaves.
 _VERIFY = True
 
