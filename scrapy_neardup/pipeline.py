@@ -19,6 +19,7 @@ from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from .config import NearDupConfig, unknown_settings
 from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
+from .record import content_key
 from .stores import Store, StoreError, StoreFormatError, open_store, redact
 from .text import get_tokenizer
 from .workers import ERROR, NO_TEXT, Prepared, Preparer, WorkerDied, WorkerPool, can_pickle_extractor
@@ -121,7 +122,6 @@ class NearDupPipeline:
         self._tail: Any = None  # Deferred fired when the last check in arrival order is done
         self._retry_lock: Any = None  # one page at a time after a worker died
         self._told: set[Any] = set()
-        self._seq = 0
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "NearDupPipeline":
@@ -281,7 +281,7 @@ class NearDupPipeline:
                 cap,
             )
             return item
-        key = self._key(adapter)
+        key = self._key(adapter, source)
         if self.pool is None:
             prepared = self.preparer(source, is_html)
             verdict = self._judge(adapter, key, prepared)
@@ -508,11 +508,11 @@ class NearDupPipeline:
             type(value).__name__,
         )
 
-    def _key(self, adapter: ItemAdapter) -> str:
+    def _key(self, adapter: ItemAdapter, source: str | bytes) -> str:
+        """The key field, else a key derived from the content (see :func:`.record.content_key`)."""
         value = adapter.get(self.config.key_field)
         if value is None or value == "":
-            self._seq += 1
-            return f"{self.crawler.spider.name}:item-{self._seq}"
+            return content_key(source)
         return value if isinstance(value, str) else str(value)
 
     def _describe(self, adapter: ItemAdapter) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from dataclasses import dataclass, field
 
@@ -66,3 +67,20 @@ def clip_key(key: str, limit: int = 2000) -> str:
     if len(encoded) <= limit:
         return key
     return encoded[:limit].decode("utf-8", errors="ignore")
+
+
+def content_key(text: str | bytes) -> str:
+    """The key of a record that has none: ``text:`` and a 128-bit BLAKE2b hash of its content.
+
+    Text is hashed after normalisation, bytes (an undecoded page) as they are. The same
+    content gives the same key in every run and every process, and different content a
+    different key, so a reprint is never taken for "the same document" because it came at
+    the position an earlier record had (numbered keys repeat between runs).
+    """
+    if isinstance(text, str):
+        from .text import normalize
+
+        data = normalize(text).encode("utf-8", "surrogatepass")
+    else:
+        data = bytes(text)
+    return "text:" + hashlib.blake2b(data, digest_size=16).hexdigest()

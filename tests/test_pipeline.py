@@ -20,7 +20,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_neardup import Addon, Detector, NearDupPipeline, NearDuplicateItem, open_store
 from scrapy_neardup.addon import NearDupLogFormatter
 from scrapy_neardup.pipeline import _SHARED
-from scrapy_neardup.record import COMMITTED, PENDING
+from scrapy_neardup.record import COMMITTED, PENDING, content_key
 
 _names = itertools.count()
 TEXT = "\n".join(STORIES["metro"][1])
@@ -242,13 +242,34 @@ async def test_tag_mode_writes_the_configured_fields():
 
 
 @deferred_f_from_coro_f
-async def test_item_without_key_gets_a_generated_one():
+async def test_item_without_key_gets_a_key_from_its_content():
     pipeline = make_pipeline(NEARDUP_ACTION="tag")
     first = await pipeline.process_item({"text": TEXT})
     pipeline.item_scraped(first)
     copy = await pipeline.process_item({"text": REPRINT})
-    assert copy["duplicate_of"] == "unit:item-1" and first["duplicate_of"] is None
+    assert copy["duplicate_of"] == content_key(TEXT) and first["duplicate_of"] is None
     pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_keyless_reprint_in_a_later_run_is_not_taken_for_the_original(tmp_path):
+    """Run 1 keeps a key-less story; run 2 meets its reprint first, at the same position."""
+    store = f"leveldb://{tmp_path}"
+    first_run = make_pipeline(NEARDUP_STORE=store, NEARDUP_NAMESPACE="runs")
+    original = await first_run.process_item({"text": TEXT})
+    first_run.item_scraped(original)
+    first_run.close_spider()
+
+    second_run = make_pipeline(NEARDUP_STORE=store, NEARDUP_NAMESPACE="runs")
+    with pytest.raises(NearDuplicateItem, match=content_key(TEXT)):
+        await second_run.process_item({"text": REPRINT})
+    again = await second_run.process_item({"text": f"  {TEXT[0]}\u200b{TEXT[1:]}\n"})  # the same normalised text
+    second_run.item_scraped(again)
+    assert neardup_stats(second_run) == {
+        "neardup/items": 2, "neardup/duplicate": 1, "neardup/dropped": 1, "neardup/unique": 1,
+        **{k: v for k, v in neardup_stats(second_run).items() if k.startswith("neardup/match/")},
+    }
+    second_run.close_spider()
 
 
 @deferred_f_from_coro_f
