@@ -9,7 +9,7 @@ from scrapy.logformatter import LogFormatter
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
-PIPELINE_PATH = "scrapy_neardup.pipeline.NearDupPipeline"
+PIPELINE_PATH = "scrapy_neardup.NearDupPipeline"  # the one documented path
 # Before typical storage pipelines (300 and up in Scrapy's examples), after cleaning ones.
 PIPELINE_PRIORITY = 200
 _DEFAULT_LOG_FORMATTER = "scrapy.logformatter.LogFormatter"

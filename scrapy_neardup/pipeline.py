@@ -1,9 +1,9 @@
 """NearDupPipeline: the Scrapy wiring around :class:`~scrapy_neardup.detector.Detector`.
 
-Each item is judged as it arrives: its fingerprint is filed as a *pending* reservation, so
-a copy arriving a moment later is already caught. The reservation is committed only when
-the item has passed every pipeline (``item_scraped``); an item that a later pipeline drops,
-or that fails, is released again, so its reprints are not lost.
+Each item is judged as it arrives; a unique one holds a reservation
+(:class:`~scrapy_neardup.reservations.Reservations`) that Scrapy's signals commit
+(``item_scraped``) or release (``item_dropped``, ``item_error``). With worker processes,
+the :class:`~scrapy_neardup.workers.WorkerPool` prepares pages and keeps them in arrival order.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from .config import NearDupConfig, unknown_settings
 from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
 from .record import content_key
+from .reservations import Reservations, Waiting
 from .stores import Store, StoreError, StoreFormatError, open_store, redact
 from .text import get_tokenizer
-from .workers import ERROR, NO_TEXT, Prepared, Preparer, WorkerDied, WorkerPool, can_pickle_extractor
+from .workers import ERROR, NO_TEXT, Prepared, Preparer, WorkerPool, can_pickle_extractor
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,8 @@ class NearDupStoreError(RuntimeError):
 
 
 class _SharedStore:
-    """One open store per (URI, namespace) in a process, with its pending reservations.
+    """One open store per (URI, namespace) in a process, with the copies waiting on its
+    pending documents.
 
     Two spiders on one LevelDB must use one store object: document ids come from it.
     """
@@ -67,12 +69,7 @@ class _SharedStore:
         self.key = key
         self.store = store
         self.users = 0
-        self.waiters: dict[int, list[Any]] = {}  # pending doc id -> Deferreds of items waiting on it
-
-    def resolve(self, doc_id: int, committed: bool) -> None:
-        for waiter in self.waiters.pop(doc_id, []):
-            if not waiter.called:
-                waiter.callback(committed)
+        self.waiting: Waiting = {}
 
 
 _SHARED: dict[tuple[str, str], _SharedStore] = {}
@@ -115,12 +112,9 @@ class NearDupPipeline:
         self.detector: Detector | None = None
         self.preparer: Preparer | None = None
         self.pool: WorkerPool | None = None
+        self.reservations: Reservations | None = None
         self._shared: _SharedStore | None = None
         self._store_uri = ""
-        self._reserved: dict[int, tuple[Any, Verdict]] = {}  # id(item) -> (item, verdict)
-        self._reserved_keys: dict[str, int] = {}  # key -> id(item), when a pipeline swaps the item
-        self._tail: Any = None  # Deferred fired when the last check in arrival order is done
-        self._retry_lock: Any = None  # one page at a time after a worker died
         self._told: set[Any] = set()
 
     @classmethod
@@ -181,11 +175,11 @@ class NearDupPipeline:
                 self._inc("purged", self.detector.purge())
             except StoreError as exc:
                 self._once("purge", logging.WARNING, "Could not purge old documents: %s", exc)
+        self.reservations = Reservations(
+            self.detector.commit, self.detector.release, config.key_field, self._shared.waiting, self._store_failed
+        )
         if config.workers:
-            from twisted.internet.defer import DeferredLock
-
             self.pool = WorkerPool(config.workers, recipe, config.extractor, config.worker_niceness)
-            self._retry_lock = DeferredLock()
         logger.info(
             "scrapy-neardup: store %s (namespace %r), action %s, nshash n=%d, SimHash distance <= %d, "
             "containment >= %.2f, min %d chars, time window %s, tokenizer %s, %s",
@@ -219,10 +213,9 @@ class NearDupPipeline:
         if self.pool is not None:
             self.pool.close()
             self.pool = None
-        left = list(self._reserved.values())
-        for item, verdict in left:
-            self._release(item, verdict)
+        left = self.reservations.release_all() if self.reservations is not None else []
         if left:
+            self._inc("released", len(left))
             logger.warning(
                 "scrapy-neardup released %d reservations whose items were neither scraped nor dropped "
                 "(did a later pipeline return a new item without the %r field?)",
@@ -286,47 +279,14 @@ class NearDupPipeline:
             prepared = self.preparer(source, is_html)
             verdict = self._judge(adapter, key, prepared)
         else:
-            prepared, verdict = await self._judge_in_order(adapter, key, source, is_html)
+            prepared, verdict = await self.pool.in_order(
+                source, is_html, lambda prepared: (prepared, self._judge(adapter, key, prepared))
+            )
         if verdict is not None and verdict.status == DUPLICATE:
-            verdict = await self._settle(adapter, key, prepared, verdict)
+            verdict = await self.reservations.settle(verdict, lambda: self._lookup(item, key, prepared))
         if verdict is None or verdict.status == SHORT:
             return item
         return self._act(item, adapter, verdict)
-
-    async def _judge_in_order(
-        self, adapter: ItemAdapter, key: str, source: Any, is_html: bool
-    ) -> tuple[Prepared, Verdict | None]:
-        """Fingerprint in a worker; check in this thread, in the order items arrived."""
-        from twisted.internet.defer import Deferred
-
-        before, mine = self._tail, Deferred()
-        self._tail = mine
-        try:
-            try:
-                prepared = await self._from_pool(source, is_html)
-            except Exception as exc:  # the pool itself failed (a worker was killed)
-                prepared = Prepared(ERROR, error=f"{type(exc).__name__}: {exc}")
-            if before is not None and not before.called:
-                await _wait(before)
-            return prepared, self._judge(adapter, key, prepared)
-        finally:
-            if self._tail is mine:
-                self._tail = None
-            mine.callback(None)
-
-    async def _from_pool(self, source: Any, is_html: bool) -> Prepared:
-        try:
-            return await _wait(self.pool.submit(source, is_html))
-        except WorkerDied as exc:
-            # A worker died (killed, out of memory, a crashing extractor) and failed every page
-            # it had been given. Each page is tried once more, alone, on a new worker, so that
-            # one bad page costs one item.
-            self._once("pool_broken", logging.WARNING, "A worker process died (%s); retrying its pages one at a time", exc)
-            await _wait(self._retry_lock.acquire())
-            try:
-                return await _wait(self.pool.submit(source, is_html))
-            finally:
-                self._retry_lock.release()
 
     def _judge(self, adapter: ItemAdapter, key: str, prepared: Prepared) -> Verdict | None:
         """Count what preparing gave, then check the fingerprint against the store."""
@@ -359,25 +319,7 @@ class NearDupPipeline:
         if verdict.status == SHORT:
             self._inc("short")
         elif verdict.stored:
-            self._reserve(item, key, verdict)
-        return verdict
-
-    async def _settle(self, adapter: ItemAdapter, key: str, prepared: Prepared, verdict: Verdict) -> Verdict | None:
-        """A copy of an item still in the pipelines waits to see whether that item is kept.
-
-        If a later pipeline drops the first copy, this one is checked again and may become
-        the story's first copy, instead of being dropped as a copy of nothing.
-        """
-        from twisted.internet.defer import Deferred
-
-        for _ in range(3):
-            if verdict is None or verdict.status != DUPLICATE or verdict.similar_id not in self._shared.waiters:
-                break
-            waiter: Deferred = Deferred()
-            self._shared.waiters[verdict.similar_id].append(waiter)
-            if await _wait(waiter):
-                break  # the first copy was stored: this one is its duplicate
-            verdict = self._lookup(adapter.item, key, prepared)
+            self.reservations.reserve(item, verdict)
         return verdict
 
     def _act(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> Any:
@@ -427,58 +369,24 @@ class NearDupPipeline:
         adapter[self.config.similar_id_field] = verdict.similar_id
         return True
 
-    # -- reservations -------------------------------------------------------------------
-
-    def _reserve(self, item: Any, key: str, verdict: Verdict) -> None:
-        self._reserved[id(item)] = (item, verdict)
-        self._reserved_keys[key] = id(item)
-        self._shared.waiters.setdefault(verdict.doc_id, [])
-
-    def _pop(self, item: Any) -> tuple[Any, Verdict] | None:
-        entry = self._reserved.pop(id(item), None)
-        if entry is None:
-            key = ItemAdapter(item).get(self.config.key_field) if ItemAdapter.is_item(item) else None
-            ident = self._reserved_keys.get(str(key)) if key not in (None, "") else None
-            entry = self._reserved.pop(ident, None) if ident is not None else None
-        if entry is not None:
-            key = entry[1].key
-            if self._reserved_keys.get(key) == id(entry[0]):
-                del self._reserved_keys[key]
-        return entry
+    # -- signals: the item's fate settles its reservation ---------------------------------
 
     def item_scraped(self, item: Any, spider: Any = None, **kwargs: Any) -> None:
-        entry = self._pop(item)
-        if entry is None:
-            return
-        _, verdict = entry
-        try:
-            self.detector.commit(verdict)
-        except Exception as exc:
-            self._inc("store_error")
-            self._once("store_error", logging.ERROR, "Store error committing %s: %s", verdict.key, exc)
-        self._shared.resolve(verdict.doc_id, committed=True)
+        if self.reservations is not None:
+            self.reservations.commit(item)
 
     def item_dropped(self, item: Any, exception: BaseException | None = None, **kwargs: Any) -> None:
         if isinstance(exception, NearDuplicateItem):
             return  # our own drop: a duplicate holds no reservation
-        entry = self._pop(item)
-        if entry is not None:
-            self._release(*entry)
+        self.item_error(item)
 
     def item_error(self, item: Any, **kwargs: Any) -> None:
-        entry = self._pop(item)
-        if entry is not None:
-            self._release(*entry)
+        if self.reservations is not None and self.reservations.release(item) is not None:
+            self._inc("released")
 
-    def _release(self, item: Any, verdict: Verdict) -> None:
-        self._reserved.pop(id(item), None)
-        try:
-            self.detector.release(verdict)
-        except Exception as exc:
-            self._inc("store_error")
-            self._once("store_error", logging.ERROR, "Store error releasing %s: %s", verdict.key, exc)
-        self._inc("released")
-        self._shared.resolve(verdict.doc_id, committed=False)
+    def _store_failed(self, action: str, verdict: Verdict, exc: Exception) -> None:
+        self._inc("store_error")
+        self._once("store_error", logging.ERROR, "Store error %s %s: %s", action, verdict.key, exc)
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -540,9 +448,3 @@ class _NoFingerprinter:
     def fingerprint(self, text: str) -> Any:
         raise RuntimeError("fingerprints are computed by the worker processes")
 
-
-async def _wait(deferred: Any) -> Any:
-    """Await a Deferred under the asyncio reactor and the others alike."""
-    from scrapy.utils.defer import maybe_deferred_to_future
-
-    return await maybe_deferred_to_future(deferred)

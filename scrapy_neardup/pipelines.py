@@ -1,3 +1,4 @@
-"""``scrapy_neardup.pipelines.NearDupPipeline``, the path Scrapy users expect."""
+"""An alias kept working: ``scrapy_neardup.pipelines.NearDupPipeline`` is the same class as
+``scrapy_neardup.NearDupPipeline``, the documented path."""
 
 from .pipeline import NearDupPipeline, NearDuplicateItem  # noqa: F401

@@ -2,24 +2,31 @@
 
 The same :class:`Preparer` runs in the reactor thread (``NEARDUP_WORKERS = 0``) or in each
 process of a :class:`WorkerPool`, so both paths give the same fingerprints. Only the
-store check stays in the crawler process, in arrival order.
+store check stays in the crawler process: :meth:`WorkerPool.in_order` hands each page's
+fingerprint to it in the order the pages arrived.
 """
 
 from __future__ import annotations
 
 import collections
+import logging
 import os
 import pickle
 import struct
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 from twisted.internet.protocol import ProcessProtocol
 
+from .deferreds import maybe_await, wait
 from .extract import ExtractionError, decode_html, looks_binary
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 OK = "ok"
 NO_TEXT = "no_text"
@@ -187,8 +194,9 @@ class _WorkerProtocol(ProcessProtocol):
 class WorkerPool:
     """Worker processes that each hold a :class:`Preparer` for the same recipe.
 
-    Workers are new Python processes running :func:`serve`, not forks of the crawler: they never import the crawl script, so any script works. Each page goes to the
-    worker with the fewest pages waiting; each worker answers in order.
+    Workers are new Python processes running :func:`serve`, not forks of the crawler: they
+    never import the crawl script, so any script works. Each page goes to the worker with the
+    fewest pages waiting; each worker answers in order.
     """
 
     def __init__(self, size: int, recipe: Recipe, extractor: Callable[[str], str] | str, niceness: int = 0):
@@ -197,6 +205,49 @@ class WorkerPool:
         path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
         self.environment = {**os.environ, "PYTHONPATH": path}
         self._workers = [_Worker(self) for _ in range(size)]
+        self._tail: Any = None  # Deferred fired when the last page in arrival order is judged
+        self._retry_lock: Any = None  # one page at a time after a worker died
+        self._told_died = False
+
+    async def in_order(self, source: str | bytes, is_html: bool, judge: Callable[[Prepared], Awaitable[T] | T]) -> T:
+        """``judge(prepared)`` of this page, called once every page that arrived before it was
+        judged: pages are prepared side by side, and their fingerprints checked in arrival
+        order, as the reactor-thread path checks them."""
+        from twisted.internet.defer import Deferred
+
+        before, mine = self._tail, Deferred()
+        self._tail = mine
+        try:
+            prepared = await self.prepare(source, is_html)
+            if before is not None and not before.called:
+                await wait(before)
+            return await maybe_await(judge(prepared))
+        finally:
+            if self._tail is mine:
+                self._tail = None
+            mine.callback(None)
+
+    async def prepare(self, source: str | bytes, is_html: bool) -> Prepared:
+        """The prepared page; a page whose worker died is tried once more, alone, on a new
+        worker, so that one bad page costs one item. Never raises: ERROR instead."""
+        try:
+            try:
+                return await wait(self.submit(source, is_html))
+            except WorkerDied as exc:
+                if not self._told_died:
+                    self._told_died = True
+                    logger.warning("A worker process died (%s); retrying its pages one at a time", exc)
+                if self._retry_lock is None:
+                    from twisted.internet.defer import DeferredLock
+
+                    self._retry_lock = DeferredLock()
+                await wait(self._retry_lock.acquire())
+                try:
+                    return await wait(self.submit(source, is_html))
+                finally:
+                    self._retry_lock.release()
+        except Exception as exc:  # the pool itself failed (a worker was killed twice)
+            return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}")
 
     def submit(self, source: str | bytes, is_html: bool) -> Any:
         """A Deferred that fires with the :class:`Prepared` page, or fails with WorkerDied."""

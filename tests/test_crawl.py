@@ -544,7 +544,7 @@ def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stderr
-    assert "scrapy_neardup.pipeline.NearDupPipeline" in log  # enabled by the add-on
+    assert "scrapy_neardup.NearDupPipeline" in log  # enabled by the add-on
     summaries = [line for line in log.splitlines() if "scrapy-neardup: " in line and " items: " in line]
     assert len(summaries) == 2
     unique = sum(int(line.split(" items: ")[1].split(" unique")[0]) for line in summaries)

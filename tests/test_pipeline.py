@@ -108,12 +108,12 @@ async def test_unique_item_is_reserved_then_committed_on_item_scraped():
     pipeline = make_pipeline()
     item = {"url": "https://a/1", "text": TEXT}
     assert await pipeline.process_item(item) is item
-    (entry,) = pipeline._reserved.values()
+    (entry,) = pipeline.reservations.entries()
     doc_id = entry[1].doc_id
     assert store_of(pipeline).get(doc_id).state == PENDING
     pipeline.crawler.signals.send_catch_log(signals.item_scraped, item=item, response=None, spider=pipeline.crawler.spider)
     assert store_of(pipeline).get(doc_id).state == COMMITTED
-    assert pipeline._reserved == {}
+    assert pipeline.reservations.entries() == []
     pipeline.close_spider()
 
 
@@ -133,21 +133,21 @@ async def test_copy_of_a_pending_item_waits_for_its_fate(first_kept):
     pipeline = make_pipeline()
     first = {"url": "https://a/1", "text": TEXT}
     await pipeline.process_item(first)  # reserved, still in the later pipelines
-    (doc_id,) = [verdict.doc_id for _, verdict in pipeline._reserved.values()]
+    (doc_id,) = [verdict.doc_id for _, verdict in pipeline.reservations.entries()]
     copy = {"url": "https://b/1", "text": REPRINT}
     outcome = deferred_from_coro(pipeline.process_item(copy))
     # It waits rather than being judged against a first copy that may still vanish.
-    await _until(lambda: len(pipeline._shared.waiters.get(doc_id, [])) == 1)
+    await _until(lambda: pipeline.reservations.waiters(doc_id) == 1)
     assert not outcome.called
     if first_kept:
         pipeline.item_scraped(first)
         with pytest.raises(NearDuplicateItem):
             await maybe_deferred_to_future(outcome)
-        assert len(pipeline._reserved) == 0
+        assert len(pipeline.reservations) == 0
     else:
         pipeline.item_dropped(first, exception=DropItem("later pipeline"))
         assert await maybe_deferred_to_future(outcome) is copy  # now the first of its story
-        assert [item for item, _ in pipeline._reserved.values()] == [copy]
+        assert [item for item, _ in pipeline.reservations.entries()] == [copy]
     pipeline.close_spider()
 
 
@@ -160,7 +160,7 @@ async def test_item_dropped_later_or_failing_is_released(signal, exception):
     pipeline = make_pipeline()
     item = {"url": "https://a/1", "text": TEXT}
     await pipeline.process_item(item)
-    doc_id = next(iter(pipeline._reserved.values()))[1].doc_id
+    doc_id = pipeline.reservations.entries()[0][1].doc_id
     kwargs = {"exception": exception} if exception else {"failure": None}
     pipeline.crawler.signals.send_catch_log(signal, item=item, response=None, spider=pipeline.crawler.spider, **kwargs)
     assert store_of(pipeline).get(doc_id) is None
@@ -191,7 +191,7 @@ async def test_item_replaced_by_a_later_pipeline_is_committed_by_its_key():
     pipeline = make_pipeline()
     item = {"url": "https://a/1", "text": TEXT}
     await pipeline.process_item(item)
-    doc_id = next(iter(pipeline._reserved.values()))[1].doc_id
+    doc_id = pipeline.reservations.entries()[0][1].doc_id
     pipeline.item_scraped({"url": "https://a/1", "stored": True})  # a new object, same key
     assert store_of(pipeline).get(doc_id).state == COMMITTED
     pipeline.close_spider()
@@ -324,7 +324,7 @@ def test_spiders_sharing_a_store_must_share_the_recipe():
 def test_addon_adds_the_pipeline_before_storage():
     crawler = get_crawler(NewsSpider, {"ADDONS": {Addon: 0}, "ITEM_PIPELINES": {"myproject.pipelines.Store": 300}})
     pipelines = crawler.settings.getdict("ITEM_PIPELINES")
-    assert pipelines["scrapy_neardup.pipeline.NearDupPipeline"] == 200
+    assert pipelines["scrapy_neardup.NearDupPipeline"] == 200
     assert pipelines["myproject.pipelines.Store"] == 300
 
 
@@ -338,7 +338,7 @@ def test_addon_keeps_a_priority_the_user_chose():
 def test_addon_on_plain_settings():
     settings = Settings({"ITEM_PIPELINES": {}})
     Addon().update_settings(settings)
-    assert settings.getdict("ITEM_PIPELINES") == {"scrapy_neardup.pipeline.NearDupPipeline": 200}
+    assert settings.getdict("ITEM_PIPELINES") == {"scrapy_neardup.NearDupPipeline": 200}
 
 
 def test_log_formatter_honours_the_drop_level():

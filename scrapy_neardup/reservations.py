@@ -1,0 +1,133 @@
+"""Reservations: the documents of unique items that are still passing the later pipelines.
+
+A unique item's document is filed as *pending* at once, so that a copy arriving a moment
+later is already caught. When the item has passed every pipeline (``item_scraped``) the
+document is committed; when a later pipeline drops it or fails, it is released (taken out
+again), so its reprints are not lost. A copy of a pending document waits for that outcome
+before it is called a duplicate: if the first copy is released, the copy is checked again
+and may become the story's first copy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from itemadapter import ItemAdapter
+
+from .deferreds import maybe_await, wait
+from .detector import DUPLICATE, Verdict
+
+__all__ = ["Reservations", "Waiting"]
+
+# Pending document id -> Deferreds of the copies waiting for its outcome. One per store,
+# shared by every spider of the process that uses it: a copy met by one spider waits for
+# the first copy held by another.
+Waiting = dict[int, list[Any]]
+
+class Reservations:
+    """The pending documents of one pipeline's items, by item (and by key, for an item that a
+    later pipeline replaced with a new object).
+
+    ``commit`` and ``release`` take the item as Scrapy's signals give it; ``settle`` makes a
+    copy of a pending document wait for its outcome. Store failures go to ``on_error``
+    (``"committing"`` or ``"releasing"``, the verdict, the exception) and never raise.
+    """
+
+    def __init__(
+        self,
+        commit: Callable[[Verdict], Any],
+        release: Callable[[Verdict], Any],
+        key_field: str,
+        waiting: Waiting | None = None,
+        on_error: Callable[[str, Verdict, Exception], None] | None = None,
+    ):
+        self._commit = commit
+        self._release = release
+        self.key_field = key_field
+        self.waiting: Waiting = {} if waiting is None else waiting
+        self.on_error = on_error or (lambda action, verdict, exc: None)
+        self._by_item: dict[int, tuple[Any, Verdict]] = {}  # id(item) -> (item, verdict)
+        self._by_key: dict[str, int] = {}  # key -> id(item)
+
+    def __len__(self) -> int:
+        return len(self._by_item)
+
+    def entries(self) -> list[tuple[Any, Verdict]]:
+        """(item, verdict) of every reservation held, oldest first."""
+        return list(self._by_item.values())
+
+    def waiters(self, doc_id: int) -> int:
+        """How many copies wait for the outcome of pending document ``doc_id``."""
+        return len(self.waiting.get(doc_id, []))
+
+    def reserve(self, item: Any, verdict: Verdict) -> None:
+        """Hold the document that checking ``item`` filed as pending."""
+        self._by_item[id(item)] = (item, verdict)
+        self._by_key[verdict.key] = id(item)
+        self.waiting.setdefault(verdict.doc_id, [])
+
+    def take(self, item: Any) -> tuple[Any, Verdict] | None:
+        """Forget the reservation of ``item`` (found by identity, else by its key) and return it."""
+        entry = self._by_item.pop(id(item), None)
+        if entry is None:
+            key = ItemAdapter(item).get(self.key_field) if ItemAdapter.is_item(item) else None
+            ident = self._by_key.get(str(key)) if key not in (None, "") else None
+            entry = self._by_item.pop(ident, None) if ident is not None else None
+        if entry is not None and self._by_key.get(entry[1].key) == id(entry[0]):
+            del self._by_key[entry[1].key]
+        return entry
+
+    def commit(self, item: Any) -> Any:
+        """Make the document of ``item`` permanent; None when it holds no reservation."""
+        entry = self.take(item)
+        if entry is None:
+            return None
+        return self._settle_store(self._commit, "committing", entry[1], committed=True)
+
+    def release(self, item: Any) -> Any:
+        """Take the document of ``item`` out again; None when it holds no reservation."""
+        entry = self.take(item)
+        if entry is None:
+            return None
+        return self._settle_store(self._release, "releasing", entry[1], committed=False)
+
+    def release_all(self) -> list[Verdict]:
+        """Release every reservation still held (the spider closes); their verdicts."""
+        left = [verdict for _, verdict in self._by_item.values()]
+        for item, _ in list(self._by_item.values()):
+            self.release(item)
+        return left
+
+    def _settle_store(self, call: Callable[[Verdict], Any], action: str, verdict: Verdict, committed: bool) -> Verdict:
+        try:
+            call(verdict)
+        except Exception as exc:
+            self.on_error(action, verdict, exc)
+        self._resolve(verdict.doc_id, committed)
+        return verdict
+
+    def _resolve(self, doc_id: int | None, committed: bool) -> None:
+        for waiter in self.waiting.pop(doc_id, []):  # type: ignore[arg-type]
+            if not waiter.called:
+                waiter.callback(committed)
+
+    async def settle(
+        self, verdict: Verdict | None, recheck: Callable[[], Awaitable[Verdict | None] | Verdict | None]
+    ) -> Verdict | None:
+        """The final verdict of a copy: while its first copy is pending, wait for its outcome.
+
+        Committed: the copy is its duplicate. Released: ``recheck()`` checks the copy again
+        (it may now be the first copy of its story). At most three rounds.
+        """
+        from twisted.internet.defer import Deferred
+
+        for _ in range(3):
+            if verdict is None or verdict.status != DUPLICATE or verdict.similar_id not in self.waiting:
+                break
+            waiter: Deferred = Deferred()
+            self.waiting[verdict.similar_id].append(waiter)
+            if await wait(waiter):
+                break  # the first copy was stored: this one is its duplicate
+            verdict = await maybe_await(recheck())
+        return verdict
+
