@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -196,18 +197,34 @@ def test_unreachable_redis_fails_the_spider_at_open(tmp_path: Path):
     assert "Crawled (200)" not in err  # nothing was crawled with no dedup store
 
 
+def stop_when_stored(server, documents: int, after_requests: int, lost: threading.Event):
+    """An ``on_get`` hook: at the ``after_requests``-th article request, wait until the store
+    holds ``documents`` documents (the items before were checked), then stop the server."""
+    seen = []
+
+    def on_get(path: str) -> None:
+        if path == "/" or lost.is_set():
+            return
+        seen.append(path)
+        if len(seen) < after_requests:
+            return
+        client = server.client()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and client.zcard("neardup:{default}:t") < documents:
+            time.sleep(0.02)
+        client.close()
+        lost.set()
+        server.stop()
+
+    return on_get
+
+
 def test_redis_lost_mid_crawl_passes_items_through(tmp_path: Path):
     from redis_server import start_redis
 
     server = start_redis(password="mid-crawl-pw")
     lost = threading.Event()
-
-    def kill_redis(path: str) -> None:
-        if path == "/library.html" and not lost.is_set():
-            lost.set()
-            server.stop()
-
-    site = Site(site_pages("a"), {}, on_get=kill_redis)
+    site = Site(site_pages("a"), {}, on_get=stop_when_stored(server, 2, 4, lost))
     try:
         run = crawl(tmp_path, "lost", site.root, server.url(0), CONCURRENT_REQUESTS=1,
                     NEARDUP_REDIS_PARAMS={"retries": 2})
