@@ -19,17 +19,21 @@ import json
 import os
 import random
 import re
+import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "example_project"))  # the news world's reprint transformations
+
+from newsworld import transforms  # noqa: E402
+
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 PD199801 = "zh-pd199801/pd199801_dev.jsonl.gz"
 
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;…])|\n")  # as every splitter of the compared methods
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _CJK_WORD = re.compile(r"[\u4e00-\u9fff]+")
 _TABLE = 1 << 16
 
@@ -265,13 +269,8 @@ def reprint(text: str, rng: random.Random) -> str:
     Deliberately plain (the accuracy benchmark makes the hard ones); enough to give the speed
     benchmark a realistic share of duplicates that go through verification.
     """
-    paragraphs = text.split("\n")
-    keep = max(1, round(len(paragraphs) * rng.uniform(0.8, 1.0)))
-    body = list("\n".join(paragraphs[:keep]))
-    for _ in range(rng.randint(1, 4)):
-        position = rng.randrange(len(body))
-        if _CJK.match(body[position]):
-            body[position] = rng.choice("的一是在不了有和人这中大为上个国")
-    banner = rng.choice(BANNERS).format(title=paragraphs[0][:20])
-    body_text = "".join(body).replace("，", ",", rng.randint(0, 3))
+    paragraphs = transforms.keep_first(text.split("\n"), rng)
+    body = transforms.random_substitutions(paragraphs, rng, "的一是在不了有和人这中大为上个国", rng.randint(1, 4))
+    banner = rng.choice(BANNERS).format(title=text.split("\n")[0][:20])
+    body_text = "\n".join(body).replace("，", ",", rng.randint(0, 3))
     return f"{banner}\n{body_text}\n（责任编辑：李{rng.choice('明华军芳')}）"

@@ -18,7 +18,6 @@ The ground truth: a document is a duplicate iff an earlier document of its story
 from __future__ import annotations
 
 import argparse
-import bisect
 import gzip
 import json
 import random
@@ -31,6 +30,10 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "example_project"))  # the news world's reprint transformations
+
+from newsworld import transforms  # noqa: E402
+
 DEFAULT_DATA = REPO.parent / "shared" / "data"
 CORPUS = Path("zh-pd199801") / "pd199801_dev.jsonl.gz"
 DEFAULT_SEED = 1998
@@ -117,13 +120,8 @@ TRANSFORMS = {
 }
 VERBATIM_SHARE = 0.10  # reprints with no change but the reprinting site's disclaimer
 
-_SENTENCE_END = re.compile(r"(?<=[。！？；])")
-_FULL_TO_HALF = {
-    **{0xFF10 + i: 0x30 + i for i in range(10)},
-    **{0xFF21 + i: 0x41 + i for i in range(26)},
-    **{0xFF41 + i: 0x61 + i for i in range(26)},
-    **{ord(a): ord(b) for a, b in zip("，：；！？（）“”％．", ',:;!?()""%.')},
-}
+# Full-width digits, Latin letters and punctuation, turned half-width by the "width" transform.
+_FULL_TO_HALF = transforms.to_half_width(transforms.DIGITS + transforms.LETTERS + transforms.MARKS + '"%.')
 
 
 @dataclass
@@ -222,14 +220,10 @@ def _overlaps(articles: list[dict]) -> tuple[set[int], list[tuple[int, int]]]:
     return excluded, topic
 
 
-def _sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE_END.split(text) if s]
-
-
 def _cut_sentences(paragraph: str, limit: int) -> str:
     """The longest run of whole sentences from the start of ``paragraph`` within ``limit``."""
     out = ""
-    for sentence in _sentences(paragraph):
+    for sentence in transforms.sentences(paragraph):
         if len(out) + len(sentence) > limit:
             break
         out += sentence
@@ -305,7 +299,7 @@ def _add_quotes(stories: list[_Story], rng: random.Random) -> None:
             source = stories[rng.randrange(0, story.story - 5)]
             if source.kind == "quote":
                 continue
-            ranked = sorted((s.strip() for s in _sentences(source.body.replace("\n", ""))), key=len, reverse=True)
+            ranked = sorted((s.strip() for s in transforms.sentences(source.body.replace("\n", ""))), key=len, reverse=True)
             count = rng.choice((1, 2))
             quoted = ranked[:count]
             quoted_chars = sum(len(q) for q in quoted)
@@ -328,100 +322,20 @@ def _add_quotes(stories: list[_Story], rng: random.Random) -> None:
 
 
 def _banner(paragraphs: list[str], rng: random.Random, site: str, title: str) -> list[str]:
+    """A source line on top, or an inline dateline at the start of the first paragraph."""
     city = rng.choice(CITIES)
     month, day = rng.randint(1, 12), rng.randint(1, 28)
     lines = [f"来源：{site}", f"本文转载自{site}", f"原标题：{title}" if title else f"来源：{site}"]
     inline = [f"【{city}日报讯】", f"{site}{month}月{day}日消息，", f"（{site}）"]
     if rng.random() < 0.5:
-        return [rng.choice(lines)] + paragraphs
-    return [rng.choice(inline) + paragraphs[0]] + paragraphs[1:]
+        return transforms.insert_line(paragraphs, 0, rng.choice(lines))
+    return transforms.prefix_first(paragraphs, rng.choice(inline))
 
 
 def _editor(paragraphs: list[str], rng: random.Random) -> list[str]:
     a, b = rng.sample(EDITORS, 2)
     line = rng.choice([f"（责任编辑：{a}）", f"责任编辑：{a}", f"编辑：{a}  审校：{b}", f"[责任编辑:{a}]"])
     return paragraphs + [line]
-
-
-def _edits(paragraphs: list[str], rng: random.Random, pool: str) -> list[str]:
-    text = "\n".join(paragraphs)
-    chars = list(text)
-    for _ in range(rng.randint(1, 10)):
-        spots = [i for i, c in enumerate(chars) if "\u4e00" <= c <= "\u9fff"]
-        if not spots:
-            break
-        i = rng.choice(spots)
-        op = rng.random()
-        if op < 0.5:
-            chars[i] = rng.choice(pool)
-        elif op < 0.75:
-            chars.insert(i, rng.choice(pool))
-        else:
-            del chars[i]
-    return "".join(chars).split("\n")
-
-
-def _width(paragraphs: list[str], rng: random.Random) -> list[str]:
-    """Full-width digits, Latin letters and punctuation to half width (most of them)."""
-    share = rng.choice((0.6, 1.0))
-    out = []
-    for p in paragraphs:
-        out.append("".join(chr(_FULL_TO_HALF[ord(c)]) if ord(c) in _FULL_TO_HALF and rng.random() < share else c for c in p))
-    return out
-
-
-def _period(paragraphs: list[str]) -> list[str]:
-    return [p.replace("。", ".") for p in paragraphs]
-
-
-def _split(paragraphs: list[str], rng: random.Random) -> list[str]:
-    out = []
-    for p in paragraphs:
-        sentences = _sentences(p)
-        if len(sentences) >= 2 and rng.random() < 0.6:
-            at = rng.randrange(1, len(sentences))
-            out += ["".join(sentences[:at]), "".join(sentences[at:])]
-        else:
-            out.append(p)
-    return out
-
-
-def _merge(paragraphs: list[str], rng: random.Random) -> list[str]:
-    out = [paragraphs[0]]
-    for p in paragraphs[1:]:
-        if rng.random() < 0.5:
-            out[-1] += p
-        else:
-            out.append(p)
-    return out
-
-
-def _cut(paragraphs: list[str], share: float) -> list[str]:
-    """Keep the first ``share`` of the text, ending at a sentence end when there is one."""
-    text = "\n".join(paragraphs)
-    target = int(len(text) * share)
-    ends = [m.end() for m in re.finditer(r"[。！？；\n]", text)]
-    at = ends[bisect.bisect_right(ends, target) - 1] if ends and ends[0] <= target else target
-    if at < 0.85 * target:  # no sentence end near: cut mid-sentence, as some sites do
-        at = target
-    return text[:at].rstrip("\n").split("\n")
-
-
-def _promo(paragraphs: list[str], rng: random.Random, site: str) -> list[str]:
-    line = rng.choice(PROMOS).format(site=site)
-    at = len(paragraphs) if rng.random() < 0.5 else rng.randrange(1, len(paragraphs) + 1)
-    return paragraphs[:at] + [line] + paragraphs[at:]
-
-
-def _spaces(paragraphs: list[str], rng: random.Random) -> list[str]:
-    out = []
-    indent = rng.random() < 0.5  # 　　 indentation, as Chinese CMSs write paragraphs
-    for p in paragraphs:
-        chars = list(p)
-        for _ in range(rng.randint(0, max(1, len(p) // 60))):
-            chars.insert(rng.randrange(0, len(chars) + 1), rng.choice([" ", "\u3000", "\u200b", "\ufeff", "\xa0", "\u200d"]))
-        out.append(("\u3000\u3000" if indent else "") + "".join(chars))
-    return out
 
 
 def _reprint(story: _Story, site: tuple, rng: random.Random, pool: str) -> tuple[str, tuple[str, ...]]:
@@ -440,32 +354,32 @@ def _reprint(story: _Story, site: tuple, rng: random.Random, pool: str) -> tuple
         if t not in chosen:
             continue
         if t == "cut90":
-            paragraphs = _cut(paragraphs, 0.9)
+            paragraphs = transforms.cut_near_end(paragraphs, 0.9)
         elif t == "cut75":
-            paragraphs = _cut(paragraphs, 0.75)
+            paragraphs = transforms.cut_near_end(paragraphs, 0.75)
         elif t == "edits":
-            paragraphs = _edits(paragraphs, rng, pool)
+            paragraphs = transforms.random_edits(paragraphs, rng, pool)
         elif t == "merge":
-            paragraphs = _merge(paragraphs, rng)
+            paragraphs = transforms.merge_random(paragraphs, rng)
         elif t == "split":
-            paragraphs = _split(paragraphs, rng)
+            paragraphs = transforms.split_random(paragraphs, rng)
         elif t == "promo":
-            paragraphs = _promo(paragraphs, rng, name)
+            paragraphs = transforms.insert_random(paragraphs, rng, rng.choice(PROMOS).format(site=name))
         elif t == "banner":
             paragraphs = _banner(paragraphs, rng, name, story.title)
         elif t == "editor":
             paragraphs = _editor(paragraphs, rng)
         elif t == "width":
-            paragraphs = _width(paragraphs, rng)
+            paragraphs = transforms.convert_width(paragraphs, _FULL_TO_HALF, rng, rng.choice((0.6, 1.0)))
         elif t == "period":
-            paragraphs = _period(paragraphs)
+            paragraphs = transforms.ascii_periods(paragraphs)
         elif t == "spaces":
-            paragraphs = _spaces(paragraphs, rng)
-    transforms = tuple(t for t in TRANSFORMS if t in chosen) or ("verbatim",)
+            paragraphs = transforms.scatter_spaces(paragraphs, rng)
+    applied = tuple(t for t in TRANSFORMS if t in chosen) or ("verbatim",)
     if site[2]:
         paragraphs = paragraphs + [site[2]]
-        transforms += ("disclaimer",)
-    return "\n".join(paragraphs), transforms
+        applied += ("disclaimer",)
+    return "\n".join(paragraphs), applied
 
 
 def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED) -> list[Doc]:

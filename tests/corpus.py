@@ -6,6 +6,9 @@ sentence splitting and the similarity thresholds meet realistic text.
 
 from __future__ import annotations
 
+import newsworld_path  # noqa: F401
+from newsworld import transforms
+
 ARTICLES: dict[str, list[str]] = {
     "reservoir": [
         "本报讯 连日来，青川县遭遇入汛以来最强降雨过程，全县平均降雨量达到一百二十六毫米，多条河流水位持续上涨。",
@@ -68,33 +71,23 @@ def text(name: str) -> str:
 
 def full_width(value: str) -> str:
     """Half-width ASCII punctuation and digits turned full-width, as some CMSs do."""
-    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in value)
+    return value.translate(transforms.to_full_width(transforms.ASCII))
 
 
 def reprint(name: str, *, cut: float = 1.0, edits: int = 2, promotion: bool = True) -> str:
     """A reprint: banner on top, a few changed characters, two paragraphs merged, the end
     cut to ``cut`` of the text, a promotion paragraph and another editor's line."""
-    paragraphs = list(ARTICLES[name])
-    paragraphs[1:3] = [paragraphs[1] + paragraphs[2]]
-    body = "\n".join(paragraphs)
-    body = body[: max(1, int(len(body) * cut))]
-    chars = list(body)
-    for i in range(edits):
-        position = (2 * i + 1) * len(chars) // (2 * edits + 1)
-        if "\u4e00" <= chars[position] <= "\u9fff":
-            chars[position] = "的" if chars[position] != "的" else "了"
-    lines = "".join(chars).split("\n")
+    lines = transforms.merge_at(ARTICLES[name], 1)
+    lines = transforms.spread_edits(transforms.cut_chars(lines, cut), edits)
     if promotion:
-        lines.insert(len(lines) // 2, PROMOTION)
+        lines = transforms.insert_line(lines, len(lines) // 2, PROMOTION)
     return "\n".join([BANNER, *lines, full_width(EDITOR)])
 
 
 def quoting(name: str, quoted: str, sentences: int = 1) -> str:
     """Article ``name`` with one or two long sentences of article ``quoted`` inserted."""
     taken = sorted(ARTICLES[quoted], key=len, reverse=True)[:sentences]
-    paragraphs = list(ARTICLES[name])
-    paragraphs.insert(2, "有评论指出：“" + "”另有报道称：“".join(taken) + "”")
-    return "\n".join(paragraphs)
+    return "\n".join(transforms.insert_line(ARTICLES[name], 2, "有评论指出：“" + "”另有报道称：“".join(taken) + "”"))
 
 
 def with_disclaimer(name: str) -> str:

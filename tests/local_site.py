@@ -21,6 +21,9 @@ import attrs
 import pytest
 import scrapy
 
+import newsworld_path  # noqa: F401
+from newsworld import transforms
+
 # -- stories -----------------------------------------------------------------------------
 
 STORIES: dict[str, tuple[str, list[str]]] = {
@@ -117,36 +120,8 @@ def banner(paragraphs: list[str], source: str, title: str, editor: str) -> list[
     return [top, *paragraphs, f"（责任编辑：{editor}）"]
 
 
-def replace_chars(paragraphs: list[str], pairs: list[tuple[str, str]]) -> list[str]:
-    out = list(paragraphs)
-    for old, new in pairs:
-        for i, text in enumerate(out):
-            if old in text:
-                out[i] = text.replace(old, new, 1)
-                break
-    return out
-
-
-def half_width(paragraphs: list[str]) -> list[str]:
-    table = str.maketrans({"，": ",", "：": ":", "；": ";", "“": '"', "”": '"', "（": "(", "）": ")"})
-    return [p.translate(table) for p in paragraphs]
-
-
-def full_width_digits(paragraphs: list[str]) -> list[str]:
-    table = {ord(d): chr(0xFF10 + int(d)) for d in "0123456789"}
-    return [p.translate(table) for p in paragraphs]
-
-
-def merge_pairs(paragraphs: list[str]) -> list[str]:
-    return ["".join(paragraphs[i : i + 2]) for i in range(0, len(paragraphs), 2)]
-
-
-def cut_to(paragraphs: list[str], share: float) -> list[str]:
-    """Keep the first ``share`` of the characters, ending at a sentence end."""
-    text = "\n".join(paragraphs)
-    limit = int(len(text) * share)
-    end = text.rfind("。", 0, limit)
-    return text[: end + 1].split("\n")
+_DIGITS_TO_FULL = transforms.to_full_width(transforms.DIGITS)
+_MARKS_TO_HALF = transforms.to_half_width(',:;"()')
 
 
 def _story(name: str) -> tuple[str, list[str]]:
@@ -248,18 +223,18 @@ def _build() -> dict[str, tuple[str, bytes]]:
         "/b/metro.html",
         page_b(
             "地铁5号线今天开通 城东到南湖只要40分钟",
-            banner(replace_chars(paragraphs, [("市民", "居民"), ("首班", "第一班"), ("便捷", "方便")]), "江城日报", title, "李明"),
+            banner(transforms.replace_first(paragraphs, [("市民", "居民"), ("首班", "第一班"), ("便捷", "方便")]), "江城日报", title, "李明"),
         ),
     )
     title, paragraphs = _story("canteen")
-    add("/b/canteen.html", page_b(title, banner(half_width(full_width_digits(paragraphs)), "江城日报", title, "王芳")))
+    add("/b/canteen.html", page_b(title, banner(transforms.convert_width(transforms.convert_width(paragraphs, _DIGITS_TO_FULL), _MARKS_TO_HALF), "江城日报", title, "王芳")))
     title, paragraphs = _story("oldstreet")
     add("/b/oldstreet.html", page_b(title, paragraphs))
 
     title, paragraphs = _story("metro")
-    add("/c/metro.html", page_c(title, cut_to(paragraphs, 0.75)))
+    add("/c/metro.html", page_c(title, transforms.cut_at_stop(paragraphs, 0.75)))
     title, paragraphs = _story("flood")
-    edited = merge_pairs(replace_chars(paragraphs, [("拉网式", "地毯式")]))
+    edited = transforms.merge_pairs(transforms.replace_first(paragraphs, [("拉网式", "地毯式")]))
     add("/c/flood.html", page_c("暴雨橙色预警！江城启动三级响应", [*edited[:2], PROMOTION, *edited[2:]]))
     title, paragraphs = _story("eldercare")
     add("/c/eldercare.html", page_c(title, paragraphs))
