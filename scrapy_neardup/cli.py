@@ -56,7 +56,7 @@ def dedup(args: argparse.Namespace) -> int:
     # A Redis namespace fixes its TTL in its layout (its buckets expire by window).
     options = {"ttl": args.ttl} if args.ttl and args.store.startswith(("redis", "rediss", "unix")) else {}
     try:
-        store = open_store(args.store, args.namespace, recipe, **options)
+        store = open_store(args.store, args.namespace, recipe, **options, **_redis_options(args))
     except StoreError as exc:
         _warn(str(exc))
         return 2
@@ -255,7 +255,7 @@ def _progress(args: argparse.Namespace):
 
 def purge(args: argparse.Namespace) -> int:
     try:
-        store = open_store(args.store, args.namespace, Recipe(tokenizer=args.tokenizer))
+        store = open_store(args.store, args.namespace, Recipe(tokenizer=args.tokenizer), **_redis_options(args))
     except StoreError as exc:
         _warn(str(exc))
         return 2
@@ -270,7 +270,7 @@ def purge(args: argparse.Namespace) -> int:
 def info(args: argparse.Namespace) -> int:
     recipe = Recipe(tokenizer=args.tokenizer)
     try:
-        store = open_store(args.store, args.namespace, recipe)
+        store = open_store(args.store, args.namespace, recipe, **_redis_options(args))
     except StoreError as exc:
         _warn(str(exc))
         return 2
@@ -288,12 +288,21 @@ def info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _redis_options(args: argparse.Namespace) -> dict:
+    redis = args.store.startswith(("redis", "rediss", "unix"))
+    return {"allow_eviction": True} if redis and args.allow_eviction else {}
+
+
 def _store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store", default="memory://",
         help="store URI: memory:// (default), leveldb:///path/to/dir, redis://host:port/db",
     )
     parser.add_argument("--namespace", default="default", help="key space inside the store")
+    parser.add_argument(
+        "--allow-eviction", action="store_true",
+        help="open a Redis store whose maxmemory-policy may evict keys (refused otherwise)",
+    )
     parser.add_argument(
         "--tokenizer", default="auto", choices=["auto", "jieba", "rjieba"],
         help="auto: rjieba when installed, else jieba",

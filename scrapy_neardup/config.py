@@ -60,6 +60,7 @@ class NearDupConfig:
     drop_log_level: str = "DEBUG"
     debug: bool = False
     redis_params: dict = field(default_factory=dict)
+    redis_allow_eviction: bool = False  # open a Redis whose maxmemory-policy may evict keys
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":
@@ -276,6 +277,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_DROP_LOG_LEVEL": _choice(LOG_LEVELS, upper=True),
     "NEARDUP_DEBUG": _bool,
     "NEARDUP_REDIS_PARAMS": _dict,
+    "NEARDUP_REDIS_ALLOW_EVICTION": _bool,
 }
 
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)

@@ -22,6 +22,7 @@ from .fingerprint import Recipe
 from .record import content_key
 from .reservations import Reservations, Waiting
 from .stores import Store, StoreError, StoreFormatError, open_store, redact
+from .stores.base import StoreLost
 from .text import get_tokenizer
 from .workers import ERROR, NO_TEXT, Prepared, Preparer, WorkerPool, can_pickle_extractor
 
@@ -116,6 +117,7 @@ class NearDupPipeline:
         self._shared: _SharedStore | None = None
         self._store_uri = ""
         self._told: set[Any] = set()
+        self._stopping = False  # _stop_crawl was called
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "NearDupPipeline":
@@ -200,7 +202,24 @@ class NearDupPipeline:
         """Redis stores take client parameters and expire keys after the time window."""
         if uri.split("://", 1)[0].lower() not in ("redis", "rediss", "unix"):
             return {}
-        return {"redis_params": dict(self.config.redis_params), "ttl": self.config.ttl or None}
+        return {
+            "redis_params": dict(self.config.redis_params),
+            "ttl": self.config.ttl or None,
+            "allow_eviction": self.config.redis_allow_eviction,
+        }
+
+    def _stop_crawl(self, reason: str) -> None:
+        """Close the spider (once): going on without the store's memory keeps every reprint."""
+        if self._stopping:
+            return
+        self._stopping = True
+        engine = self.crawler.engine
+        if hasattr(engine, "close_spider_async"):  # Scrapy >= 2.14
+            from scrapy.utils.defer import deferred_from_coro
+
+            deferred_from_coro(engine.close_spider_async(reason=reason))
+        else:
+            engine.close_spider(self.crawler.spider, reason)
 
     def _fail(self, exc: StoreError) -> None:
         reason = "neardup_store_format" if isinstance(exc, StoreFormatError) else "neardup_store_unavailable"
@@ -315,6 +334,8 @@ class NearDupPipeline:
         except Exception as exc:  # a store that failed mid-crawl: the item passes, never unseen-dropped
             self._inc("store_error")
             self._once("store_error", logging.ERROR, "Store error, item %s passed unchecked: %s", key, exc)
+            if isinstance(exc, StoreLost):
+                self._stop_crawl("neardup_store_lost")
             return None
         if verdict.status == SHORT:
             self._inc("short")

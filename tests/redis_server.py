@@ -62,6 +62,16 @@ class RedisServer:
 
         return redis.Redis(host="127.0.0.1", port=self.port, db=db, password=self.password)
 
+    def restart(self) -> None:
+        """Kill the server, as a crash would, and start it again with the same options."""
+        self.process.kill()
+        self.process.wait(10)
+        self.process = subprocess.Popen(self.args)
+        deadline = time.monotonic() + 10
+        while not _ping(self.port, self.password):
+            assert time.monotonic() < deadline and self.process.poll() is None, "redis-server did not restart"
+            time.sleep(0.05)
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()

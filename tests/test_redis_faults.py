@@ -1,21 +1,27 @@
 """The redis:// store when things are wrong, against real redis-server processes: passwords
-never shown, whatever form the URI gives them in; a store that cannot be opened says why."""
+never shown, whatever form the URI gives them in; a store that cannot be opened says why; a
+server that may evict keys is refused, and one that comes back empty stops its users."""
 
 from __future__ import annotations
 
 import json
 import logging
 import socket
+import threading
 from urllib.parse import quote
 
 import pytest
 from redis_server import free_port, start_redis
 from scrapy.settings import Settings
 from test_pipeline import make_pipeline
+from test_redis_crawl import Site, crawl, site_pages
+from test_redis_store import ARTICLES
 
+from scrapy_neardup import DUPLICATE, UNIQUE, Detector
 from scrapy_neardup.cli import main
 from scrapy_neardup.config import NearDupConfig
 from scrapy_neardup.stores import StoreError, open_store, redact
+from scrapy_neardup.stores.base import StoreLost
 
 SECRET = "s3cr#t/x?y@z%"  # every character a URI gives a meaning to
 WRONG = "wr0ng#/?@%pw"
@@ -165,3 +171,142 @@ def test_a_server_that_never_answers_times_out_with_the_timeouts_named(capsys):
         params = {"socket_timeout": 0.5, "socket_connect_timeout": 0.5}
         message = _refusal(f"redis://:{quote(SECRET, safe='')}@127.0.0.1:{port}/0", capsys, redis_params=params)
     assert f"no answer from 127.0.0.1:{port} in time (socket_connect_timeout 0.5 s, socket_timeout 0.5 s)" in message
+
+
+# -- eviction and persistence ----------------------------------------------------------------
+
+TEXT = ARTICLES["rail"]
+OTHER = ARTICLES["rice"]
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "volatile-ttl"])
+def test_a_server_that_may_evict_is_refused_unless_allowed(policy, capsys, caplog):
+    server = start_redis("--maxmemory", "64mb", "--maxmemory-policy", policy)
+    try:
+        with pytest.raises(StoreError) as refused:
+            open_store(server.url(), "evict")
+        message = str(refused.value)
+        assert f"maxmemory-policy {policy}" in message and "NEARDUP_REDIS_ALLOW_EVICTION" in message
+        assert "noeviction" in message
+        assert main(["info", "--store", server.url()]) == 2
+        assert f"maxmemory-policy {policy}" in capsys.readouterr().err
+        with caplog.at_level(logging.ERROR, logger="scrapy_neardup"), pytest.raises(Exception):
+            make_pipeline(NEARDUP_STORE=server.url(), NEARDUP_NAMESPACE="evict")  # CloseSpider
+        assert f"maxmemory-policy {policy}" in caplog.text
+        caplog.clear()
+
+        with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
+            pipeline = make_pipeline(NEARDUP_STORE=server.url(), NEARDUP_REDIS_ALLOW_EVICTION=True)
+            pipeline.close_spider()
+        assert "accepted: NEARDUP_REDIS_ALLOW_EVICTION" in caplog.text
+        assert main(["info", "--store", server.url(), "--allow-eviction"]) == 0
+        server.client().config_set("maxmemory-policy", "noeviction")
+        open_store(server.url(), "evict").close()
+    finally:
+        server.stop()
+
+
+def test_without_config_the_policy_is_read_from_info(caplog):
+    server = start_redis("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lfu", "--rename-command", "CONFIG", "")
+    try:
+        with pytest.raises(StoreError, match="maxmemory-policy allkeys-lfu"):
+            open_store(server.url(), "managed")
+    finally:
+        server.stop()
+    server = start_redis("--rename-command", "CONFIG", "", "--rename-command", "INFO", "")
+    try:
+        with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
+            open_store(server.url(), "managed").close()
+        assert "could not read the maxmemory-policy" in caplog.text
+    finally:
+        server.stop()
+
+
+def test_a_server_without_persistence_is_warned_about_once(caplog):
+    server = start_redis()
+    try:
+        with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
+            open_store(server.url(), "a").close()
+            open_store(server.url(), "b").close()
+        warnings = [r.getMessage() for r in caplog.records if "keeps no data across a restart" in r.getMessage()]
+        assert len(warnings) == 1 and "appendonly yes" in warnings[0]
+        caplog.clear()
+        server.client().config_set("appendonly", "yes")
+        other = start_redis("--appendonly", "yes")
+        with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
+            open_store(other.url(), "a").close()
+        other.stop()
+        assert "keeps no data" not in caplog.text
+    finally:
+        server.stop()
+
+
+def test_a_restart_without_persistence_stops_the_process_that_had_the_store_open():
+    server = start_redis()
+    try:
+        running = open_store(server.url(), "crawl")
+        assert Detector(running).check("https://a.example/rail", TEXT).status == UNIQUE
+        server.restart()  # comes back empty
+        with pytest.raises(StoreLost) as lost:
+            Detector(running).check("https://b.example/rail", "转载：" + TEXT)
+        assert "lost its data" in str(lost.value) and "appendonly yes" in str(lost.value)
+        for call in (running.count, lambda: running.commit(1), lambda: running.remove(1)):
+            with pytest.raises(StoreLost):
+                call()
+        # A process opening it now creates a new store; the first one still stops.
+        with open_store(server.url(), "crawl") as fresh:
+            assert Detector(fresh).check("https://c.example/rice", OTHER).status == UNIQUE
+            with pytest.raises(StoreLost):
+                Detector(running).check("https://b.example/rail", "转载：" + TEXT)
+            assert fresh.count() == 1
+        running.close()
+    finally:
+        server.stop()
+
+
+def test_a_restart_with_persistence_keeps_the_store_and_its_marker():
+    server = start_redis("--appendonly", "yes")
+    try:
+        with open_store(server.url(), "crawl") as running:
+            assert Detector(running).check("https://a.example/rail", TEXT).status == UNIQUE
+            server.restart()
+            verdict = Detector(running).check("https://b.example/rail", "转载：" + TEXT)
+            assert verdict.status == DUPLICATE and verdict.duplicate_of == "https://a.example/rail"
+    finally:
+        server.stop()
+
+
+def test_a_namespace_with_documents_but_no_meta_is_refused_at_open():
+    server = start_redis()
+    try:
+        with open_store(server.url(), "partial") as store:
+            Detector(store).check("https://a.example/rail", TEXT)
+        server.client().delete("neardup:{partial}:meta")  # as an evicting server may do
+        with pytest.raises(StoreLost, match="holds documents but no meta key"):
+            open_store(server.url(), "partial")
+    finally:
+        server.stop()
+
+
+def test_a_crawl_stops_when_redis_comes_back_empty(tmp_path):
+    server = start_redis()
+    restarted = threading.Event()
+
+    def restart_redis(path: str) -> None:
+        if path == "/library.html" and not restarted.is_set():
+            restarted.set()
+            server.restart()
+
+    site = Site(site_pages("a"), {}, on_get=restart_redis)
+    try:
+        run = crawl(tmp_path, "restart", site.root, server.url(0), CONCURRENT_REQUESTS=1)
+        _, err = run.communicate(timeout=300)
+    finally:
+        site.close()
+        server.stop()
+    assert restarted.is_set()
+    assert "neardup_store_lost" in err and "lost its data" in err and "appendonly yes" in err
+    kept = (tmp_path / "restart.jsonl").read_text().splitlines()
+    assert len(kept) < len(ARTICLES)  # stopped before the end
+    stats = json.loads((tmp_path / "restart.json").read_text())
+    assert stats["neardup/store_error"] >= 1

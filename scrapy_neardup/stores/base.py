@@ -30,6 +30,10 @@ class StoreUnavailable(StoreError):
     """Locked by another process, unreachable, or not openable."""
 
 
+class StoreLost(StoreUnavailable):
+    """The store's data is gone (a server restarted empty): going on would keep every reprint."""
+
+
 class StoreFormatError(StoreError):
     """Written by another format version or fingerprint recipe."""
 

@@ -13,6 +13,7 @@ buckets as fields of 65,536 shard hashes and, with a ``ttl``, its time windows o
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import socket
@@ -45,6 +46,7 @@ from .base import (
     Store,
     StoreError,
     StoreFormatError,
+    StoreLost,
     StoreUnavailable,
     decode_meta,
     encode_meta,
@@ -52,6 +54,9 @@ from .base import (
 )
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
+_TOLD: set[tuple[str, str]] = set()  # (server, warning) already logged: once per process
 
 # Byte layout the script edits: the id is the first 8 bytes (little-endian); the state and
 # the number of sentence keys are the last two bytes of the head; the keys follow it.
@@ -79,12 +84,13 @@ def _script(*names: str) -> str:
 
 
 # The scripts and their files: lua/README.md, which also documents the key layout.
-CHECK_AND_ADD = _script("live", "check", "check_and_add")
-CHECK_AND_ADD_MANY = _script("live", "check", "check_and_add_many")
-_CHECK_ARGS = 17  # arguments of one document in CHECK_AND_ADD_MANY (its ARGS)
-COMMIT = _script("commit")
-REMOVE = _script("remove")
-COUNT = _script("live", "count")
+CHECK_AND_ADD = _script("mark", "live", "check", "check_and_add")
+CHECK_AND_ADD_MANY = _script("mark", "live", "check", "check_and_add_many")
+_CHECK_ARGS = 18  # arguments of one document in CHECK_AND_ADD_MANY (its ARGS)
+COMMIT = _script("mark", "commit")
+REMOVE = _script("mark", "remove")
+COUNT = _script("mark", "live", "count")
+LOST = "NEARDUP_STORE_LOST"  # the error of a script whose namespace marker is gone
 
 
 def get_redis(uri: str, params: dict[str, Any] | None = None) -> redis.Redis:
@@ -179,6 +185,10 @@ def _cause(exc: BaseException, uri: str, params: dict[str, Any]) -> str:
     return f"{address}: {said}"
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
 def _member(doc_id: int) -> bytes:
     return doc_id.to_bytes(8, "big")
 
@@ -198,6 +208,8 @@ class RedisStore(Store):
     before it vanishes.
     ``retries``: how often a command is retried after a lost connection or a timeout.
     ``redis_params``: extra ``redis.Redis`` arguments (timeouts, TLS files, ...).
+    ``allow_eviction``: open a server whose maxmemory-policy may evict keys (with a warning);
+    it is refused otherwise, since evicted fingerprints let reprints through unseen.
     """
 
     files_before_verifying = True
@@ -212,6 +224,7 @@ class RedisStore(Store):
         pending_timeout: float = 600.0,
         retries: int = 3,
         redis_params: dict[str, Any] | None = None,
+        allow_eviction: bool = False,
     ):
         if ttl is not None and ttl <= 0:
             raise ValueError(f"ttl must be positive seconds or None, got {ttl}")
@@ -236,6 +249,8 @@ class RedisStore(Store):
         self._unread = 0  # the batch sent on it whose answer is not read yet (0: none)
         self._to_remove: list[int] = []  # documents to take out with the next call (remove_later)
         self._closed = False
+        self.allow_eviction = allow_eviction
+        self._mark = b""  # the namespace's marker, read at open (see lua/mark.lua)
         netloc = urlsplit(uri).netloc
         if netloc and "@" in uri.partition("://")[2][len(netloc) :]:
             raise StoreUnavailable(
@@ -300,7 +315,18 @@ class RedisStore(Store):
         except (RedisConnectionError, RedisTimeoutError) as exc:
             raise StoreUnavailable(f"lost the Redis store {self.describe()} after retrying: {self._cause(exc)}") from exc
         except RedisError as exc:
+            if LOST in str(exc):
+                raise self._lost("its marker is gone") from exc
             raise StoreError(f"Redis store {self.describe()} failed: {self._cause(exc)}") from exc
+
+    def _lost(self, what: str) -> StoreLost:
+        return StoreLost(
+            f"the Redis store {self.describe()} lost its data: {what}. Redis was restarted without "
+            "persistence, flushed, or evicted keys, and every story stored before is forgotten; "
+            "stopping rather than keeping every reprint. Enable persistence on the server "
+            "(appendonly yes, or save points such as 'save 300 10', in redis.conf or with CONFIG SET) "
+            "and keep maxmemory-policy noeviction, then start again"
+        )
 
     def describe(self) -> str:
         return f"{redact(self.uri)} (namespace {self.namespace!r})"
@@ -311,6 +337,7 @@ class RedisStore(Store):
         return self._prefix + name.encode("utf-8")
 
     def open(self, recipe: Recipe) -> None:
+        self._check_server()
         super().open(recipe)
         layout = (self._read_meta() or {}).get("layout")
         if self.ttl is None and layout and layout.get("window") and layout.get("shards") == SHARDS:
@@ -322,15 +349,84 @@ class RedisStore(Store):
                 f"this process configures ttl {self.ttl!r}: every process sharing a Redis "
                 "namespace must use the same TTL; use the stored one or a new namespace"
             )
+        self._mark = self._read_mark()
 
     def _read_meta(self) -> dict | None:
         return decode_meta(self._call(self.client.get, self._key("meta")))
 
     def _write_meta(self, meta: dict) -> None:
+        """Create the namespace: its meta, then its marker (when another process created it
+        at the same moment, check against its meta)."""
+        if self._call(self.client.exists, self._key("n"), self._key("t")):
+            raise self._lost("it holds documents but no meta key")
         meta = {**meta, "layout": self._layout}
         if not self._call(self.client.set, self._key("meta"), encode_meta(meta), nx=True):
-            # Another process created this namespace at the same moment: check against its meta.
             Store.open(self, self.recipe)
+
+    def _read_mark(self) -> bytes:
+        """The namespace's marker; the first process to open a namespace writes it."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.set(self._key("mark"), os.urandom(8).hex(), nx=True)
+        pipe.get(self._key("mark"))
+        return self._call(pipe.execute)[1]
+
+    # -- the server's configuration -------------------------------------------------------
+
+    def _check_server(self) -> None:
+        """Refuse a server that may evict keys (unless allowed); warn once about one that keeps
+        nothing across a restart. CONFIG may be refused (managed Redis): INFO tells the policy."""
+        found = self._server_settings()
+        address = _address(self.uri)
+        policy, maxmemory = found.get("maxmemory-policy"), int(found.get("maxmemory") or 0)
+        if policy is None:
+            self._tell(address, "could not read the maxmemory-policy of %s (CONFIG and INFO refused): "
+                       "make sure it is noeviction, or evicted fingerprints let reprints through", address)
+        elif policy != "noeviction" and maxmemory:
+            risk = (
+                f"Redis at {address} may evict keys (maxmemory-policy {policy}, maxmemory {maxmemory} "
+                "bytes): fingerprints it drops let their reprints through unseen"
+            )
+            if not self.allow_eviction:
+                raise StoreUnavailable(
+                    f"{risk}. Set maxmemory-policy noeviction on the server (CONFIG SET maxmemory-policy "
+                    "noeviction, and in redis.conf), or accept it with NEARDUP_REDIS_ALLOW_EVICTION = True "
+                    "(neardup --allow-eviction)"
+                )
+            self._tell(address, "%s (accepted: NEARDUP_REDIS_ALLOW_EVICTION)", risk)
+        if found.get("save") == "" and found.get("appendonly") == "no":
+            self._tell(
+                address,
+                "Redis at %s keeps no data across a restart (save '' and appendonly no): a restart "
+                "empties its stores, and the processes using them stop. Enable persistence: appendonly "
+                "yes, or save points such as 'save 300 10' (redis.conf, or CONFIG SET)",
+                address,
+            )
+
+    def _server_settings(self) -> dict[str, str]:
+        names = ("maxmemory", "maxmemory-policy", "save", "appendonly")
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for name in names:
+                pipe.config_get(name)
+            replies = self._call(pipe.execute)
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, ResponseError):
+                raise
+            try:  # CONFIG refused or renamed
+                info = self._call(self.client.info, "memory")
+            except StoreError as exc:
+                if not isinstance(exc.__cause__, ResponseError):
+                    raise
+                return {}
+            found = {"maxmemory": info.get("maxmemory"), "maxmemory-policy": info.get("maxmemory_policy")}
+            return {name: str(value) for name, value in found.items() if value is not None}
+        return {_text(k): _text(v) for reply in replies for k, v in reply.items()}
+
+    @staticmethod
+    def _tell(address: str, message: str, *args: Any) -> None:
+        if (address, message) not in _TOLD:
+            _TOLD.add((address, message))
+            logger.warning(message, *args)
 
     # -- documents ------------------------------------------------------------------------
 
@@ -451,6 +547,7 @@ class RedisStore(Store):
             b"".join(sentences),
             b"".join(read),
             b"".join(file_entries),
+            self._mark,
         ]
         assert len(args) == _CHECK_ARGS
         return args, sentence_keys, (sentences, file_entries)
@@ -497,7 +594,7 @@ class RedisStore(Store):
         removals = []
         for doc_id in doc_ids:
             where = self._filed.pop(doc_id, None) or self._where(self.get(doc_id))
-            removals.append([self._prefix, doc_id, _member(doc_id), *where])
+            removals.append([self._prefix, doc_id, _member(doc_id), *where, self._mark])
         return removals
 
     def _remove_now(self, removals: list[list[Any]]) -> int:
@@ -512,7 +609,7 @@ class RedisStore(Store):
     def commit(self, doc_id: int) -> None:
         self._filed.pop(doc_id, None)
         # the state byte is the next to last byte of the head (1-based position for Lua)
-        args = [self._prefix, doc_id, _member(doc_id), _HEAD_SIZE - 1, self._ttl_ms]
+        args = [self._prefix, doc_id, _member(doc_id), _HEAD_SIZE - 1, self._ttl_ms, self._mark]
         self._call(self._commit, keys=[], args=args)
 
     def get(self, doc_id: int) -> DocRecord | None:
@@ -537,11 +634,11 @@ class RedisStore(Store):
                 doc_id = int.from_bytes(member, "big")
                 self._filed.pop(doc_id, None)
                 where = self._where(DocRecord.from_bytes(data) if data is not None else None)
-                removals.append([self._prefix, doc_id, member, *where])
+                removals.append([self._prefix, doc_id, member, *where, self._mark])
             removed += self._remove_now(removals)
 
     def count(self) -> int:
-        args = [self._prefix, self._cutoff(time.time()), b"0"]
+        args = [self._prefix, self._cutoff(time.time()), b"0", self._mark]
         return int(self._call(self._count, keys=[], args=args))
 
     def close(self) -> None:

@@ -1,5 +1,5 @@
 -- One document's check-and-add (needs live.lua before it), as a function of its arguments
--- (one call's ARGV, 17 of them, listed below), of whether to reap first (a batch reaps once:
+-- (one call's ARGV, 18 of them, listed below), of whether to reap first (a batch reaps once:
 -- its documents share one moment) and of `batch`: nil for a call of its own, which keeps its
 -- answer in `ops`; in a batch, the batch does (see check_and_add_many.lua) and passes false,
 -- or {id, filed} of the answer to give again.
@@ -18,6 +18,7 @@ local function check(a, first, batch)
   local read_limit = tonumber(a[11])    -- ids read from one SimHash bucket
   local client, seq = a[12], a[13]
   local head = tonumber(a[14])
+  local mark = a[18]                    -- the namespace's marker, as found at open
   -- Buckets come concatenated, one argument per list (cheaper to send than one per bucket):
   -- each entry is its length, then 4 hex digits of its shard and the bucket's name.
   local function entries(blob)
@@ -33,7 +34,10 @@ local function check(a, first, batch)
   local reads = entries(a[16])          -- SimHash buckets to read
   local files = entries(a[17])          -- SimHash buckets to file the document under
 
-  if first then reaped_at = reap() end
+  if first then
+    assert_mark(P, mark)
+    reaped_at = reap()
+  end
   local now_ms = reaped_at
 
   local candidates, seen = {}, {}

@@ -1,2 +1,2 @@
--- One document: ARGV as check.lua lists them (live.lua and check.lua come before this).
+-- One document: ARGV as check.lua lists them (mark.lua, live.lua and check.lua come before this).
 return check(ARGV, true)

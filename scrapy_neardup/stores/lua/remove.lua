@@ -1,7 +1,9 @@
 -- A document out of the store: its record, its time-index and pending entries, and its id
 -- in each bucket it was filed under. Returns 1 when the record existed.
--- ARGV: P, doc id, 8-byte member, its window, its bucket entries as check-and-add takes them.
+-- ARGV: P, doc id, 8-byte member, its window, its bucket entries as check-and-add takes them,
+-- the namespace's marker (mark.lua comes before this).
 local P, id, m, window, blob = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+assert_mark(P, ARGV[6])
 local existed = redis.call('DEL', P .. 'r:' .. id)
 redis.call('ZREM', P .. 't', m)
 redis.call('ZREM', P .. 'p', m)
