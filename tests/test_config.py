@@ -65,6 +65,7 @@ def test_every_setting_is_parsed():
         NEARDUP_DROP_LOG_LEVEL="info",
         NEARDUP_DEBUG="1",
         NEARDUP_REDIS_PARAMS='{"socket_timeout": 5}',
+        NEARDUP_REDIS_ALLOW_EVICTION="true",
     )
     assert config.enabled is False
     assert config.store == "redis://:secret@127.0.0.1:6379/2"
@@ -77,13 +78,14 @@ def test_every_setting_is_parsed():
     assert (config.max_html_size, config.workers, config.drop_log_level) == (1000, 2, "INFO")
     assert config.worker_niceness == 5
     assert config.debug is True and config.redis_params == {"socket_timeout": 5}
+    assert config.redis_allow_eviction is True
     assert config.recipe() == Recipe(tokenizer="jieba", nshash_n=4, simhash_k=2)
     assert config.thresholds().containment == 0.9 and config.thresholds().min_chars == 100
     assert config.thresholds().short_containment >= 0.9  # short texts are never judged more loosely
 
 
 def test_every_config_field_has_a_setting():
-    assert len(SETTINGS) == len(NearDupConfig.__dataclass_fields__) == 22
+    assert len(SETTINGS) == len(NearDupConfig.__dataclass_fields__) == 23
 
 
 @pytest.mark.parametrize(
