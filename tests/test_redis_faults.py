@@ -8,6 +8,7 @@ import json
 import logging
 import socket
 import threading
+import time
 from urllib.parse import quote
 
 import pytest
@@ -293,10 +294,20 @@ def test_a_crawl_stops_when_redis_comes_back_empty(tmp_path):
     restarted = threading.Event()
 
     def restart_redis(path: str) -> None:
-        if path == "/library.html" and not restarted.is_set():
+        """At the third article, once the first two are stored, restart Redis empty."""
+        if path == "/" or restarted.is_set():
+            return
+        seen.append(path)
+        if len(seen) == 3:
+            client = server.client()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and client.zcard("neardup:{default}:t") < 2:
+                time.sleep(0.02)
+            client.close()
             restarted.set()
             server.restart()
 
+    seen: list[str] = []
     site = Site(site_pages("a"), {}, on_get=restart_redis)
     try:
         run = crawl(tmp_path, "restart", site.root, server.url(0), CONCURRENT_REQUESTS=1)
@@ -309,4 +320,4 @@ def test_a_crawl_stops_when_redis_comes_back_empty(tmp_path):
     kept = (tmp_path / "restart.jsonl").read_text().splitlines()
     assert len(kept) < len(ARTICLES)  # stopped before the end
     stats = json.loads((tmp_path / "restart.json").read_text())
-    assert stats["neardup/store_error"] >= 1
+    assert stats["neardup/unique"] >= 2 and stats["neardup/store_error"] >= 1
