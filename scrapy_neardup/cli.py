@@ -10,14 +10,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+import tempfile
 from dataclasses import dataclass
-from typing import IO, Callable, Iterator, Sequence
+from typing import BinaryIO, Callable, Sequence
 
 from . import __version__
 from .batching import ahead, chunks, overlapped
 from .detector import DUPLICATE, SHORT, Detector, Thresholds, Verdict
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
+from .record import content_key
 from .stores import StoreError, open_store, redact
 
 
@@ -35,16 +38,79 @@ class Summary:
         )
 
 
-def _open_input(path: str) -> IO[str]:
-    if path == "-":
-        return sys.stdin
-    return open(path, encoding="utf-8", errors="surrogateescape", newline="")
+class CommandError(Exception):
+    """A problem with the command's files or options, told in one line (exit code 2)."""
 
 
-def _open_output(path: str) -> IO[str]:
+def _open_input(path: str) -> BinaryIO:
+    """Lines are read as bytes and split at newlines only, so every line can be written back
+    exactly as it came, whatever its encoding or stray carriage returns."""
     if path == "-":
-        return sys.stdout
-    return open(path, "w", encoding="utf-8", errors="surrogateescape", newline="")
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise CommandError(f"cannot read input {path}: {exc.strerror or exc}") from None
+
+
+def _same_file(input_path: str, output_path: str) -> bool:
+    try:
+        out = os.stat(output_path)
+        inp = os.fstat(sys.stdin.fileno()) if input_path == "-" else os.stat(input_path)
+    except (OSError, ValueError):
+        return False
+    return (inp.st_dev, inp.st_ino) == (out.st_dev, out.st_ino)
+
+
+class _Output:
+    """The output file, written under a temporary name in its folder and renamed at the end.
+
+    Writing the input's own file (``-o`` equal to the input, also through a link or stdin) is
+    refused: opening it for writing would erase the records still to be read. An interrupted
+    run leaves the file that was there before untouched.
+    """
+
+    def __init__(self, path: str, input_path: str):
+        self.path = path
+        self.temp: str | None = None
+        if path == "-":
+            self.stream: BinaryIO = sys.stdout.buffer
+            return
+        if _same_file(input_path, path):
+            raise CommandError(f"output {path} is the input file; write the output to another file")
+        target = os.path.realpath(path)
+        if os.path.isdir(target):
+            raise CommandError(f"cannot write output {path}: it is a directory")
+        folder, name = os.path.split(target)
+        try:
+            handle, self.temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".partial")
+        except OSError as exc:
+            raise CommandError(f"cannot write output {path}: {exc.strerror or exc}") from None
+        try:
+            mode = os.stat(target).st_mode & 0o7777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(self.temp, mode)
+        self.target = target
+        self.stream = os.fdopen(handle, "wb")
+
+    def finish(self) -> None:
+        """Put the output in place (what was written so far, when a store failed mid-run)."""
+        if self.temp is None:
+            self.stream.flush()
+            return
+        self.stream.close()
+        os.replace(self.temp, self.target)
+        self.temp = None
+
+    def discard(self) -> None:
+        if self.temp is not None:
+            self.stream.close()
+            with contextlib.suppress(OSError):
+                os.unlink(self.temp)
+            self.temp = None
 
 
 def _warn(message: str) -> None:
@@ -55,31 +121,32 @@ def dedup(args: argparse.Namespace) -> int:
     recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
     # A Redis namespace fixes its TTL in its layout (its buckets expire by window).
     options = {"ttl": args.ttl} if args.ttl and args.store.startswith(("redis", "rediss", "unix")) else {}
-    try:
-        store = open_store(args.store, args.namespace, recipe, **options, **_redis_options(args))
-    except StoreError as exc:
-        _warn(str(exc))
-        return 2
-    detector = Detector(
-        store,
-        Thresholds(containment=args.threshold, min_chars=args.min_chars),
-        ttl=args.ttl or None,
-    )
     summary = Summary()
     shown = 0
     with contextlib.ExitStack() as stack:
+        # The files first: a wrong path must not leave a new store behind.
         source = _open_input(args.input)
-        target = _open_output(args.output)
-        if source is not sys.stdin:
+        if source is not sys.stdin.buffer:
             stack.enter_context(source)
-        if target is not sys.stdout:
-            stack.enter_context(target)
+        output = _Output(args.output, args.input)
+        stack.callback(output.discard)
+        target = output.stream
+        try:
+            store = open_store(args.store, args.namespace, recipe, **options, **_redis_options(args))
+        except StoreError as exc:
+            _warn(str(exc))
+            return 2
         stack.callback(store.close)
+        detector = Detector(
+            store,
+            Thresholds(containment=args.threshold, min_chars=args.min_chars),
+            ttl=args.ttl or None,
+        )
         progress = _progress(args)
         stack.callback(progress.close)
         fingerprint = _fingerprinting(args, detector, stack)
 
-        def prepared(batch: list[tuple[int, str]]) -> list[tuple[_Parsed, Fingerprint | str | None]]:
+        def prepared(batch: list[tuple[int, bytes]]) -> list[tuple[_Parsed, Fingerprint | str | None]]:
             parsed = [_parse(line, number, args) for number, line in batch]
             prints = iter(fingerprint([p.text for p in parsed if p.text is not None]))
             return [(item, next(prints) if item.text else None) for item in parsed]
@@ -103,15 +170,17 @@ def dedup(args: argparse.Namespace) -> int:
                         _warn(f"{args.input}:{item.number}: {problem}; passed through unchanged")
                         shown += 1
                 if out is not None:
-                    target.write(out if out.endswith("\n") else out + "\n")
+                    target.write(out if out.endswith(b"\n") else out + b"\n")
                     if args.flush:
                         target.flush()
         except StoreError as exc:
             _warn(f"{args.input}:{done + 1}: store failed ({exc}); stopped here: this line and the "
                   "ones after it were not written")
+            output.finish()
             print(summary.line(), file=sys.stderr)
             return 3
         progress.close()
+        output.finish()
     if shown < summary.skipped:
         _warn(f"{summary.skipped - shown} more skipped lines not shown")
     print(summary.line(), file=sys.stderr)
@@ -121,20 +190,24 @@ def dedup(args: argparse.Namespace) -> int:
 @dataclass
 class _Parsed:
     number: int
-    line: str
+    line: bytes  # as read, written back unchanged when the record is not judged
     record: dict | None = None
     text: str | None = None  # set when the record has text to judge
     key: str = ""
     problem: str | None = None
 
 
-def _parse(line: str, number: int, args: argparse.Namespace) -> _Parsed:
+def _parse(line: bytes, number: int, args: argparse.Namespace) -> _Parsed:
     item = _Parsed(number, line)
-    if not line.strip():
+    # Bytes that are not UTF-8 stay in the text as lone surrogates and go back out unchanged.
+    decoded = line.decode("utf-8", "surrogateescape")
+    if number == 1:
+        decoded = decoded.removeprefix("\ufeff")
+    if not decoded.strip():
         item.problem = "blank line"
         return item
     try:
-        record = json.loads(line)
+        record = json.loads(decoded)
     except ValueError as exc:
         item.problem = f"not valid JSON ({exc.msg} at column {exc.colno})"
         return item
@@ -147,7 +220,7 @@ def _parse(line: str, number: int, args: argparse.Namespace) -> _Parsed:
         return item
     key = record.get(args.key_field)
     item.record, item.text = record, text
-    item.key = f"{args.input}:{number}" if key is None else str(key)
+    item.key = content_key(text) if key is None or key == "" else str(key)
     return item
 
 
@@ -193,15 +266,15 @@ def _decide(
     batch: list[tuple[_Parsed, Fingerprint | str | None]],
     args: argparse.Namespace,
     summary: Summary,
-) -> Callable[[], list[tuple[_Parsed, tuple[str | None, str | None]]]]:
+) -> Callable[[], list[tuple[_Parsed, tuple[bytes | None, str | None]]]]:
     """Hand the batch to the store; the function returned gives, for each line, the line to
     write (None: dropped) and, if passed through untouched, why."""
     judged = [(item.key, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
     finish = detector.start_many(judged)
 
-    def outcomes() -> list[tuple[_Parsed, tuple[str | None, str | None]]]:
+    def outcomes() -> list[tuple[_Parsed, tuple[bytes | None, str | None]]]:
         verdicts = iter(finish())
-        out: list[tuple[_Parsed, tuple[str | None, str | None]]] = []
+        out: list[tuple[_Parsed, tuple[bytes | None, str | None]]] = []
         for item, fingerprint in batch:
             if item.problem:
                 out.append((item, (item.line, item.problem)))
@@ -214,7 +287,7 @@ def _decide(
     return outcomes
 
 
-def _written(item: _Parsed, verdict: Verdict, args: argparse.Namespace, summary: Summary) -> tuple[str | None, str | None]:
+def _written(item: _Parsed, verdict: Verdict, args: argparse.Namespace, summary: Summary) -> tuple[bytes | None, str | None]:
     if verdict.status == SHORT:
         return item.line, f"text too short to judge ({verdict.chars} characters)"
     if verdict.status == DUPLICATE:
@@ -234,7 +307,22 @@ def _written(item: _Parsed, verdict: Verdict, args: argparse.Namespace, summary:
             "containment": verdict.containment,
             "distance": verdict.distance,
         }
-    return json.dumps(record, ensure_ascii=False) + "\n", None
+    line, note = _encode(record)
+    if note:
+        _warn(f"{args.input}:{item.number}: {note}")
+    return line, None
+
+
+def _encode(record: dict) -> tuple[bytes, str | None]:
+    """The record as a JSON line; undecodable input bytes go back out as they came. A lone
+    surrogate that came as a JSON escape cannot be written as UTF-8: such a record is written
+    with \\u escapes (the same JSON value), and said so."""
+    line = json.dumps(record, ensure_ascii=False)
+    try:
+        return line.encode("utf-8", "surrogateescape") + b"\n", None
+    except UnicodeEncodeError:
+        escaped = json.dumps(record, ensure_ascii=True).encode("ascii") + b"\n"
+        return escaped, "holds a lone surrogate; written with \\u escapes"
 
 
 class _NoProgress:
@@ -255,7 +343,7 @@ def _progress(args: argparse.Namespace):
 
 def purge(args: argparse.Namespace) -> int:
     try:
-        store = open_store(args.store, args.namespace, Recipe(tokenizer=args.tokenizer), **_redis_options(args))
+        store = open_store(args.store, args.namespace, Recipe(tokenizer=args.tokenizer), create=False, **_redis_options(args))
     except StoreError as exc:
         _warn(str(exc))
         return 2
@@ -270,7 +358,7 @@ def purge(args: argparse.Namespace) -> int:
 def info(args: argparse.Namespace) -> int:
     recipe = Recipe(tokenizer=args.tokenizer)
     try:
-        store = open_store(args.store, args.namespace, recipe, **_redis_options(args))
+        store = open_store(args.store, args.namespace, recipe, create=False, **_redis_options(args))
     except StoreError as exc:
         _warn(str(exc))
         return 2
@@ -318,7 +406,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("input", help="JSON lines file, - for stdin")
     run.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
     run.add_argument("--text-field", default="text")
-    run.add_argument("--key-field", default="id", help="record key; missing: input:line")
+    run.add_argument(
+        "--key-field", default="id",
+        help="field holding the record's key (default: id; note that the pipeline's "
+        "NEARDUP_KEY_FIELD defaults to url); a record without one is keyed by its text's content",
+    )
     run.add_argument("--drop", action="store_true", help="write first-seen records only")
     run.add_argument("--duplicate-of-field", default="duplicate_of")
     run.add_argument("--similar-id-field", default="similar_id")
@@ -355,7 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, StoreError) as exc:
+    except (CommandError, ValueError, StoreError) as exc:
         _warn(str(exc))
         return 2
     except BrokenPipeError:

@@ -62,8 +62,16 @@ class DocRecord:
 
 
 def clip_key(key: str, limit: int = 2000) -> str:
-    """Keys (usually URLs) are stored whole up to ``limit`` UTF-8 bytes."""
-    encoded = key.encode("utf-8")
+    """Keys (usually URLs) are stored whole up to ``limit`` UTF-8 bytes.
+
+    A character UTF-8 cannot hold (a lone surrogate from a JSON escape or an undecodable
+    byte) is kept as a backslash escape, so an odd key is stored rather than failing the item.
+    """
+    try:
+        encoded = key.encode("utf-8")
+    except UnicodeEncodeError:
+        encoded = key.encode("utf-8", "backslashreplace")
+        key = encoded.decode("utf-8")
     if len(encoded) <= limit:
         return key
     return encoded[:limit].decode("utf-8", errors="ignore")

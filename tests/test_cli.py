@@ -24,6 +24,13 @@ def read_lines(path):
     return [line for line in open(path, encoding="utf-8").read().splitlines()]
 
 
+def in_progress(target):
+    """The output of a running dedup: it is written beside the target under a temporary name
+    and renamed when the run ends."""
+    partial = sorted(target.parent.glob(f".{target.name}.*.partial"))
+    return partial[0] if partial else target
+
+
 def corpus_records():
     records = []
     for name in ARTICLES:
@@ -128,13 +135,14 @@ def test_a_run_killed_halfway_leaves_a_store_that_knows_everything_written(tmp_p
     )
     deadline = time.time() + 120
     while time.time() < deadline:
-        if target.exists() and len(read_lines(target)) > 200:
+        if in_progress(target).exists() and len(read_lines(in_progress(target))) > 200:
             break
         time.sleep(0.2)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
+    assert not target.exists()  # a killed run leaves its output under the temporary name
     # The kill may cut the last line, even inside a character: only whole lines count.
-    lines = target.read_bytes().decode("utf-8", errors="replace").splitlines()
+    lines = in_progress(target).read_bytes().decode("utf-8", errors="replace").splitlines()
     written = [json.loads(line) for line in lines if line.endswith("}")]
     assert len(written) > 200
     with open_store(f"leveldb://{store}") as reopened:
@@ -187,9 +195,11 @@ def test_a_store_lost_mid_run_stops_at_the_first_line_not_written(tmp_path):
         process.stdin.write("\n".join(lines[:300]) + "\n")
         process.stdin.flush()  # 4 batches and part of a fifth, which waits for more lines
         deadline = time.time() + 120
-        while time.time() < deadline and not (target.exists() and len(read_lines(target)) >= 192):
+        while time.time() < deadline and not (
+            in_progress(target).exists() and len(read_lines(in_progress(target))) >= 192
+        ):
             time.sleep(0.1)
-        assert len(read_lines(target)) == 192
+        assert len(read_lines(in_progress(target))) == 192
     finally:
         server.stop()
     try:

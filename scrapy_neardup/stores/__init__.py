@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from urllib.parse import unquote, urlsplit
 
 from ..fingerprint import Recipe
@@ -68,12 +69,14 @@ def open_store(
     uri: str,
     namespace: str = "default",
     recipe: Recipe | None = None,
+    create: bool = True,
     **options: object,
 ) -> Store:
     """Open the store at ``uri`` and check that it holds fingerprints of ``recipe``.
 
     ``leveldb://relative/path`` and ``leveldb:///absolute/path`` both work; a bare path is
-    taken as a LevelDB directory.
+    taken as a LevelDB directory. With ``create`` False a store that does not exist is
+    refused instead of made.
     """
     recipe = (recipe or Recipe()).resolved()
     scheme = urlsplit(uri).scheme if "://" in uri else "leveldb"
@@ -88,6 +91,8 @@ def open_store(
         path = unquote(uri[len("leveldb://") :]) if "://" in uri else uri
         if not path:
             raise StoreError(f"store URI {uri!r} names no directory: leveldb:///path/to/dir")
+        if not create and not os.path.exists(os.path.join(path, "CURRENT")):
+            raise StoreUnavailable(f"there is no LevelDB store at {os.path.abspath(path)}: check --store")
         store = LevelDBStore(path, namespace, uri=uri if "://" in uri else None)
     elif scheme in ("redis", "rediss", "unix"):
         try:
@@ -103,7 +108,7 @@ def open_store(
             f"unknown store URI {redact(uri)!r}: use memory://, leveldb:///path or redis://host:port/db"
         )
     try:
-        store.open(recipe)
+        store.open(recipe, create)
     except BaseException:
         store.close()
         raise

@@ -80,14 +80,20 @@ class Store(ABC):
     recipe: Recipe
     tables: PermutedTables
 
-    def open(self, recipe: Recipe) -> None:
-        """Check (or, for a new store, record) the format version and recipe."""
+    def open(self, recipe: Recipe, create: bool = True) -> None:
+        """Check (or, for a new store, record) the format version and recipe.
+
+        With ``create`` False a store that does not exist yet is refused, not made: commands
+        that only look at a store must not leave an empty one behind.
+        """
         self.recipe = recipe
         self.tables = PermutedTables(recipe.simhash_k)
         wanted = {"format": self.format_version, "recipe": recipe.as_dict()}
         found = self._read_meta()
         if found is not None:
             found["recipe"] = stored_recipe(found.get("recipe", {}))
+        if found is None and not create:
+            raise StoreUnavailable(f"there is no store at {self.describe()}: check --store and --namespace")
         if found is None:
             self._write_meta(wanted)
         elif found.get("format") != self.format_version:

@@ -253,8 +253,8 @@ class LevelDBStore(LocalStore):
         self._last = self._shared.last_ids[prefix]
         self._prefix = prefix
 
-    def open(self, recipe) -> None:
-        super().open(recipe)
+    def open(self, recipe, create: bool = True) -> None:
+        super().open(recipe, create)
         if self._prefix not in self._shared.indexes:  # once the format is known to be ours
             self._shared.indexes[self._prefix] = self._load_index()
         self._index = self._shared.indexes[self._prefix]

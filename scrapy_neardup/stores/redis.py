@@ -336,9 +336,9 @@ class RedisStore(Store):
     def _key(self, name: str) -> bytes:
         return self._prefix + name.encode("utf-8")
 
-    def open(self, recipe: Recipe) -> None:
+    def open(self, recipe: Recipe, create: bool = True) -> None:
         self._check_server()
-        super().open(recipe)
+        super().open(recipe, create)
         layout = (self._read_meta() or {}).get("layout")
         if self.ttl is None and layout and layout.get("window") and layout.get("shards") == SHARDS:
             self._set_ttl(layout["window"] * WINDOWS_PER_TTL)  # no TTL given: the store's own
