@@ -119,8 +119,6 @@ def _warn(message: str) -> None:
 
 def dedup(args: argparse.Namespace) -> int:
     recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
-    # A Redis namespace fixes its TTL in its layout (its buckets expire by window).
-    options = {"ttl": args.ttl} if args.ttl and args.store.startswith(("redis", "rediss", "unix")) else {}
     summary = Summary()
     shown = 0
     with contextlib.ExitStack() as stack:
@@ -132,7 +130,7 @@ def dedup(args: argparse.Namespace) -> int:
         stack.callback(output.discard)
         target = output.stream
         try:
-            store = open_store(args.store, args.namespace, recipe, **options, **_redis_options(args))
+            store = open_store(args.store, args.namespace, recipe, ttl=args.ttl or None, redis_allow_eviction=args.allow_eviction)
         except StoreError as exc:
             _warn(str(exc))
             return 2
@@ -343,7 +341,7 @@ def _progress(args: argparse.Namespace):
 
 def purge(args: argparse.Namespace) -> int:
     try:
-        store = open_store(args.store, args.namespace, Recipe(tokenizer=args.tokenizer), create=False, **_redis_options(args))
+        store = open_store(args.store, args.namespace, Recipe(tokenizer=args.tokenizer), create=False, redis_allow_eviction=args.allow_eviction)
     except StoreError as exc:
         _warn(str(exc))
         return 2
@@ -358,7 +356,7 @@ def purge(args: argparse.Namespace) -> int:
 def info(args: argparse.Namespace) -> int:
     recipe = Recipe(tokenizer=args.tokenizer)
     try:
-        store = open_store(args.store, args.namespace, recipe, create=False, **_redis_options(args))
+        store = open_store(args.store, args.namespace, recipe, create=False, redis_allow_eviction=args.allow_eviction)
     except StoreError as exc:
         _warn(str(exc))
         return 2
@@ -374,11 +372,6 @@ def info(args: argparse.Namespace) -> int:
             indent=2,
         ))
     return 0
-
-
-def _redis_options(args: argparse.Namespace) -> dict:
-    redis = args.store.startswith(("redis", "rediss", "unix"))
-    return {"allow_eviction": True} if redis and args.allow_eviction else {}
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:

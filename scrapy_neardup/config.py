@@ -17,11 +17,11 @@ from scrapy.utils.misc import load_object
 
 from .detector import Thresholds
 from .fingerprint import Recipe
+from .stores import STORES_BASE, redact, scheme_of
 
 DEFAULT_EXTRACTOR = "scrapy_neardup.extract.html_to_text"
 ACTIONS = ("drop", "tag")
 TOKENIZERS = ("auto", "jieba", "rjieba")
-STORE_SCHEMES = ("memory", "leveldb", "redis", "rediss", "unix")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -61,6 +61,7 @@ class NearDupConfig:
     debug: bool = False
     redis_params: dict = field(default_factory=dict)
     redis_allow_eviction: bool = False  # open a Redis whose maxmemory-policy may evict keys
+    stores: dict = field(default_factory=lambda: dict(STORES_BASE))  # URI scheme -> store class
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":
@@ -69,7 +70,7 @@ class NearDupConfig:
         Raises ``ValueError`` naming the setting (and the spider argument) on a bad value.
         """
         merged = BaseSettings()
-        for name in SETTINGS:
+        for name in [*SETTINGS, *OTHER_SETTINGS]:
             if settings.get(name) is not None:
                 merged.set(name, settings.get(name))
         origin = {name: name for name in SETTINGS}
@@ -82,7 +83,7 @@ class NearDupConfig:
                     origin[name] = f"{name} (spider argument {attr})"
         parsed: dict[str, Any] = {}
         for name, parse in SETTINGS.items():
-            if merged.get(name) is None:
+            if merged.get(name) is None and merged.get(f"{name}_BASE") is None:
                 continue
             try:
                 parsed[name[len("NEARDUP_") :].lower()] = parse(merged, name)
@@ -125,6 +126,11 @@ class NearDupConfig:
             min_chars=self.min_chars,
             short_containment=max(self.threshold, base.short_containment),
         )
+
+    def store_options(self) -> dict[str, Any]:
+        """What a store's ``from_uri`` may read: the whole configuration (each backend takes
+        the options it understands, such as ``ttl`` and ``redis_params``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("store", "stores", "namespace")}
 
     def store_uri(self) -> str:
         """The configured store, or the default LevelDB under the project's ``.scrapy/``."""
@@ -216,18 +222,30 @@ def _store(settings: BaseSettings, name: str) -> str:
     value = value.strip()
     if not value:
         return ""
-    if "://" in value:
-        scheme = value.split("://", 1)[0].lower()
-        if scheme not in STORE_SCHEMES:
-            from .stores import redact
-
-            raise ValueError(
-                f"unknown store {redact(value)!r}: use leveldb:///path/to/dir, "
-                "redis://host:port/db or memory://"
-            )
-        if scheme == "leveldb" and value == "leveldb://":
-            raise ValueError("names no directory: use leveldb:///path/to/dir")
+    registry = _stores(settings, "NEARDUP_STORES")
+    if scheme_of(value) not in registry:
+        known = ", ".join(f"{scheme}://" for scheme in sorted(registry))
+        raise ValueError(
+            f"unknown store {redact(value)!r}: the known schemes are {known} "
+            "(NEARDUP_STORES adds one)"
+        )
+    if value.lower() == "leveldb://":
+        raise ValueError("names no directory: use leveldb:///path/to/dir")
     return value
+
+
+def _stores(settings: BaseSettings, name: str) -> dict:
+    """The built-in stores, updated by NEARDUP_STORES_BASE and then NEARDUP_STORES; a scheme
+    set to None is removed."""
+    merged: dict[str, Any] = dict(STORES_BASE)
+    try:
+        merged.update(settings.getwithbase(name))
+    except (ValueError, TypeError):
+        raise ValueError("must be a dict of URI scheme -> store class (a dotted path)") from None
+    for scheme, path in merged.items():
+        if path is not None and not isinstance(path, (str, type)):
+            raise ValueError(f"scheme {scheme!r} must name a store class by dotted path, got {path!r}")
+    return {scheme.lower(): path for scheme, path in merged.items() if path is not None}
 
 
 def _extractor(settings: BaseSettings, name: str) -> str | Callable[[Any], str]:
@@ -278,6 +296,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_DEBUG": _bool,
     "NEARDUP_REDIS_PARAMS": _dict,
     "NEARDUP_REDIS_ALLOW_EVICTION": _bool,
+    "NEARDUP_STORES": _stores,
 }
 
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)
@@ -290,5 +309,5 @@ def unknown_settings(settings: BaseSettings) -> list[str]:
     )
 
 
-# Settings read by other parts of the package (stores), so not typos.
-OTHER_SETTINGS = frozenset({"NEARDUP_STORES", "NEARDUP_STORES_BASE"})
+# The base of NEARDUP_STORES (Scrapy's getwithbase merges the two), so not a typo.
+OTHER_SETTINGS = frozenset({"NEARDUP_STORES_BASE"})

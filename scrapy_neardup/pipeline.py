@@ -76,11 +76,12 @@ class _SharedStore:
 _SHARED: dict[tuple[str, str], _SharedStore] = {}
 
 
-def _acquire_store(uri: str, namespace: str, recipe: Recipe, options: dict) -> _SharedStore:
+def _acquire_store(uri: str, namespace: str, recipe: Recipe, config: NearDupConfig) -> _SharedStore:
     key = (uri, namespace)
     shared = _SHARED.get(key)
     if shared is None:
-        shared = _SharedStore(key, open_store(uri, namespace=namespace, recipe=recipe, **options))
+        store = open_store(uri, namespace, recipe, stores=config.stores, **config.store_options())
+        shared = _SharedStore(key, store)
         _SHARED[key] = shared
     elif shared.store.recipe != recipe:
         raise StoreFormatError(
@@ -155,7 +156,7 @@ class NearDupPipeline:
         self._store_uri = redact(uri)
         recipe = config.recipe().resolved()
         try:
-            self._shared = _acquire_store(uri, config.namespace, recipe, self._store_options(uri))
+            self._shared = _acquire_store(uri, config.namespace, recipe, config)
         except StoreError as exc:
             self._fail(exc)
         try:
@@ -197,16 +198,6 @@ class NearDupPipeline:
             f"{config.workers} worker processes" if config.workers else "in the reactor thread",
             extra={"spider": self.crawler.spider},
         )
-
-    def _store_options(self, uri: str) -> dict:
-        """Redis stores take client parameters and expire keys after the time window."""
-        if uri.split("://", 1)[0].lower() not in ("redis", "rediss", "unix"):
-            return {}
-        return {
-            "redis_params": dict(self.config.redis_params),
-            "ttl": self.config.ttl or None,
-            "allow_eviction": self.config.redis_allow_eviction,
-        }
 
     def _stop_crawl(self, reason: str) -> None:
         """Close the spider (once): going on without the store's memory keeps every reprint."""

@@ -1,2 +1,20 @@
 from redis_server import redis_server, redis_url  # noqa: F401
 from local_site import local_site  # noqa: F401
+
+import uuid
+
+import pytest
+
+
+@pytest.fixture(params=["memory", "leveldb", "redis"])
+def store_uri(request, tmp_path):
+    """One URI of each backend, empty: the store contract tests run on all three.
+
+    The memory store is a named one, so that closing and opening it again finds its
+    documents, as the others do.
+    """
+    if request.param == "memory":
+        return f"memory://{uuid.uuid4().hex}"
+    if request.param == "leveldb":
+        return f"leveldb://{tmp_path}/store"
+    return request.getfixturevalue("redis_url")

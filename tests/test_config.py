@@ -85,7 +85,22 @@ def test_every_setting_is_parsed():
 
 
 def test_every_config_field_has_a_setting():
-    assert len(SETTINGS) == len(NearDupConfig.__dataclass_fields__) == 23
+    assert set(SETTINGS) == {f"NEARDUP_{name.upper()}" for name in NearDupConfig.__dataclass_fields__}
+
+
+def test_stores_merge_the_base_and_the_users_registry():
+    config = NearDupConfig.from_settings(Settings({
+        "NEARDUP_STORES": {"sqlite": "myproject.stores.SQLiteStore", "redis": None},
+        "NEARDUP_STORE": "sqlite:///x.db",
+    }))
+    assert config.stores["sqlite"] == "myproject.stores.SQLiteStore"
+    assert "redis" not in config.stores and config.stores["leveldb"].endswith("LevelDBStore")
+    based = NearDupConfig.from_settings(Settings({"NEARDUP_STORES_BASE": {"sqlite": "x.SQLiteStore"}}))
+    assert based.stores["sqlite"] == "x.SQLiteStore" and "memory" in based.stores
+    with pytest.raises(ValueError, match=r"NEARDUP_STORE: unknown store 'redis://h/0': the known schemes are .*sqlite://"):
+        NearDupConfig.from_settings(Settings({"NEARDUP_STORES": {"redis": None, "sqlite": "x.S"}, "NEARDUP_STORE": "redis://h/0"}))
+    with pytest.raises(ValueError, match="NEARDUP_STORES: scheme 'x' must name a store class"):
+        NearDupConfig.from_settings(Settings({"NEARDUP_STORES": {"x": 3}}))
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from scrapy import signals
 from scrapy.crawler import CrawlerRunner
 
 from scrapy_neardup.pipeline import NearDupStoreError
+from scrapy_neardup.stores.memory import MemoryStore
 
 PIPELINE = "scrapy_neardup.NearDupPipeline"
 TESTS = Path(__file__).parent
@@ -619,3 +620,25 @@ def test_redis_store_commits_only_what_passed_every_pipeline(local_site, redis_u
     again = yield run(settings_for(redis_url), NewsSpider, root=local_site.root, paths=["/c/flood.html", "/c/metro.html"])
     assert again.paths() == ["/c/flood.html"]
     assert [str(i["url"]) for i, _ in again.dropped] == [local_site.url("/c/metro.html")]
+
+
+class CountingStore(MemoryStore):
+    """A user's own store, registered through NEARDUP_STORES: counts the checks it served."""
+
+    checks = 0
+
+    def check_and_add(self, probe, record, confirm=None):
+        CountingStore.checks += 1
+        return super().check_and_add(probe, record, confirm)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_store_registered_in_neardup_stores_serves_a_crawl(local_site, tmp_path):
+    CountingStore.checks = 0
+    settings = settings_for(
+        "counting://crawl", NEARDUP_STORES={"counting": f"{__name__}.CountingStore"}
+    )
+    result = yield run(settings, NewsSpider, root=local_site.root, paths=ARTICLES)
+    assert result.paths() == [p for p in ARTICLES if p not in REPRINT_OF]
+    assert CountingStore.checks == len(ARTICLES)
+    assert result.neardup["neardup/duplicate"] == len(REPRINT_OF)

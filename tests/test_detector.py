@@ -7,10 +7,10 @@ from corpus import ARTICLES, DISCLAIMER, quoting, reprint, text, with_disclaimer
 NAMES = list(ARTICLES)
 
 
-@pytest.fixture(params=["memory", "leveldb"])
-def store(request, tmp_path):
-    uri = "memory://" if request.param == "memory" else f"leveldb://{tmp_path}/store"
-    opened = open_store(uri)
+@pytest.fixture
+def store(store_uri):
+    """Every detector test runs on each backend (memory, LevelDB, Redis)."""
+    opened = open_store(store_uri)
     yield opened
     opened.close()
 

@@ -11,6 +11,7 @@ import time
 import pytest
 import redis
 from redis_server import start_redis
+from test_stores import renamed
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, open_store
 from scrapy_neardup.stores import StoreFormatError, StoreUnavailable
@@ -142,30 +143,13 @@ def _verdicts(uri: str, recipe: Recipe, **options) -> list[dict]:
         store.close()
 
 
-def _renamed(verdicts: list[dict]) -> list[dict]:
-    """The verdicts with ids renamed by first appearance.
-
-    Ids are the store's own: Redis files a duplicate before verifying it (and removes it
-    after), so it uses up ids that a single-process store never hands out.
-    """
-    names: dict[int, int] = {}
-    out = []
-    for verdict in verdicts:
-        verdict = dict(verdict)
-        for field in ("doc_id", "similar_id"):
-            if verdict[field] is not None:
-                verdict[field] = names.setdefault(verdict[field], len(names) + 1)
-        out.append(verdict)
-    return out
-
-
 def test_same_verdicts_as_memory_and_leveldb(redis_url, tmp_path):
     recipe = Recipe()
     memory = _verdicts("memory://", recipe)
     leveldb = _verdicts(f"leveldb://{tmp_path / 'db'}", recipe)
     redis = _verdicts(redis_url, recipe)
     assert len(memory) == len(corpus())
-    for expected, level, red in zip(memory, leveldb, _renamed(redis)):
+    for expected, level, red in zip(memory, leveldb, renamed(redis)):
         assert level == expected
         assert red == expected
     # The verdicts are the right ones: each story is kept once, by its first copy.
@@ -196,7 +180,7 @@ def test_batches_give_the_verdicts_of_checks_one_by_one(redis_url, tmp_path, siz
         verdicts = []
         for start in range(0, len(documents), size):
             verdicts += [v.as_dict() for v in detector.check_many(documents[start : start + size])]
-        assert _renamed(verdicts) == _renamed(one_by_one)
+        assert renamed(verdicts) == renamed(one_by_one)
         # Every duplicate filed by a batch was taken out again: buckets hold kept documents only.
         # (The last batch's go out with the store's next call, here count.)
         kept = {v["doc_id"] for v in verdicts if v["status"] == UNIQUE}
@@ -214,7 +198,7 @@ def test_check_texts_overlaps_batches_and_gives_the_verdicts_of_checks_one_by_on
     documents = [(key, text) for key, _, text in corpus()]
     verdicts = [v.as_dict() for v in check_texts(Detector(store), documents, size=4)]
     store.close()  # sends the last batch's removals
-    assert _renamed(verdicts) == _renamed(one_by_one)
+    assert renamed(verdicts) == renamed(one_by_one)
     kept = {v["doc_id"] for v in verdicts if v["status"] == UNIQUE}
     assert set().union(*bucket_ids(redis.Redis.from_url(redis_url), "texts")) == kept
 
@@ -239,7 +223,7 @@ def test_a_batch_whose_answer_is_lost_is_sent_again_and_judged_the_same(redis_ur
         kept = {v["doc_id"] for v in got if v["status"] == UNIQUE}
         assert store.count() == len(kept)  # the second filings were taken out again
         assert set().union(*bucket_ids(store.client, "lost")) == kept
-    assert _renamed(got) == _renamed(expected)
+    assert renamed(got) == renamed(expected)
 
 
 def test_a_batch_never_matches_a_duplicate_of_the_same_batch(redis_url):
@@ -258,7 +242,7 @@ def test_a_batch_never_matches_a_duplicate_of_the_same_batch(redis_url):
     with open_store(redis_url, "together", Recipe()) as store:
         detector = Detector(store)
         batch = detector.check_many([(key, detector.fingerprint(text)) for key, text in documents])
-    assert _renamed([v.as_dict() for v in batch]) == _renamed(expected)
+    assert renamed([v.as_dict() for v in batch]) == renamed(expected)
 
 
 def test_every_sentence_key_is_looked_up(redis_url):
@@ -301,54 +285,18 @@ def test_two_dedup_runs_share_one_server(redis_url, tmp_path):
         assert store.count() == len(names)
 
 
-def test_reopen_keeps_documents_and_counter(redis_url):
-    key, _, text = corpus()[0]
-    with open_store(redis_url, "reopen") as store:
-        first = Detector(store).check(key, text)
-    with open_store(redis_url, "reopen") as store:
-        assert store.count() == 1
-        again = Detector(store).check("https://b.example/copy", "转载：" + text)
-        assert again.status == DUPLICATE and again.duplicate_of == key
-        other = Detector(store).check("https://a.example/other", ARTICLES["port"])
-        assert other.doc_id == first.doc_id + 2  # ids keep counting across opens
-
-
-def test_record_round_trip_and_filed_keys(redis_url):
-    """The record read back is the one the reference store files, sentence keys included."""
-    records = []
-    for uri in ("memory://", redis_url):
-        with open_store(uri, "records") as store:
-            verdict = Detector(store).check("https://a.example/rail", ARTICLES["rail"], reserve=True)
-            records.append(store.get(verdict.doc_id))
-            assert store.get(verdict.doc_id + 100) is None
-    memory, redis = records
-    assert redis.sentence_keys and redis.sentence_keys == memory.sentence_keys
-    assert (redis.doc_id, redis.key, redis.simhash, redis.chars, redis.state) == (
-        memory.doc_id, memory.key, memory.simhash, memory.chars, memory.state
-    )
-    assert abs(redis.time - memory.time) < 60
-    assert list(redis.sketch.hashes) == list(memory.sketch.hashes)
-    assert redis.sketch.size == memory.sketch.size
-
-
-def test_recipe_and_format_mismatch(redis_url, redis_server):
-    open_store(redis_url, "recipe", Recipe(nshash_n=5)).close()
-    with pytest.raises(StoreFormatError, match="nshash_n: stored 5, configured 4"):
-        open_store(redis_url, "recipe", Recipe(nshash_n=4))
-    open_store(redis_url, "recipe", Recipe(nshash_n=5)).close()  # the right recipe still opens
+def test_another_format_version_is_refused(redis_url, redis_server):
     client = redis_server.client()
     client.set("neardup:{old}:meta", b'{"format": 99, "recipe": {}}')
     with pytest.raises(StoreFormatError, match="format version 99"):
         open_store(redis_url, "old")
 
 
-def test_namespaces_and_databases_are_apart(redis_server, redis_url):
+def test_namespaces_and_databases_are_apart_in_their_keys(redis_server, redis_url):
     text = ARTICLES["museum"]
     with open_store(redis_url, "site-a") as a, open_store(redis_url, "site-b") as b:
-        assert Detector(a).check("a", text).status == UNIQUE
-        assert Detector(b).check("b", text).status == UNIQUE  # another namespace: not a copy
-        assert Detector(a).check("a2", text).status == DUPLICATE
-        assert a.count() == 1 and b.count() == 1
+        Detector(a).check("a", text)
+        Detector(b).check("b", text)
     with open_store(redis_server.url(5), "site-a") as other_db:
         assert other_db.count() == 0
     keys = redis_server.client().keys("*")

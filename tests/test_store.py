@@ -15,44 +15,6 @@ from scrapy_neardup.stores.leveldb import index_path
 from corpus import ARTICLES, reprint, text
 
 
-def test_leveldb_store_survives_a_reopen_with_its_counters(tmp_path):
-    uri = f"leveldb://{tmp_path}/db"
-    with open_store(uri) as store:
-        detector = Detector(store)
-        first = [detector.check(name, text(name)) for name in ARTICLES]
-    with open_store(uri) as store:
-        detector = Detector(store)
-        assert store.count() == len(ARTICLES)
-        copy = detector.check("copy", reprint("rice"))
-        assert copy.duplicate_of == "rice"
-        fresh = detector.check("fresh", "\n".join(text(n) for n in ARTICLES)[::-1])
-        assert fresh.doc_id > max(v.doc_id for v in first)  # ids are never reused
-
-
-def test_namespaces_are_kept_apart(tmp_path):
-    uri = f"leveldb://{tmp_path}/db"
-    with open_store(uri, namespace="one") as one:
-        Detector(one).check("a", text("battery"))
-    with open_store(uri, namespace="two") as two:
-        assert Detector(two).check("b", text("battery")).status == "unique"
-
-
-def test_another_recipe_is_refused_with_the_differences(tmp_path):
-    uri = f"leveldb://{tmp_path}/db"
-    open_store(uri, recipe=Recipe(nshash_n=5)).close()
-    with pytest.raises(StoreFormatError, match=r"nshash_n: stored 5, configured 7.*configure the stored values"):
-        open_store(uri, recipe=Recipe(nshash_n=7))
-
-
-def test_a_store_of_another_text_version_says_to_use_a_new_store(tmp_path):
-    """Text processing changed between versions: no setting brings the old recipe back."""
-    uri = f"leveldb://{tmp_path}/db"
-    open_store(uri, recipe=Recipe(text_version=2)).close()
-    refused = r"text_version: stored 2, configured \d+.*another scrapy-neardup version"
-    with pytest.raises(StoreFormatError, match=refused):
-        open_store(uri)
-
-
 def test_another_format_version_is_refused(tmp_path):
     path = tmp_path / "db"
     open_store(f"leveldb://{path}").close()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import os
+import importlib
+from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit
 
 from ..fingerprint import Recipe
@@ -24,8 +25,10 @@ __all__ = [
     "StoreError",
     "StoreFormatError",
     "StoreUnavailable",
+    "STORES_BASE",
     "open_store",
     "redact",
+    "store_class",
 ]
 
 
@@ -65,48 +68,61 @@ def redact(uri: str) -> str:
     return f"{scheme}://{authority}{path}{question}{'&'.join(params)}{'#***' if fragment else ''}"
 
 
+# URI scheme -> store class (a dotted path or the class). Settings extend and override it:
+# NEARDUP_STORES_BASE, then NEARDUP_STORES, merged as Scrapy merges FEED_STORAGES.
+STORES_BASE: dict[str, str] = {
+    "memory": "scrapy_neardup.stores.memory.MemoryStore",
+    "leveldb": "scrapy_neardup.stores.leveldb.LevelDBStore",
+    "redis": "scrapy_neardup.stores.redis.RedisStore",
+    "rediss": "scrapy_neardup.stores.redis.RedisStore",
+    "unix": "scrapy_neardup.stores.redis.RedisStore",
+}
+
+
+def scheme_of(uri: str) -> str:
+    """A URI's scheme; a bare path is a LevelDB directory."""
+    return urlsplit(uri).scheme.lower() if "://" in uri else "leveldb"
+
+
+def store_class(uri: str, stores: Mapping[str, Any] | None = None) -> type[Store]:
+    """The class registered for ``uri``'s scheme in ``stores`` (default :data:`STORES_BASE`)."""
+    registry = {name: path for name, path in (stores or STORES_BASE).items() if path}
+    scheme = scheme_of(uri)
+    found = registry.get(scheme)
+    if found is None:
+        known = ", ".join(f"{name}://" for name in sorted(registry))
+        raise StoreError(f"unknown store URI {redact(uri)!r}: the known schemes are {known}")
+    if not isinstance(found, str):
+        return found
+    module, _, name = found.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError as exc:
+        extra = "redis" if "redis" in found else None
+        hint = f": pip install 'scrapy-neardup[{extra}]'" if extra else ""
+        raise StoreUnavailable(f"the {scheme}:// store ({found}) cannot be loaded ({exc}){hint}") from exc
+    except AttributeError:
+        raise StoreError(f"the {scheme}:// store names {found!r}, which does not exist") from None
+
+
 def open_store(
     uri: str,
     namespace: str = "default",
     recipe: Recipe | None = None,
     create: bool = True,
-    **options: object,
+    stores: Mapping[str, Any] | None = None,
+    **options: Any,
 ) -> Store:
     """Open the store at ``uri`` and check that it holds fingerprints of ``recipe``.
 
-    ``leveldb://relative/path`` and ``leveldb:///absolute/path`` both work; a bare path is
-    taken as a LevelDB directory. With ``create`` False a store that does not exist is
-    refused instead of made.
+    The scheme picks the class in ``stores``; the class builds itself from the URI and the
+    ``options`` it understands (the pipeline passes its whole configuration: ``ttl``,
+    ``redis_params``...) and ignores the others. ``leveldb://relative/path`` and
+    ``leveldb:///absolute/path`` both work; a bare path is taken as a LevelDB directory. With
+    ``create`` False a store that does not exist is refused instead of made.
     """
     recipe = (recipe or Recipe()).resolved()
-    scheme = urlsplit(uri).scheme if "://" in uri else "leveldb"
-    if scheme == "memory":
-        from .memory import MemoryStore
-
-        name = uri[len("memory://") :]
-        store: Store = MemoryStore(uri, namespace, shared=bool(name))
-    elif scheme == "leveldb":
-        from .leveldb import LevelDBStore
-
-        path = unquote(uri[len("leveldb://") :]) if "://" in uri else uri
-        if not path:
-            raise StoreError(f"store URI {uri!r} names no directory: leveldb:///path/to/dir")
-        if not create and not os.path.exists(os.path.join(path, "CURRENT")):
-            raise StoreUnavailable(f"there is no LevelDB store at {os.path.abspath(path)}: check --store")
-        store = LevelDBStore(path, namespace, uri=uri if "://" in uri else None)
-    elif scheme in ("redis", "rediss", "unix"):
-        try:
-            from .redis import RedisStore
-        except ImportError as exc:
-            raise StoreUnavailable(
-                f"the {scheme}:// store needs the redis package ({exc}): "
-                "pip install scrapy-neardup[redis]"
-            ) from exc
-        store = RedisStore(uri, namespace, **options)
-    else:
-        raise StoreError(
-            f"unknown store URI {redact(uri)!r}: use memory://, leveldb:///path or redis://host:port/db"
-        )
+    store = store_class(uri, stores).from_uri(uri, namespace, create=create, **options)
     try:
         store.open(recipe, create)
     except BaseException:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from ..fingerprint import Recipe, stored_recipe
 from ..record import PENDING, DocRecord
@@ -79,6 +79,12 @@ class Store(ABC):
     format_version: int = FORMAT_VERSION
     recipe: Recipe
     tables: PermutedTables
+
+    @classmethod
+    def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> "Store":
+        """Build the store named by ``uri``, taking the ``options`` this backend understands
+        (the pipeline passes its whole configuration) and ignoring the others."""
+        return cls(uri, namespace)  # type: ignore[call-arg]
 
     def open(self, recipe: Recipe, create: bool = True) -> None:
         """Check (or, for a new store, record) the format version and recipe.

@@ -32,7 +32,8 @@ import os
 import re
 import threading
 import time
-from typing import Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
+from urllib.parse import unquote
 
 import xxhash
 
@@ -228,6 +229,17 @@ def _close_db(path: str) -> None:
 
 class LevelDBStore(LocalStore):
     format_version = 3  # 1 kept the buckets as LevelDB keys, 2 a time index and a counter per write
+
+    @classmethod
+    def from_uri(cls, uri: str, namespace: str = "default", create: bool = True, **options: Any) -> "LevelDBStore":
+        """``leveldb:///absolute/path``, ``leveldb://relative/path`` or a bare path. With
+        ``create`` False a folder without a LevelDB database is refused, not made one."""
+        path = unquote(uri[len("leveldb://") :]) if "://" in uri else uri
+        if not path:
+            raise StoreError(f"store URI {uri!r} names no directory: leveldb:///path/to/dir")
+        if not create and not os.path.exists(os.path.join(path, "CURRENT")):
+            raise StoreUnavailable(f"there is no LevelDB store at {os.path.abspath(path)}: check --store")
+        return cls(path, namespace, uri=uri if "://" in uri else None)
 
     def __init__(self, path: str, namespace: str = "default", uri: str | None = None):
         self.path = os.path.abspath(path)

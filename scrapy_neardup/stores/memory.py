@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..record import DocRecord
 from .base import LocalStore
@@ -13,6 +13,12 @@ _SHARED: dict[tuple[str, str], dict] = {}
 
 
 class MemoryStore(LocalStore):
+    @classmethod
+    def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> "MemoryStore":
+        """``memory://`` is private to the store object; ``memory://NAME`` is shared by every
+        store of that name in the process (spiders of one crawl)."""
+        return cls(uri, namespace, shared=bool(uri.partition("://")[2]))
+
     def __init__(self, uri: str = "memory://", namespace: str = "default", shared: bool = False):
         self.uri = uri
         self.namespace = namespace

@@ -214,6 +214,17 @@ class RedisStore(Store):
 
     files_before_verifying = True
 
+    @classmethod
+    def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> "RedisStore":
+        """Takes ``ttl`` (the time window: keys expire with it), ``redis_params`` (client
+        arguments over the URI's), ``redis_allow_eviction`` and the constructor's own keywords
+        from the options."""
+        own = {name: options[name] for name in ("key_prefix", "pending_timeout", "retries", "allow_eviction") if name in options}
+        if options.get("redis_allow_eviction"):  # NEARDUP_REDIS_ALLOW_EVICTION, --allow-eviction
+            own["allow_eviction"] = True
+        ttl, params = options.get("ttl") or None, dict(options.get("redis_params") or {})
+        return cls(uri, namespace, ttl=ttl, redis_params=params, **own)
+
     def __init__(
         self,
         uri: str,
