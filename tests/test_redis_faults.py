@@ -83,7 +83,9 @@ def test_redact_hides_every_credential_form(uri, shown):
 
 def test_every_credential_form_opens_and_shows_no_password(secured, capsys, caplog):
     host = f"127.0.0.1:{secured.port}"
-    for form, uri in credential_forms(host, secured.socket, SECRET).items():
+    forms = credential_forms(host, secured.socket, SECRET)
+    open_store(next(iter(forms.values())), "forms").close()  # info shows a store, never makes one
+    for form, uri in forms.items():
         assert main(["info", "--store", uri, "--namespace", "forms"]) == 0, form
         out, err = capsys.readouterr()
         shown = json.loads(out)["store"]
@@ -200,6 +202,8 @@ def test_a_server_that_may_evict_is_refused_unless_allowed(policy, capsys, caplo
             pipeline = make_pipeline(NEARDUP_STORE=server.url(), NEARDUP_REDIS_ALLOW_EVICTION=True)
             pipeline.close_spider()
         assert "accepted: NEARDUP_REDIS_ALLOW_EVICTION" in caplog.text
+        assert main(["info", "--store", server.url(), "--allow-eviction"]) == 2  # no store: not made
+        open_store(server.url(), allow_eviction=True).close()
         assert main(["info", "--store", server.url(), "--allow-eviction"]) == 0
         server.client().config_set("maxmemory-policy", "noeviction")
         open_store(server.url(), "evict").close()
