@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 
 import pytest
-from local_site import DISCLAIMER, PROMOTION, STORIES, page_a, page_b, page_c, pages
+import newsworld_path  # noqa: F401
+from newsworld.small import DISCLAIMER, PROMOTION, STORIES, page_a, page_b, page_c, small_world
 from scrapy.http import HtmlResponse, Response, TextResponse
 
 from scrapy_neardup.extract import ExtractionError, decode_html, extract_text, html_to_text, looks_binary
 
-TITLE, PARAGRAPHS = STORIES["metro"]
+TITLE, PARAGRAPHS = STORIES["metro"].title, list(STORIES["metro"].paragraphs)
 NOISE = ["首页", "热门排行", "网友评论", "支持！", "24小时热点", "推荐阅读", "联系我们", "未经授权禁止转载", "window.dataLayer", "分享到"]
 
 
@@ -40,11 +41,11 @@ def test_br_breaks_lines():
 
 
 def test_bytes_are_decoded_from_meta_charset():
-    data = pages()["/bad/gbk.html"][1]
+    data = small_world().body("/bad/gbk.html")
     with pytest.raises(UnicodeDecodeError):
         data.decode("utf-8")
     text = html_to_text(data)
-    assert STORIES["oldstreet"][1][0] in text
+    assert STORIES["oldstreet"].paragraphs[0] in text
     assert decode_html(data).count("丁字街") >= 2
 
 
@@ -59,8 +60,8 @@ def test_utf8_bytes_without_any_declaration():
 
 
 def test_broken_html_still_gives_the_text():
-    text = html_to_text(pages()["/bad/broken.html"][1])
-    for paragraph in STORIES["robots"][1]:
+    text = html_to_text(small_world().body("/bad/broken.html"))
+    for paragraph in STORIES["robots"].paragraphs:
         assert paragraph in text
 
 
@@ -81,11 +82,11 @@ def test_page_without_text_gives_empty_or_little():
     assert html_to_text("") == ""
     assert html_to_text("   ") == ""
     assert html_to_text("<html><head><title>只有标题") == ""
-    assert len(html_to_text(pages()["/bad/empty.html"][1])) < 10
+    assert len(html_to_text(small_world().body("/bad/empty.html"))) < 10
 
 
 def test_binary_content_is_a_clear_error():
-    data = pages()["/bad/binary.png"][1]
+    data = small_world().body("/bad/binary.png")
     with pytest.raises(ExtractionError, match="binary content, not HTML"):
         html_to_text(data)
     with pytest.raises(ExtractionError, match="binary content, not HTML"):
@@ -101,7 +102,7 @@ def test_non_text_input_is_a_clear_error():
 
 def test_looks_binary():
     assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
-    assert not looks_binary(pages()["/bad/gbk.html"][1])  # legacy encodings are text
+    assert not looks_binary(small_world().body("/bad/gbk.html"))  # legacy encodings are text
     assert not looks_binary(page_a(TITLE, PARAGRAPHS))
     assert not looks_binary("")
 
@@ -114,7 +115,7 @@ def test_extract_text_from_a_response_uses_its_encoding():
 
 
 def test_extract_text_rejects_a_binary_response():
-    response = Response("http://example.com/x.png", body=pages()["/bad/binary.png"][1])
+    response = Response("http://example.com/x.png", body=small_world().body("/bad/binary.png"))
     with pytest.raises(ExtractionError, match="binary response from http://example.com/x.png"):
         extract_text(response)
 
@@ -125,11 +126,11 @@ def test_extract_text_with_another_extractor():
 
 
 def test_reprints_on_other_templates_extract_to_nearly_the_same_text():
-    original = html_to_text(pages()["/a/flood.html"][1])
-    reprint = html_to_text(pages()["/c/flood.html"][1])
+    original = html_to_text(small_world().body("/a/flood.html"))
+    reprint = html_to_text(small_world().body("/c/flood.html"))
     assert PROMOTION in reprint
-    shared = [p for p in STORIES["flood"][1] if p in original and p in reprint.replace("\n", "")]
-    assert len(shared) >= len(STORIES["flood"][1]) - 1  # all but the edited paragraph
+    shared = [p for p in STORIES["flood"].paragraphs if p in original and p in reprint.replace("\n", "")]
+    assert len(shared) >= len(STORIES["flood"].paragraphs) - 1  # all but the edited paragraph
 
 
 def test_faster_readability_cleaning_gives_the_same_text(monkeypatch):
@@ -137,10 +138,11 @@ def test_faster_readability_cleaning_gives_the_same_text(monkeypatch):
 
     from scrapy_neardup import extract
 
-    fast = {path: html_to_text(body) for path, (_, body) in pages().items() if path.endswith(".html") and "binary" not in path}
+    pages = [p for p in small_world().pages if p.endswith(".html") and "binary" not in p and "huge" not in p]
+    fast = {path: html_to_text(small_world().body(path)) for path in pages}
     monkeypatch.setattr(extract, "_DOCUMENT", Document)  # readability as shipped
     for path, text in fast.items():
-        assert html_to_text(pages()[path][1]) == text, path
+        assert html_to_text(small_world().body(path)) == text, path
     assert extract._document_class() is Document
     monkeypatch.setattr(extract, "_DOCUMENT", None)
     assert extract._document_class().__name__ == "FastDocument"

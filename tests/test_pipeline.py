@@ -9,7 +9,8 @@ import warnings
 
 import pytest
 import scrapy
-from local_site import STORIES
+import newsworld_path  # noqa: F401
+from newsworld.small import STORIES
 from scrapy import Spider, signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.logformatter import LogFormatter
@@ -23,9 +24,9 @@ from scrapy_neardup.pipeline import _SHARED
 from scrapy_neardup.record import COMMITTED, PENDING, content_key
 
 _names = itertools.count()
-TEXT = "\n".join(STORIES["metro"][1])
-REPRINT = "本文转载自江城日报。\n" + "\n".join(STORIES["metro"][1][:5]) + "\n（责任编辑：李明）"
-OTHER = "\n".join(STORIES["canteen"][1])
+TEXT = "\n".join(STORIES["metro"].paragraphs)
+REPRINT = "本文转载自江城日报。\n" + "\n".join(STORIES["metro"].paragraphs[:5]) + "\n（责任编辑：李明）"
+OTHER = "\n".join(STORIES["canteen"].paragraphs)
 
 
 class NewsSpider(Spider):

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from local_site import STORIES
+import newsworld_path  # noqa: F401
+from newsworld.small import STORIES
 from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro, maybe_deferred_to_future
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, open_store
 from scrapy_neardup.record import COMMITTED, PENDING
 from scrapy_neardup.reservations import Reservations
 
-TEXT = "\n".join(STORIES["metro"][1])
-REPRINT = "本文转载自江城日报。\n" + "\n".join(STORIES["metro"][1][:5]) + "\n（责任编辑：李明）"
+TEXT = "\n".join(STORIES["metro"].paragraphs)
+REPRINT = "本文转载自江城日报。\n" + "\n".join(STORIES["metro"].paragraphs[:5]) + "\n（责任编辑：李明）"
 
 
 def setup(waiting=None, on_error=None, uri="memory://"):
@@ -56,7 +57,7 @@ def test_an_item_replaced_by_a_later_pipeline_is_found_by_its_key():
 def test_release_all_gives_back_what_was_held():
     detector, reservations = setup()
     one = reserved(detector, reservations, {"url": "https://a/1", "text": TEXT})
-    two = reserved(detector, reservations, {"url": "https://a/2", "text": "\n".join(STORIES["canteen"][1])})
+    two = reserved(detector, reservations, {"url": "https://a/2", "text": "\n".join(STORIES["canteen"].paragraphs)})
     assert reservations.release_all() == [one, two]
     assert detector.store.count() == 0 and len(reservations) == 0
 

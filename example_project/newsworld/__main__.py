@@ -1,11 +1,11 @@
-"""``python -m newsworld --port 8000``: serve the default news world until Ctrl+C."""
+"""``python -m newsworld --port 8000``: serve the news world until Ctrl+C (``--small``: the tests' small world)."""
 
 from __future__ import annotations
 
 import argparse
 import time
 
-from . import build_world, serve
+from . import build_world, serve, small_world
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -14,13 +14,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each response")
+    parser.add_argument("--small", action="store_true", help="the small hand-made world of the crawl tests")
     args = parser.parse_args(argv)
-    world = build_world(seed=args.seed)
+    world = small_world() if args.small else build_world(seed=args.seed)
     server, base_url = serve(world, args.host, args.port, args.delay)
     copies = world.copies()
     print(
         f"news world at {base_url}: {len(world.pages)} pages, {len(world.story_of)} articles, "
-        f"{len(copies)} stories, {len(world.start_paths)} sites",
+        f"{len(copies)} stories, {len(set(world.site_of.values()))} sites",
         flush=True,
     )
     for path in world.start_paths:

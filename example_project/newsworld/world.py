@@ -43,10 +43,13 @@ class World:
     stories: dict[str, Story] = field(default_factory=dict)
     site_of: dict[str, str] = field(default_factory=dict)  # article page path -> site key
     edits_of: dict[str, list[str]] = field(default_factory=dict)  # reprint path -> edits applied
+    types: dict[str, str] = field(default_factory=dict)  # path -> Content-Type, where the rule below is not it
 
     def content_type(self, path: str) -> str:
         """UTF-8 pages say so in the header; the GBK site declares its charset only in <meta>."""
         page = self.pages[path]
+        if path in self.types:
+            return self.types[path]
         if path.endswith(".txt"):
             return "text/plain; charset=utf-8"
         return "text/html" if isinstance(page, bytes) else "text/html; charset=utf-8"
