@@ -18,7 +18,7 @@ from typing import BinaryIO, Callable, Sequence
 
 from . import __version__
 from .batching import ahead, chunks, overlapped
-from .detector import DUPLICATE, SHORT, Detector, Thresholds, Verdict
+from .detector import DUPLICATE, METHODS, SHORT, Detector, Thresholds, Verdict, methods_from
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
 from .record import content_key
 from .stores import StoreError, open_store, redact
@@ -139,6 +139,7 @@ def dedup(args: argparse.Namespace) -> int:
             store,
             Thresholds(containment=args.threshold, min_chars=args.min_chars),
             ttl=args.ttl or None,
+            methods=args.methods,
         )
         progress = _progress(args)
         stack.callback(progress.close)
@@ -390,6 +391,13 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _methods(value: str) -> tuple[str, ...]:
+    try:
+        return methods_from(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="neardup", description="Near-duplicate news detection.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -416,6 +424,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--distance", type=int, default=Recipe().simhash_k,
                      help="SimHash Hamming distance")
     run.add_argument("--ttl", type=float, default=0, help="time window in seconds (0: none)")
+    run.add_argument(
+        "--methods", type=_methods, default=METHODS,
+        help=f"candidate indexes, comma-separated (default: {','.join(METHODS)}); candidates are verified either way",
+    )
     run.add_argument("--workers", type=int, default=0,
                      help="processes that fingerprint in parallel (0: in this process)")
     run.add_argument("--no-progress", action="store_true")

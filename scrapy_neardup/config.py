@@ -15,7 +15,7 @@ from typing import Any, Callable
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
-from .detector import Thresholds
+from .detector import METHODS, Thresholds, methods_from
 from .fingerprint import Recipe
 from .stores import STORES_BASE, redact, scheme_of
 
@@ -62,6 +62,8 @@ class NearDupConfig:
     redis_params: dict = field(default_factory=dict)
     redis_allow_eviction: bool = False  # open a Redis whose maxmemory-policy may evict keys
     stores: dict = field(default_factory=lambda: dict(STORES_BASE))  # URI scheme -> store class
+    methods: tuple = METHODS  # candidate indexes; verification decides either way
+    text_out_field: str = ""  # item field that receives the body extracted from HTML; "" = off
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":
@@ -94,6 +96,13 @@ class NearDupConfig:
         return config
 
     def _check_together(self, origin: dict[str, str]) -> None:
+        if self.text_out_field and self.text_out_field in (
+            self.key_field, self.html_field, self.duplicate_of_field, self.similar_id_field
+        ):
+            raise ValueError(
+                f"{origin['NEARDUP_TEXT_OUT_FIELD']} {self.text_out_field!r} is already the key, HTML or a "
+                "tag field; name the field that should receive the extracted body"
+            )
         names = {
             "NEARDUP_TEXT_FIELD": self.text_field,
             "NEARDUP_HTML_FIELD": self.html_field,
@@ -203,6 +212,13 @@ def _name(settings: BaseSettings, name: str) -> str:
     return value.strip()
 
 
+def _optional_name(settings: BaseSettings, name: str) -> str:
+    value = settings.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"must be a field name (a string; empty = off), got {value!r}")
+    return value.strip()
+
+
 def _choice(choices: tuple[str, ...], upper: bool = False) -> Callable[[BaseSettings, str], str]:
     def parse(settings: BaseSettings, name: str) -> str:
         value = settings.get(name)
@@ -246,6 +262,10 @@ def _stores(settings: BaseSettings, name: str) -> dict:
         if path is not None and not isinstance(path, (str, type)):
             raise ValueError(f"scheme {scheme!r} must name a store class by dotted path, got {path!r}")
     return {scheme.lower(): path for scheme, path in merged.items() if path is not None}
+
+
+def _methods(settings: BaseSettings, name: str) -> tuple[str, ...]:
+    return methods_from(settings.get(name))
 
 
 def _extractor(settings: BaseSettings, name: str) -> str | Callable[[Any], str]:
@@ -297,6 +317,8 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_REDIS_PARAMS": _dict,
     "NEARDUP_REDIS_ALLOW_EVICTION": _bool,
     "NEARDUP_STORES": _stores,
+    "NEARDUP_METHODS": _methods,
+    "NEARDUP_TEXT_OUT_FIELD": _optional_name,
 }
 
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from .fingerprint import Fingerprint, Fingerprinter, Recipe, is_sketch_key
 from .record import COMMITTED, PENDING, DocRecord, clip_key
@@ -23,6 +23,17 @@ DUPLICATE = "duplicate"
 SHORT = "short"  # too little text to judge safely: passed, not stored
 
 METHODS = ("nshash", "simhash", "sketch")
+
+
+def methods_from(value: str | Sequence[str]) -> tuple[str, ...]:
+    """Candidate methods from a list or a comma-separated string, in the engine's order."""
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"must be a list of methods among {', '.join(METHODS)}, got {value!r}")
+    chosen = {n.strip().lower() for n in names if n.strip()}
+    if not chosen or chosen - set(METHODS):
+        raise ValueError(f"must name one or more of {', '.join(METHODS)}, got {value!r}")
+    return tuple(m for m in METHODS if m in chosen)
 
 # A verified match: the first stored copy, how it matched, Jaccard and containment.
 Match = tuple[DocRecord, str, float, float]

@@ -171,6 +171,7 @@ class NearDupPipeline:
             self._shared.store,
             thresholds=config.thresholds(),
             ttl=config.ttl or None,
+            methods=config.methods,
             fingerprinter=self.preparer.fingerprinter if self.preparer else _NoFingerprinter(),
         )
         if config.ttl:
@@ -303,6 +304,8 @@ class NearDupPipeline:
         if prepared.extract_seconds is not None:
             self._inc("extracted")
             self._inc("extract_seconds", prepared.extract_seconds)
+        if prepared.text is not None and self.config.text_out_field:
+            self._hand_on(adapter, prepared.text)
         if prepared.status == NO_TEXT:
             self._inc("no_text")
             return None
@@ -359,6 +362,25 @@ class NearDupPipeline:
             f"(similar_id {verdict.similar_id}, {verdict.method}, containment {verdict.containment:.2f}, "
             f"jaccard {verdict.jaccard:.2f}, SimHash distance {verdict.distance})"
         )
+
+    def _hand_on(self, adapter: ItemAdapter, text: str) -> None:
+        """Give the storage pipeline the body extracted here, so a crawl extracts it once; a
+        value the item already has is kept."""
+        field = self.config.text_out_field
+        if adapter.get(field) not in (None, ""):
+            return
+        if not isinstance(adapter.item, dict) and field not in adapter.field_names():
+            self._inc("text_out_field_missing")
+            self._once(
+                ("text_out_field_missing", type(adapter.item)),
+                logging.WARNING,
+                "Item class %s has no field %r (NEARDUP_TEXT_OUT_FIELD): the extracted body is not "
+                "handed on. Declare the field in the item class",
+                f"{type(adapter.item).__module__}.{type(adapter.item).__qualname__}",
+                field,
+            )
+            return
+        adapter[field] = text
 
     def _tag(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> bool:
         fields = (self.config.duplicate_of_field, self.config.similar_id_field)

@@ -42,6 +42,7 @@ class Prepared:
     error: str | None = None  # "ExceptionName: message" for ERROR
     extract_seconds: float | None = None  # None when the text field was used
     fingerprint_seconds: float = 0.0
+    text: str | None = None  # the body extracted from HTML, for NEARDUP_TEXT_OUT_FIELD
 
 
 class Preparer:
@@ -79,7 +80,8 @@ class Preparer:
             fingerprint = self.fingerprinter.fingerprint(text)
         except Exception as exc:
             return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}", extract_seconds=extract_seconds)
-        return Prepared(OK, fingerprint, None, extract_seconds, time.perf_counter() - started)
+        extracted = text if is_html else None
+        return Prepared(OK, fingerprint, None, extract_seconds, time.perf_counter() - started, extracted)
 
 
 # -- worker processes ----------------------------------------------------------------------

@@ -195,3 +195,15 @@ def test_default_store_inside_a_project_uses_its_data_dir(tmp_path, monkeypatch)
 def test_unknown_neardup_settings_are_reported():
     settings = Settings({"NEARDUP_TRESHOLD": 0.9, "NEARDUP_THRESHOLD": 0.9, "OTHER": 1})
     assert unknown_settings(settings) == ["NEARDUP_TRESHOLD"]
+
+
+def test_methods_and_the_text_out_field():
+    config = NearDupConfig.from_settings(Settings({"NEARDUP_METHODS": "sketch, nshash", "NEARDUP_TEXT_OUT_FIELD": "text"}))
+    assert config.methods == ("nshash", "sketch") and config.text_out_field == "text"
+    assert NearDupConfig.from_settings(Settings({"NEARDUP_METHODS": ["simhash"]})).methods == ("simhash",)
+    assert NearDupConfig().methods == ("nshash", "simhash", "sketch") and NearDupConfig().text_out_field == ""
+    for bad in ("minhash", "", []):
+        with pytest.raises(ValueError, match="NEARDUP_METHODS: must"):
+            NearDupConfig.from_settings(Settings({"NEARDUP_METHODS": bad}))
+    with pytest.raises(ValueError, match="NEARDUP_TEXT_OUT_FIELD 'html' is already"):
+        NearDupConfig.from_settings(Settings({"NEARDUP_TEXT_OUT_FIELD": "html"}))

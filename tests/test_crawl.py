@@ -642,3 +642,20 @@ def test_a_store_registered_in_neardup_stores_serves_a_crawl(local_site, tmp_pat
     assert result.paths() == [p for p in ARTICLES if p not in REPRINT_OF]
     assert CountingStore.checks == len(ARTICLES)
     assert result.neardup["neardup/duplicate"] == len(REPRINT_OF)
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+@pytest_twisted.inlineCallbacks
+def test_the_extracted_body_is_handed_on_in_the_text_out_field(local_site, tmp_path, workers):
+    result = yield run(
+        settings_for(tmp_path / "store", NEARDUP_WORKERS=workers, NEARDUP_TEXT_OUT_FIELD="body"),
+        NewsSpider,
+        root=local_site.root,
+        paths=ARTICLES,
+    )
+    assert result.items and len(result.items) == len(ARTICLES) - len(REPRINT_OF)
+    for item in result.items:
+        body = ItemAdapter(item)["body"]
+        assert isinstance(body, str) and len(body) > 100
+        assert "<" not in body  # the article's text, not its markup
+        assert body.split("\n")[0] in ItemAdapter(item)["html"]
