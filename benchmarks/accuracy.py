@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from baselines import Method, MinHashLSHMethod, Outcome, PublishedNshash, SimhashPackage, simhash_package_available  # noqa: E402
+from baselines import IMatch, Method, MinHashLSHMethod, Outcome, PublishedNshash, SimhashPackage, SpotSigs, simhash_package_available  # noqa: E402
 from reprints import DEFAULT_DATA, DEFAULT_SEED, TRANSFORMS, Doc, build_stream, describe, truth  # noqa: E402
 
 from scrapy_neardup.detector import METHODS
@@ -399,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if not args.no_baselines:
         methods.append(PublishedNshash())
+        methods += [IMatch(), SpotSigs()]
         methods += [MinHashLSHMethod(float(t)) for t in args.minhash_thresholds.split(",") if t]
         if simhash_package_available():
             methods.append(SimhashPackage(k=3))

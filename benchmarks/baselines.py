@@ -137,6 +137,97 @@ class SimhashPackage(Method):
         return Outcome(False)
 
 
+def _words(text: str) -> list[str]:
+    """Word tokens of the normalised text (jieba's cut), punctuation and spaces left out."""
+    from scrapy_neardup.text import get_tokenizer
+
+    return [w for w in get_tokenizer().cut(normalize(text)) if content_chars(w)]
+
+
+class IMatch(Method):
+    """I-Match (Chowdhury, Frieder, Grossman, McCabe 2002), written here from its description.
+
+    A lexicon keeps the words of middling collection frequency (here: jieba's IDF table, the
+    band between two percentiles of its idf values, so that the most common words and the
+    rarest fall out); a document's fingerprint is a hash of the sorted set of its words that
+    are in the lexicon. Documents with equal fingerprints are duplicates: one hash per
+    document, no similarity measure.
+    """
+
+    name = "I-Match"
+
+    def __init__(self, low: float = 0.1, high: float = 0.9):
+        self.band = (low, high)
+        self.seen: dict[str, str] = {}
+        self.lexicon: set[str] = set()
+
+    def warm_up(self) -> None:
+        import jieba.analyse
+
+        idf = jieba.analyse.default_tfidf.idf_freq
+        values = sorted(idf.values())
+        lo, hi = (values[int(q * (len(values) - 1))] for q in self.band)
+        self.lexicon = {word for word, value in idf.items() if lo <= value <= hi}
+
+    def check(self, key: str, text: str) -> Outcome:
+        if not self.lexicon:
+            self.warm_up()
+        terms = sorted({w for w in _words(text) if w in self.lexicon})
+        digest = hashlib.sha1("\x1f".join(terms).encode("utf-8")).hexdigest()
+        first = self.seen.get(digest)
+        if first is not None and terms:
+            return Outcome(True, first, {"terms": len(terms)})
+        self.seen.setdefault(digest, key)
+        return Outcome(False)
+
+
+class SpotSigs(Method):
+    """SpotSigs (Theobald, Siddharth, Paepcke 2008), written here from its description.
+
+    A spot signature is an antecedent (a stopword) chained with the next ``chain`` words that
+    are not stopwords; a page's boilerplate is poor in such chains, its running text rich.
+    Two documents are duplicates when the Jaccard similarity of their signature sets reaches
+    ``threshold``. Candidates come from an inverted index of signatures (the paper partitions
+    by set size; the index gives the same answers). For Chinese the antecedents are common
+    function words.
+    """
+
+    ANTECEDENTS = frozenset("的 了 在 是 和 与 对 将 为 等 也 都 而 及 从 被 把 向 这 该".split())
+
+    def __init__(self, threshold: float = 0.4, chain: int = 2):
+        self.name = f"SpotSigs t={threshold:g}"
+        self.threshold = threshold
+        self.chain = chain
+        self.signatures: dict[str, frozenset[str]] = {}
+        self.order: dict[str, int] = {}
+        self.index: dict[str, list[str]] = {}
+
+    def spots(self, text: str) -> frozenset[str]:
+        words = _words(text)
+        found = set()
+        for i, word in enumerate(words):
+            if word not in self.ANTECEDENTS:
+                continue
+            following = [w for w in words[i + 1 : i + 1 + 4 * self.chain] if w not in self.ANTECEDENTS]
+            if len(following) >= self.chain:
+                found.add(word + ":" + "|".join(following[: self.chain]))
+        return frozenset(found)
+
+    def check(self, key: str, text: str) -> Outcome:
+        mine = self.spots(text)
+        candidates = {other for sig in mine for other in self.index.get(sig, ())}
+        for other in sorted(candidates, key=self.order.__getitem__):
+            theirs = self.signatures[other]
+            jaccard = len(mine & theirs) / len(mine | theirs)
+            if jaccard >= self.threshold:
+                return Outcome(True, other, {"jaccard": round(jaccard, 3)})
+        self.signatures[key] = mine
+        self.order[key] = len(self.order)
+        for sig in mine:
+            self.index.setdefault(sig, []).append(key)
+        return Outcome(False)
+
+
 def simhash_package_available() -> bool:
     try:
         import simhash  # noqa: F401
