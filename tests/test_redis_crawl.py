@@ -12,7 +12,7 @@ from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from test_redis_store import ARTICLES, PROMOTION
+from news_corpus import ARTICLES, PROMOTION
 
 from scrapy_neardup import open_store
 

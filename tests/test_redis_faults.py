@@ -12,11 +12,11 @@ import time
 from urllib.parse import quote
 
 import pytest
+from news_corpus import ARTICLES
 from redis_server import free_port, start_redis
 from scrapy.settings import Settings
 from test_pipeline import make_pipeline
 from test_redis_crawl import Site, crawl, site_pages
-from test_redis_store import ARTICLES
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector
 from scrapy_neardup.cli import main

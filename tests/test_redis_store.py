@@ -11,8 +11,8 @@ import time
 
 import pytest
 import redis
-from redis_server import start_redis
 from news_corpus import ARTICLES, corpus, edited
+from redis_server import start_redis
 from test_stores import checked_in_batches, renamed
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, open_store
