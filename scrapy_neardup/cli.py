@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import os
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import BinaryIO, Callable, Sequence
 
 from . import __version__
 from .batching import ahead, chunks, overlapped
-from .detector import DUPLICATE, METHODS, SHORT, Detector, Thresholds, Verdict, methods_from
+from .detector import DUPLICATE, METHODS, MIN_SIMILARITY, SHORT, Detector, Thresholds, Verdict, methods_from
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
 from .record import content_key
 from .stores import StoreError, open_store, redact
@@ -35,6 +36,17 @@ class Summary:
         return (
             f"{self.records} records: {self.unique} unique, {self.duplicates} duplicates, "
             f"{self.skipped} skipped"
+        )
+
+
+@dataclass
+class QuerySummary(Summary):
+    similar: int = 0  # with similar entries but none marked duplicate
+
+    def line(self) -> str:
+        return (
+            f"{self.records} records: {self.duplicates} with a duplicate stored, {self.similar} "
+            f"with similar entries only, {self.unique} with none, {self.skipped} skipped"
         )
 
 
@@ -119,7 +131,36 @@ def _warn(message: str) -> None:
 
 def dedup(args: argparse.Namespace) -> int:
     recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
-    summary = Summary()
+    thresholds = Thresholds(containment=args.threshold, min_chars=args.min_chars)
+    return _run_lines(args, recipe, thresholds, _decide, Summary(), create=True)
+
+
+def query(args: argparse.Namespace) -> int:
+    if args.k < 1:
+        raise CommandError(f"-k must be at least 1, got {args.k}")
+    if not 0.0 <= args.min_similarity <= 1.0:
+        raise CommandError(f"--min-similarity must be between 0 and 1, got {args.min_similarity}")
+    recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
+    thresholds = Thresholds(containment=args.threshold, min_chars=args.min_chars)
+    return _run_lines(args, recipe, thresholds, _answer, QuerySummary(), create=False)
+
+
+# Hands a batch of parsed lines and their fingerprints to the detector; the function returned
+# gives each line's output (None: dropped) and, when it was passed through untouched, why.
+Decide = Callable[
+    [Detector, list[tuple["_Parsed", "Fingerprint | str | None"]], argparse.Namespace, Summary],
+    Callable[[], list[tuple["_Parsed", tuple[bytes | None, str | None]]]],
+]
+
+
+def _run_lines(
+    args: argparse.Namespace, recipe: Recipe, thresholds: Thresholds, decide: Decide, summary: Summary, create: bool
+) -> int:
+    """Read JSON lines, fingerprint them and write each line's outcome, in input order.
+
+    Shared by dedup and query: lines are bytes in and out, and a line that cannot be judged
+    is written back unchanged with a warning naming it.
+    """
     shown = 0
     with contextlib.ExitStack() as stack:
         # The files first: a wrong path must not leave a new store behind.
@@ -130,18 +171,16 @@ def dedup(args: argparse.Namespace) -> int:
         stack.callback(output.discard)
         target = output.stream
         try:
-            store = open_store(args.store, args.namespace, recipe, ttl=args.ttl or None, redis_allow_eviction=args.allow_eviction)
+            store = open_store(
+                args.store, args.namespace, recipe, create=create, ttl=args.ttl or None,
+                redis_allow_eviction=args.allow_eviction,
+            )
         except StoreError as exc:
             _warn(str(exc))
             return 2
         stack.callback(store.close)
-        detector = Detector(
-            store,
-            Thresholds(containment=args.threshold, min_chars=args.min_chars),
-            ttl=args.ttl or None,
-            methods=args.methods,
-        )
-        progress = _progress(args)
+        detector = Detector(store, thresholds, ttl=args.ttl or None, methods=args.methods)
+        progress = _Progress(args, source)
         stack.callback(progress.close)
         fingerprint = _fingerprinting(args, detector, stack)
 
@@ -159,10 +198,10 @@ def dedup(args: argparse.Namespace) -> int:
             batches = ahead(batches)
         done = 0  # lines written (or dropped) so far
         try:
-            for item, (out, problem) in overlapped(batches, lambda batch: _decide(detector, batch, args, summary)):
+            for item, (out, problem) in overlapped(batches, lambda batch: decide(detector, batch, args, summary)):
                 done = item.number
                 summary.records += 1
-                progress.update(1)
+                progress.line(item.line)
                 if problem:
                     summary.skipped += 1
                     if shown < args.max_warnings:
@@ -312,6 +351,49 @@ def _written(item: _Parsed, verdict: Verdict, args: argparse.Namespace, summary:
     return line, None
 
 
+def _answer(
+    detector: Detector,
+    batch: list[tuple[_Parsed, Fingerprint | str | None]],
+    args: argparse.Namespace,
+    summary: Summary,
+) -> Callable[[], list[tuple[_Parsed, tuple[bytes | None, str | None]]]]:
+    """Query's counterpart of :func:`_decide`: each record with its similar stored entries."""
+    judged = [(item, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
+    judged = [(item, fp) for item, fp in judged if fp.chars >= detector.thresholds.min_chars]
+    answers = detector.query_many(
+        [fp for _, fp in judged], args.k, args.min_similarity, [item.key for item, _ in judged]
+    )
+    found = {id(item): answer for (item, _), answer in zip(judged, answers)}
+
+    def outcomes() -> list[tuple[_Parsed, tuple[bytes | None, str | None]]]:
+        out: list[tuple[_Parsed, tuple[bytes | None, str | None]]] = []
+        for item, fingerprint in batch:
+            if item.problem:
+                out.append((item, (item.line, item.problem)))
+            elif not isinstance(fingerprint, Fingerprint):
+                out.append((item, (item.line, fingerprint or "no fingerprint")))
+            elif id(item) not in found:
+                out.append((item, (item.line, f"text too short to judge ({fingerprint.chars} characters)")))
+            else:
+                similar = found[id(item)]
+                if any(s.duplicate for s in similar):
+                    summary.duplicates += 1
+                elif similar:
+                    summary.similar += 1  # type: ignore[attr-defined]
+                else:
+                    summary.unique += 1
+                record = item.record
+                assert record is not None
+                record[args.similar_field] = [s.as_dict() for s in similar]
+                line, note = _encode(record)
+                if note:
+                    _warn(f"{args.input}:{item.number}: {note}")
+                out.append((item, (line, None)))
+        return out
+
+    return outcomes
+
+
 def _encode(record: dict) -> tuple[bytes, str | None]:
     """The record as a JSON line; undecodable input bytes go back out as they came. A lone
     surrogate that came as a JSON escape cannot be written as UTF-8: such a record is written
@@ -324,20 +406,34 @@ def _encode(record: dict) -> tuple[bytes, str | None]:
         return escaped, "holds a lone surrogate; written with \\u escapes"
 
 
-class _NoProgress:
-    def update(self, n: int) -> None:
-        pass
+class _Progress:
+    """A progress bar on a terminal: by bytes, with a total and an ETA, when the input is a
+    regular file (its size is known); by records otherwise."""
+
+    def __init__(self, args: argparse.Namespace, source: BinaryIO):
+        self.bar = None
+        if args.no_progress or not sys.stderr.isatty():
+            return
+        from tqdm import tqdm
+
+        try:
+            status = os.fstat(source.fileno())
+            size = status.st_size if stat.S_ISREG(status.st_mode) else None
+        except (OSError, ValueError):
+            size = None
+        self.by_bytes = size is not None
+        if self.by_bytes:
+            self.bar = tqdm(total=size, unit="B", unit_scale=True, file=sys.stderr, mininterval=0.5)
+        else:
+            self.bar = tqdm(unit=" records", file=sys.stderr, mininterval=0.5)
+
+    def line(self, data: bytes) -> None:
+        if self.bar is not None:
+            self.bar.update(len(data) if self.by_bytes else 1)
 
     def close(self) -> None:
-        pass
-
-
-def _progress(args: argparse.Namespace):
-    if args.no_progress or not sys.stderr.isatty():
-        return _NoProgress()
-    from tqdm import tqdm
-
-    return tqdm(unit=" records", file=sys.stderr, mininterval=0.5)
+        if self.bar is not None:
+            self.bar.close()
 
 
 def purge(args: argparse.Namespace) -> int:
@@ -398,44 +494,62 @@ def _methods(value: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _line_options(parser: argparse.ArgumentParser) -> None:
+    """The input, output and detector options of the commands that read JSON lines."""
+    parser.add_argument("input", help="JSON lines file, - for stdin")
+    parser.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
+    parser.add_argument("--text-field", default="text")
+    parser.add_argument(
+        "--key-field", default="id",
+        help="field holding the record's key (default: id; note that the pipeline's "
+        "NEARDUP_KEY_FIELD defaults to url); a record without one is keyed by its text's content",
+    )
+    parser.add_argument("--threshold", type=float, default=Thresholds().containment,
+                        help="containment needed to call a candidate a duplicate")
+    parser.add_argument("--min-chars", type=int, default=Thresholds().min_chars,
+                        help="texts with fewer content characters are passed, not judged")
+    parser.add_argument("--nshash-n", type=int, default=Recipe().nshash_n)
+    parser.add_argument("--distance", type=int, default=Recipe().simhash_k,
+                        help="SimHash Hamming distance")
+    parser.add_argument("--ttl", type=float, default=0, help="time window in seconds (0: none)")
+    parser.add_argument(
+        "--methods", type=_methods, default=METHODS,
+        help=f"candidate indexes, comma-separated (default: {','.join(METHODS)}); candidates are verified either way",
+    )
+    parser.add_argument("--workers", type=int, default=0,
+                        help="processes that fingerprint in parallel (0: in this process)")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--flush", action=argparse.BooleanOptionalAction, default=True,
+                        help="flush the output after each record (default on)")
+    parser.add_argument("--max-warnings", type=int, default=20)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="neardup", description="Near-duplicate news detection.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("dedup", help="mark or drop reprints in a JSON lines file")
-    run.add_argument("input", help="JSON lines file, - for stdin")
-    run.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
-    run.add_argument("--text-field", default="text")
-    run.add_argument(
-        "--key-field", default="id",
-        help="field holding the record's key (default: id; note that the pipeline's "
-        "NEARDUP_KEY_FIELD defaults to url); a record without one is keyed by its text's content",
-    )
+    _line_options(run)
     run.add_argument("--drop", action="store_true", help="write first-seen records only")
     run.add_argument("--duplicate-of-field", default="duplicate_of")
     run.add_argument("--similar-id-field", default="similar_id")
     run.add_argument("--explain", action="store_true", help="add how each duplicate matched")
-    run.add_argument("--threshold", type=float, default=Thresholds().containment,
-                     help="containment needed to call a candidate a duplicate")
-    run.add_argument("--min-chars", type=int, default=Thresholds().min_chars,
-                     help="texts with fewer content characters are passed, not judged")
-    run.add_argument("--nshash-n", type=int, default=Recipe().nshash_n)
-    run.add_argument("--distance", type=int, default=Recipe().simhash_k,
-                     help="SimHash Hamming distance")
-    run.add_argument("--ttl", type=float, default=0, help="time window in seconds (0: none)")
-    run.add_argument(
-        "--methods", type=_methods, default=METHODS,
-        help=f"candidate indexes, comma-separated (default: {','.join(METHODS)}); candidates are verified either way",
-    )
-    run.add_argument("--workers", type=int, default=0,
-                     help="processes that fingerprint in parallel (0: in this process)")
-    run.add_argument("--no-progress", action="store_true")
-    run.add_argument("--flush", action=argparse.BooleanOptionalAction, default=True,
-                     help="flush the output after each record (default on)")
-    run.add_argument("--max-warnings", type=int, default=20)
     _store_options(run)
     run.set_defaults(func=dedup)
+
+    ask = commands.add_parser(
+        "query", help="list the stored entries each record resembles, without changing the store"
+    )
+    _line_options(ask)
+    ask.add_argument("-k", type=int, default=10, help="entries listed at most per record (default 10)")
+    ask.add_argument(
+        "--min-similarity", type=float, default=MIN_SIMILARITY,
+        help=f"leave out entries of lower similarity (containment; default {MIN_SIMILARITY})",
+    )
+    ask.add_argument("--similar-field", default="similar", help="field the entries are written to")
+    _store_options(ask)
+    ask.set_defaults(func=query)
 
     old = commands.add_parser("purge", help="remove documents older than a time window")
     old.add_argument("--older-than", type=float, required=True, help="seconds")

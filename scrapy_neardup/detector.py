@@ -101,6 +101,25 @@ class Verdict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
+@dataclass
+class Similar:
+    """A stored document that a queried text resembles (:meth:`Detector.query`)."""
+
+    key: str
+    similarity: float  # containment of the smaller text in the larger, as verification reads it
+    jaccard: float
+    duplicate: bool  # check() would call the text a duplicate of this document
+    similar_id: int  # the stored document's id, its story's similar_id
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+# Candidates sharing less of the smaller text are left out of a query's answer: one shared
+# sentence, a common disclaimer or a quote, not the same story.
+MIN_SIMILARITY = 0.3
+
+
 class Detector:
     """Fingerprints texts and checks them against a store, in arrival order."""
 
@@ -207,6 +226,59 @@ class Detector:
             return verdicts  # type: ignore[return-value]
 
         return finish
+
+    def query(
+        self, text: str, k: int = 10, min_similarity: float = MIN_SIMILARITY, key: str | None = None
+    ) -> list[Similar]:
+        """The stored documents ``text`` resembles, best first, without storing anything.
+
+        ``duplicate`` marks the document :meth:`check` would name as the first copy (the
+        same rule on the same candidates; none when that document has ``key``, the text's
+        own: the same document seen again); the others are listed when their similarity is
+        at least ``min_similarity``, the ``k`` most similar. A text too short to judge has none.
+        """
+        return self.query_many([self.fingerprint(text)], k, min_similarity, [key])[0]
+
+    def query_many(
+        self,
+        fingerprints: list[Fingerprint],
+        k: int = 10,
+        min_similarity: float = MIN_SIMILARITY,
+        keys: list[str | None] | None = None,
+    ) -> list[list[Similar]]:
+        """:meth:`query` of several fingerprints, with one read of the store (one round trip)."""
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        if not 0.0 <= min_similarity <= 1.0:
+            raise ValueError(f"min_similarity must be in [0, 1], got {min_similarity}")
+        keys = keys or [None] * len(fingerprints)
+        asked = [
+            (index, *self._ask(keys[index] or "", fp, False))
+            for index, fp in enumerate(fingerprints)
+            if fp.chars >= self.thresholds.min_chars
+        ]
+        found = self.store.find_candidates([probe for _, _, probe, _ in asked])
+        answers: list[list[Similar]] = [[] for _ in fingerprints]
+        for (index, record, probe, now), candidates in zip(asked, found):
+            answers[index] = self._ranked(record, probe, candidates, now, k, min_similarity)
+        return answers
+
+    def _ranked(
+        self, record: DocRecord, probe: Probe, candidates: list[DocRecord], now: float, k: int, floor: float
+    ) -> list[Similar]:
+        match = self._best_match(record, probe, candidates, now)
+        first = match[0].doc_id if match is not None and match[0].key != record.key else None
+        not_before = now - self.ttl if self.ttl else float("-inf")
+        listed = []
+        for other in candidates:
+            if other.time < not_before:
+                continue
+            jaccard, containment = resemblance(record.sketch, other.sketch)
+            if containment >= floor or other.doc_id == first:
+                similar = Similar(other.key, round(containment, 4), round(jaccard, 4), other.doc_id == first, other.doc_id)
+                listed.append(similar)
+        listed.sort(key=lambda s: (-s.similarity, -s.jaccard, s.similar_id))
+        return listed[:k]
 
     def _ask(self, key: str, fp: Fingerprint, reserve: bool) -> tuple[DocRecord, Probe, float]:
         """The record to file and the buckets to read for one document."""

@@ -213,3 +213,42 @@ def test_a_store_lost_mid_run_stops_at_the_first_line_not_written(tmp_path):
     stderr = process.stderr.read()
     assert f"-:{len(written) + 1}: store failed" in stderr
     assert "this line and the ones after it were not written" in stderr
+
+
+def test_query_lists_the_stored_first_copies_and_stores_nothing(tmp_path, capsys):
+    names = list(ARTICLES)
+    stored, store = tmp_path / "stored.jsonl", f"leveldb://{tmp_path}/db"
+    write_lines(stored, [{"id": f"{name}/original", "text": with_disclaimer(name)} for name in names[:-1]])
+    assert main(["dedup", str(stored), "-o", str(tmp_path / "kept.jsonl"), "--store", store]) == 0
+    asked, answered = tmp_path / "ask.jsonl", tmp_path / "answers.jsonl"
+    records = [{"id": f"{name}/reprint", "text": reprint(name, cut=0.9)} for name in names]
+    write_lines(asked, records[:2] + ["{not json"] + records[2:])
+    capsys.readouterr()
+    assert main(["query", str(asked), "-o", str(answered), "--store", store, "-k", "2"]) == 0
+    lines = read_lines(answered)
+    assert lines[2] == "{not json"
+    out = [json.loads(line) for line in lines[:2] + lines[3:]]
+    assert [r["id"] for r in out] == [r["id"] for r in records]
+    for name, record in zip(names[:-1], out):
+        first = record["similar"][0]
+        assert (first["key"], first["duplicate"]) == (f"{name}/original", True)
+        assert set(first) == {"key", "similarity", "jaccard", "duplicate", "similar_id"}
+        assert len(record["similar"]) <= 2
+    assert out[-1]["similar"] == []
+    err = capsys.readouterr().err
+    assert f"{asked}:3: not valid JSON" in err
+    assert err.strip().splitlines()[-1] == (
+        f"{len(records) + 1} records: {len(names) - 1} with a duplicate stored, "
+        "0 with similar entries only, 1 with none, 1 skipped"
+    )
+    with open_store(store, create=False) as opened:
+        assert opened.count() == len(names) - 1
+
+
+def test_query_of_a_store_that_does_not_exist_creates_none(tmp_path, capsys):
+    asked = tmp_path / "ask.jsonl"
+    write_lines(asked, [{"id": "x", "text": text("library")}])
+    assert main(["query", str(asked), "--store", f"leveldb://{tmp_path}/none"]) == 2
+    assert "there is no LevelDB store" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
+    assert main(["query", str(asked), "--store", "leveldb://x", "-k", "0"]) == 2

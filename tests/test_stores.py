@@ -3,6 +3,7 @@ Redis). Backend-only behaviour (files, keys, scripts, races) is tested beside it
 test_store.py (LevelDB) and test_redis_store.py."""
 
 import pytest
+import redis
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.stores import STORES_BASE, Store, StoreError
@@ -222,6 +223,54 @@ def test_a_time_window_ignores_old_documents(store_uri):
         assert detector.check("mid", reprint("marathon")).status == DUPLICATE
         now[0] += 7200
         assert detector.check("new", reprint("marathon")).status == UNIQUE
+
+
+def snapshot(store_uri: str, store) -> tuple:
+    """What a read must not change: the records, and on Redis every key's value."""
+    records = [record.to_bytes() for record in store.records()]
+    if not store_uri.startswith("redis"):
+        return store.count(), records
+    client = redis.Redis.from_url(store_uri)
+    with client:
+        return store.count(), records, {key: client.dump(key) for key in client.scan_iter()}
+
+
+def test_a_query_names_the_first_copy_and_changes_nothing(store_uri):
+    stored, unseen = NAMES[: len(NAMES) // 2], NAMES[len(NAMES) // 2 :]
+    with open_store(store_uri, "query") as store:
+        detector = Detector(store)
+        ids = {name: detector.check(f"https://a.example/{name}", text(name)).doc_id for name in stored}
+        detector.check("https://a.example/pending", text(unseen[0]), reserve=True)
+        detector.release(detector.check("https://a.example/released", text(unseen[1]), reserve=True))
+        before = snapshot(store_uri, store)
+        for key, story, body in corpus()[len(NAMES):]:
+            found = detector.query(body, k=3)
+            if story in stored:
+                assert found[0].key == f"https://a.example/{story}" and found[0].duplicate, key
+                assert found[0].similarity >= 0.7 and found[0].similar_id == ids[story]
+            elif story == unseen[0]:
+                assert [(s.key, s.duplicate) for s in found[:1]] == [("https://a.example/pending", True)]
+            else:
+                assert not any(s.duplicate for s in found), key
+            assert [s.similarity for s in found] == sorted((s.similarity for s in found), reverse=True)
+        own = detector.query(text(stored[0]), key=f"https://a.example/{stored[0]}")
+        assert [(s.key, s.similarity, s.duplicate) for s in own] == [(f"https://a.example/{stored[0]}", 1.0, False)]
+        assert detector.query(text(stored[0])[:30]) == []  # too short to judge
+        assert snapshot(store_uri, store) == before
+        # and check() still sees the store as it was: the next document takes the next id
+        assert detector.check("https://z.example/new", text(unseen[2])).status == UNIQUE
+
+
+def test_records_lists_every_document_oldest_first(store_uri):
+    with open_store(store_uri, "records") as store:
+        detector = Detector(store, clock=iter(range(1_000, 2_000)).__next__)
+        verdicts = [detector.check(f"https://a.example/{name}", text(name)) for name in NAMES]
+        detector.check("https://b.example/copy", text(NAMES[0]))
+        store.remove(verdicts[1].doc_id)
+        listed = list(store.records())
+    assert [r.key for r in listed] == [f"https://a.example/{name}" for name in NAMES if name != NAMES[1]]
+    assert [r.time for r in listed] == sorted(r.time for r in listed)
+    assert all(r.sketch.size and r.sentence_keys for r in listed)
 
 
 class CountingStore(MemoryStore):

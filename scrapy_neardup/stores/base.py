@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from ..fingerprint import Recipe, stored_recipe
 from ..record import PENDING, DocRecord
@@ -172,6 +172,15 @@ class Store(ABC):
         return lambda: reservations
 
     @abstractmethod
+    def find_candidates(self, probes: list[Probe]) -> list[list[DocRecord]]:
+        """For each probe, the records :meth:`check_and_add` would return as candidates,
+        read without changing the store: no record, no id, no counter, no clean-up."""
+
+    @abstractmethod
+    def records(self) -> Iterator[DocRecord]:
+        """Every stored record (pending ones too), oldest first, read without changing the store."""
+
+    @abstractmethod
     def remove(self, doc_id: int) -> None:
         """Take a document out (a verified duplicate, or a reservation whose item failed)."""
 
@@ -259,6 +268,19 @@ class LocalStore(Store):
         # The probe's SimHash buckets are the record's own (empty when SimHash is not a method).
         self._save(record, filed_buckets + (probe.simhash_buckets or self.tables.keys(record.simhash)))
         return Reservation(record.doc_id, records, filed_keys)
+
+    def find_candidates(self, probes: list[Probe]) -> list[list[DocRecord]]:
+        return [self._records(self._candidate_ids(probe)) for probe in probes]
+
+    def _candidate_ids(self, probe: Probe) -> list[int]:
+        """The ids check_and_add reads for ``probe``: sentence buckets under the boilerplate
+        limit, then SimHash buckets; oldest first."""
+        limit = probe.boilerplate_limit
+        found = self._members_of([sentence_bucket(key) for key in probe.sentence_keys], limit)
+        ids = {doc_id for members in found if len(members) < limit for doc_id in members}
+        for members in self._members_of(probe.simhash_buckets, probe.bucket_read_limit):
+            ids.update(members)
+        return sorted(ids)
 
     def remove(self, doc_id: int) -> None:
         record = self.get(doc_id)

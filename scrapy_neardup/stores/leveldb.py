@@ -32,7 +32,7 @@ import os
 import re
 import threading
 import time
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 from urllib.parse import unquote
 
 import xxhash
@@ -382,6 +382,11 @@ class LevelDBStore(LocalStore):
         for record in old:  # decoded once: no second read of each record to remove it
             self._delete(record, self.buckets_of(record))
         return len(old)
+
+    def records(self) -> Iterator[DocRecord]:
+        """Ids follow arrival order, so the key order is the oldest first."""
+        for _, data in self._db.iterator(prefix=b"d", verify_checksums=_VERIFY):
+            yield DocRecord.from_bytes(data)
 
     @_guarded
     def count(self) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from ..record import DocRecord
 from .base import LocalStore
@@ -71,6 +71,9 @@ class MemoryStore(LocalStore):
         for record in old:
             self._delete(record, self.buckets_of(record))
         return len(old)
+
+    def records(self) -> Iterator[DocRecord]:
+        yield from [self._docs[doc_id] for doc_id in sorted(self._docs)]
 
     def count(self) -> int:
         return len(self._docs)

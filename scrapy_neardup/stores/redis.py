@@ -23,7 +23,7 @@ import time
 from collections import OrderedDict
 from importlib import resources
 from itertools import count
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 from urllib.parse import unquote, unquote_plus, urlsplit
 
 import redis
@@ -90,6 +90,7 @@ _CHECK_ARGS = 18  # arguments of one document in CHECK_AND_ADD_MANY (its ARGS)
 COMMIT = _script("mark", "commit")
 REMOVE = _script("mark", "remove")
 COUNT = _script("mark", "live", "count")
+LOOKUP = _script("mark", "live", "lookup")
 LOST = "NEARDUP_STORE_LOST"  # the error of a script whose namespace marker is gone
 
 
@@ -285,6 +286,7 @@ class RedisStore(Store):
         self._commit = self.client.register_script(COMMIT)
         self._remove = self.client.register_script(REMOVE)
         self._count = self.client.register_script(COUNT)
+        self._lookup = self.client.register_script(LOOKUP)
         try:
             self.client.ping()
         except RedisError as exc:
@@ -647,6 +649,34 @@ class RedisStore(Store):
                 where = self._where(DocRecord.from_bytes(data) if data is not None else None)
                 removals.append([self._prefix, doc_id, member, *where, self._mark])
             removed += self._remove_now(removals)
+
+    def find_candidates(self, probes: list[Probe]) -> list[list[DocRecord]]:
+        """Every probe's candidates in one read-only script call (lua/lookup.lua)."""
+        if not probes:
+            return []
+        self._after_fork()
+        args: list[Any] = [self._prefix, b"", self._windows(time.time()), self._mark]
+        args += [probes[0].boilerplate_limit, probes[0].bucket_read_limit]
+        for probe in probes:
+            args.append(b"".join(_entry(sentence_bucket(k)) for k in probe.sentence_keys))
+            args.append(b"".join(_entry(b) for b in probe.simhash_buckets))
+        replies = self._call(self._lookup, keys=[], args=args)
+        return [[DocRecord.from_bytes(data) for data in reply] for reply in replies]
+
+    def records(self) -> Iterator[DocRecord]:
+        """Records in time order, read from the time index 500 at a time."""
+        start = 0
+        while True:
+            members = self._call(self.client.zrange, self._key("t"), start, start + 499)
+            if not members:
+                return
+            start += len(members)
+            pipe = self.client.pipeline(transaction=False)
+            for member in members:
+                pipe.get(self._key(f"r:{int.from_bytes(member, 'big')}"))
+            for data in self._call(pipe.execute):
+                if data is not None:  # expired since
+                    yield DocRecord.from_bytes(data)
 
     def count(self) -> int:
         args = [self._prefix, self._cutoff(time.time()), b"0", self._mark]
