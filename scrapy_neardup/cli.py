@@ -145,12 +145,12 @@ def query(args: argparse.Namespace) -> int:
     return _run_lines(args, recipe, thresholds, _answer, QuerySummary(), create=False)
 
 
-# Hands a batch of parsed lines and their fingerprints to the detector; the function returned
-# gives each line's output (None: dropped) and, when it was passed through untouched, why.
-Decide = Callable[
-    [Detector, list[tuple["_Parsed", "Fingerprint | str | None"]], argparse.Namespace, Summary],
-    Callable[[], list[tuple["_Parsed", tuple[bytes | None, str | None]]]],
-]
+# Parsed lines with their fingerprints (or why there is none); each line's output (None:
+# dropped) and, when it was passed through untouched, why.
+Batch = list[tuple["_Parsed", "Fingerprint | str | None"]]
+Outcomes = list[tuple["_Parsed", tuple[bytes | None, str | None]]]
+# Hands a batch to the detector; the function returned gives the batch's outcomes.
+Decide = Callable[[Detector, Batch, argparse.Namespace, Summary], Callable[[], Outcomes]]
 
 
 def _run_lines(
@@ -299,25 +299,28 @@ def _fingerprinting(args: argparse.Namespace, detector: Detector, stack: context
     return lambda texts: pool.map(_work, texts, chunksize=16)
 
 
-def _decide(
-    detector: Detector,
-    batch: list[tuple[_Parsed, Fingerprint | str | None]],
-    args: argparse.Namespace,
-    summary: Summary,
-) -> Callable[[], list[tuple[_Parsed, tuple[bytes | None, str | None]]]]:
+def _problem(item: _Parsed, fingerprint: Fingerprint | str | None) -> str | None:
+    """Why a line is passed through unjudged (not a record with text, or not fingerprinted)."""
+    if item.problem:
+        return item.problem
+    if not isinstance(fingerprint, Fingerprint):
+        return fingerprint or "no fingerprint"
+    return None
+
+
+def _decide(detector: Detector, batch: Batch, args: argparse.Namespace, summary: Summary) -> Callable[[], Outcomes]:
     """Hand the batch to the store; the function returned gives, for each line, the line to
     write (None: dropped) and, if passed through untouched, why."""
     judged = [(item.key, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
     finish = detector.start_many(judged)
 
-    def outcomes() -> list[tuple[_Parsed, tuple[bytes | None, str | None]]]:
+    def outcomes() -> Outcomes:
         verdicts = iter(finish())
-        out: list[tuple[_Parsed, tuple[bytes | None, str | None]]] = []
+        out: Outcomes = []
         for item, fingerprint in batch:
-            if item.problem:
-                out.append((item, (item.line, item.problem)))
-            elif not isinstance(fingerprint, Fingerprint):
-                out.append((item, (item.line, fingerprint or "no fingerprint")))
+            problem = _problem(item, fingerprint)
+            if problem:
+                out.append((item, (item.line, problem)))
             else:
                 out.append((item, _written(item, next(verdicts), args, summary)))
         return out
@@ -351,12 +354,7 @@ def _written(item: _Parsed, verdict: Verdict, args: argparse.Namespace, summary:
     return line, None
 
 
-def _answer(
-    detector: Detector,
-    batch: list[tuple[_Parsed, Fingerprint | str | None]],
-    args: argparse.Namespace,
-    summary: Summary,
-) -> Callable[[], list[tuple[_Parsed, tuple[bytes | None, str | None]]]]:
+def _answer(detector: Detector, batch: Batch, args: argparse.Namespace, summary: Summary) -> Callable[[], Outcomes]:
     """Query's counterpart of :func:`_decide`: each record with its similar stored entries."""
     judged = [(item, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
     judged = [(item, fp) for item, fp in judged if fp.chars >= detector.thresholds.min_chars]
@@ -365,14 +363,14 @@ def _answer(
     )
     found = {id(item): answer for (item, _), answer in zip(judged, answers)}
 
-    def outcomes() -> list[tuple[_Parsed, tuple[bytes | None, str | None]]]:
-        out: list[tuple[_Parsed, tuple[bytes | None, str | None]]] = []
+    def outcomes() -> Outcomes:
+        out: Outcomes = []
         for item, fingerprint in batch:
-            if item.problem:
-                out.append((item, (item.line, item.problem)))
-            elif not isinstance(fingerprint, Fingerprint):
-                out.append((item, (item.line, fingerprint or "no fingerprint")))
+            problem = _problem(item, fingerprint)
+            if problem:
+                out.append((item, (item.line, problem)))
             elif id(item) not in found:
+                assert isinstance(fingerprint, Fingerprint)
                 out.append((item, (item.line, f"text too short to judge ({fingerprint.chars} characters)")))
             else:
                 similar = found[id(item)]

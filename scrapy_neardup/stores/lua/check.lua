@@ -19,17 +19,6 @@ local function check(a, first, batch)
   local client, seq = a[12], a[13]
   local head = tonumber(a[14])
   local mark = a[18]                    -- the namespace's marker, as found at open
-  -- Buckets come concatenated, one argument per list (cheaper to send than one per bucket):
-  -- each entry is its length, then 4 hex digits of its shard and the bucket's name.
-  local function entries(blob)
-    local out, pos = {}, 1
-    while pos <= #blob do
-      local size = string.byte(blob, pos)
-      out[#out + 1] = string.sub(blob, pos + 1, pos + size)
-      pos = pos + size + 1
-    end
-    return out
-  end
   local sentences = entries(a[15])      -- sentence buckets, longest sentence first
   local reads = entries(a[16])          -- SimHash buckets to read
   local files = entries(a[17])          -- SimHash buckets to file the document under

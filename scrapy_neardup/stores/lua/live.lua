@@ -24,6 +24,18 @@ local function id_member(id)
   return table.concat(b)
 end
 
+-- Buckets come concatenated, one argument per list (cheaper to send than one per bucket):
+-- each entry is its length, then 4 hex digits of its shard and the bucket's name.
+local function entries(blob)
+  local out, pos = {}, 1
+  while pos <= #blob do
+    local size = string.byte(blob, pos)
+    out[#out + 1] = string.sub(blob, pos + 1, pos + size)
+    pos = pos + size + 1
+  end
+  return out
+end
+
 local records = {}
 local function fetch(id)
   local r = records[id]

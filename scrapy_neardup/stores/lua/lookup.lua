@@ -9,16 +9,6 @@ assert_mark(P, ARGV[4])
 local boilerplate = tonumber(ARGV[5])
 local read_limit = tonumber(ARGV[6])
 
-local function entries(blob)
-  local out, pos = {}, 1
-  while pos <= #blob do
-    local size = string.byte(blob, pos)
-    out[#out + 1] = string.sub(blob, pos + 1, pos + size)
-    pos = pos + size + 1
-  end
-  return out
-end
-
 -- Up to `limit` ids of a bucket whose record exists, oldest first (live() without its clean-up).
 local function existing(entry, limit)
   local shard, field = string.sub(entry, 1, 4), string.sub(entry, 5)
