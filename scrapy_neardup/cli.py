@@ -14,6 +14,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Sequence
 
@@ -21,8 +22,8 @@ from . import __version__
 from .batching import ahead, chunks, overlapped
 from .detector import DUPLICATE, METHODS, MIN_SIMILARITY, SHORT, Detector, Thresholds, Verdict, methods_from
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
-from .record import content_key
-from .stores import StoreError, open_store, redact
+from .record import PENDING, DocRecord, clip_key, content_key
+from .stores import Store, StoreError, StoreFormatError, StoreUnavailable, open_store, read_meta, redact
 
 
 @dataclass
@@ -440,7 +441,6 @@ def purge(args: argparse.Namespace) -> int:
     except StoreError as exc:
         _warn(str(exc))
         return 2
-    import time
 
     with store:
         removed = store.purge(time.time() - args.older_than)
@@ -448,25 +448,105 @@ def purge(args: argparse.Namespace) -> int:
     return 0
 
 
-def info(args: argparse.Namespace) -> int:
-    recipe = Recipe(tokenizer=args.tokenizer)
+def _open_as_stored(args: argparse.Namespace) -> tuple[Store | None, dict, str | None]:
+    """A store opened with the recipe it was written with, whatever this version's is: the
+    commands that only look at a store show a store of another recipe instead of refusing it.
+    Returns the store (None when it cannot be opened), its stored meta and why not."""
+    options = {"redis_allow_eviction": args.allow_eviction}
+    meta = read_meta(args.store, args.namespace, **options)
+    if meta is None:
+        raise StoreUnavailable(f"there is no store at {redact(args.store)} (namespace {args.namespace!r}): "
+                               "check --store and --namespace")
     try:
-        store = open_store(args.store, args.namespace, recipe, create=False, redis_allow_eviction=args.allow_eviction)
-    except StoreError as exc:
-        _warn(str(exc))
-        return 2
-    with store:
-        print(json.dumps(
-            {
-                "store": redact(args.store),
-                "namespace": args.namespace,
-                "format": store.format_version,
-                "recipe": store.recipe.as_dict(),
-                "documents": store.count(),
-            },
-            indent=2,
-        ))
+        recipe = Recipe(tokenizer=args.tokenizer, **meta["recipe"])
+    except (TypeError, ValueError) as exc:  # fields of another scrapy-neardup version
+        return None, meta, f"its recipe is not one this version can read ({exc})"
+    try:
+        return open_store(args.store, args.namespace, recipe, create=False, **options), meta, None
+    except StoreFormatError as exc:
+        return None, meta, str(exc)
+
+
+def info(args: argparse.Namespace) -> int:
+    store, meta, problem = _open_as_stored(args)
+    configured = Recipe(tokenizer=args.tokenizer).resolved().as_dict()
+    shown = {
+        "store": redact(args.store),
+        "namespace": args.namespace,
+        "format": meta.get("format"),
+        "recipe": meta["recipe"],
+        "documents": None,
+    }
+    differs = {
+        name: {"stored": meta["recipe"].get(name), "this version": configured.get(name)}
+        for name in sorted(set(meta["recipe"]) | set(configured))
+        if meta["recipe"].get(name) != configured.get(name)
+    }
+    if differs:
+        shown["differs"] = differs  # checking against it with these defaults would be refused
+    if store is None:
+        shown["problem"] = problem
+    else:
+        with store:
+            shown["documents"] = store.count()
+    print(json.dumps(shown, indent=2, ensure_ascii=False))
     return 0
+
+
+def _record_fields(record: DocRecord) -> dict:
+    return {
+        "key": record.key,
+        "similar_id": record.doc_id,
+        "time": record.time,
+        "length": record.chars,
+        "pending": record.state == PENDING,
+    }
+
+
+def _readable_store(args: argparse.Namespace) -> Store:
+    store, _, problem = _open_as_stored(args)
+    if store is None:
+        raise StoreFormatError(f"cannot read {redact(args.store)}: {problem}")
+    return store
+
+
+def export(args: argparse.Namespace) -> int:
+    """Every record as a JSON line, oldest first."""
+    with contextlib.ExitStack() as stack:
+        output = _Output(args.output, "")
+        stack.callback(output.discard)
+        store = stack.enter_context(_readable_store(args))
+        written = 0
+        for record in store.records():
+            output.stream.write(json.dumps(_record_fields(record), ensure_ascii=False).encode("utf-8") + b"\n")
+            written += 1
+        output.finish()
+    print(f"{written} records", file=sys.stderr)
+    return 0
+
+
+def list_records(args: argparse.Namespace) -> int:
+    """One line a record, oldest first: id, time (UTC), content characters, key."""
+    with _readable_store(args) as store:
+        for record in store.records():
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(record.time))
+            pending = " pending" if record.state == PENDING else ""
+            print(f"{record.doc_id}\t{when}\t{record.chars}\t{record.key}{pending}")
+    return 0
+
+
+def lookup(args: argparse.Namespace) -> int:
+    """The records stored under KEY, as JSON lines; exit code 1 when there is none."""
+    key = clip_key(args.key)
+    found = 0
+    with _readable_store(args) as store:
+        for record in store.records():
+            if record.key == key:
+                print(json.dumps(_record_fields(record), ensure_ascii=False))
+                found += 1
+    if not found:
+        _warn(f"no record with key {args.key!r} in {redact(args.store)} (namespace {args.namespace!r})")
+    return 0 if found else 1
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -557,6 +637,20 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("info", help="show a store's format, recipe and size")
     _store_options(show)
     show.set_defaults(func=info)
+
+    dump = commands.add_parser("export", help="write every stored record as JSON lines")
+    dump.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
+    _store_options(dump)
+    dump.set_defaults(func=export)
+
+    listing = commands.add_parser("list", help="list the stored records, one a line")
+    _store_options(listing)
+    listing.set_defaults(func=list_records)
+
+    find = commands.add_parser("lookup", help="show the records stored under a key")
+    find.add_argument("key")
+    _store_options(find)
+    find.set_defaults(func=lookup)
     return parser
 
 

@@ -252,3 +252,39 @@ def test_query_of_a_store_that_does_not_exist_creates_none(tmp_path, capsys):
     assert "there is no LevelDB store" in capsys.readouterr().err
     assert not (tmp_path / "none").exists()
     assert main(["query", str(asked), "--store", "leveldb://x", "-k", "0"]) == 2
+
+
+def test_export_list_and_lookup_show_every_stored_record(tmp_path, capsys, store_uri):
+    source = tmp_path / "in.jsonl"
+    records = corpus_records()
+    write_lines(source, records)
+    assert main(["dedup", str(source), "-o", str(tmp_path / "out.jsonl"), "--store", store_uri]) == 0
+    capsys.readouterr()
+    assert main(["export", "--store", store_uri, "-o", str(tmp_path / "export.jsonl")]) == 0
+    exported = [json.loads(line) for line in read_lines(tmp_path / "export.jsonl")]
+    assert [r["key"] for r in exported] == [r["id"] for r in records if r["id"].endswith("/original")]
+    assert all(set(r) == {"key", "similar_id", "time", "length", "pending"} and r["length"] > 50 for r in exported)
+    assert main(["list", "--store", store_uri]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[3] for line in listed] == [r["key"] for r in exported]
+    assert main(["lookup", exported[1]["key"], "--store", store_uri]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [exported[1]]
+    assert main(["lookup", "nothing/here", "--store", store_uri]) == 1
+    assert "no record with key 'nothing/here'" in capsys.readouterr().err
+
+
+def test_info_shows_a_store_of_another_recipe_with_what_differs(tmp_path, capsys):
+    from scrapy_neardup import Detector, Recipe
+
+    store = f"leveldb://{tmp_path}/db"
+    with open_store(store, recipe=Recipe(nshash_n=7)) as opened:
+        Detector(opened).check("a", text("library"))
+    assert main(["info", "--store", store]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["documents"] == 1 and shown["recipe"]["nshash_n"] == 7
+    assert shown["differs"] == {"nshash_n": {"stored": 7, "this version": 5}}
+    assert main(["export", "--store", store]) == 0
+    assert json.loads(capsys.readouterr().out)["key"] == "a"
+    write_lines(tmp_path / "in.jsonl", [{"id": "b", "text": text("library")}])
+    assert main(["dedup", str(tmp_path / "in.jsonl"), "--store", store]) == 2  # writing is still refused
+    assert "another recipe" in capsys.readouterr().err

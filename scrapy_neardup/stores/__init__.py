@@ -6,7 +6,7 @@ import importlib
 from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit
 
-from ..fingerprint import Recipe
+from ..fingerprint import Recipe, stored_recipe
 from .base import (
     FORMAT_VERSION,
     Probe,
@@ -27,6 +27,7 @@ __all__ = [
     "StoreUnavailable",
     "STORES_BASE",
     "open_store",
+    "read_meta",
     "redact",
     "store_class",
 ]
@@ -129,3 +130,16 @@ def open_store(
         store.close()
         raise
     return store
+
+
+def read_meta(uri: str, namespace: str = "default", stores: Mapping[str, Any] | None = None, **options: Any) -> dict | None:
+    """What a store recorded about itself (format, recipe, layout), read without checking it
+    against any recipe and without creating anything; None when there is no such store."""
+    store = store_class(uri, stores).from_uri(uri, namespace, create=False, **options)
+    try:
+        meta = store._read_meta()
+    finally:
+        store.close()
+    if meta is not None:
+        meta["recipe"] = stored_recipe(meta.get("recipe", {}))
+    return meta
