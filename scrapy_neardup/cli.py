@@ -23,7 +23,7 @@ from .batching import ahead, chunks, overlapped
 from .detector import DUPLICATE, METHODS, MIN_SIMILARITY, SHORT, Detector, Thresholds, Verdict, methods_from
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
 from .record import PENDING, DocRecord, clip_key, content_key
-from .stores import Store, StoreError, StoreFormatError, StoreUnavailable, open_store, read_meta, redact
+from .stores import Store, StoreError, StoreFormatError, open_store, read_meta, redact
 
 
 @dataclass
@@ -453,14 +453,16 @@ def _open_as_stored(args: argparse.Namespace) -> tuple[Store | None, dict, str |
     commands that only look at a store show a store of another recipe instead of refusing it.
     Returns the store (None when it cannot be opened), its stored meta and why not."""
     options = {"redis_allow_eviction": args.allow_eviction}
-    meta = read_meta(args.store, args.namespace, **options)
-    if meta is None:
-        raise StoreUnavailable(f"there is no store at {redact(args.store)} (namespace {args.namespace!r}): "
-                               "check --store and --namespace")
+    try:  # the usual case, and every other refusal (no store, an evicting server) as it is
+        store = open_store(args.store, args.namespace, Recipe(tokenizer=args.tokenizer), create=False, **options)
+        return store, {"format": store.format_version, "recipe": store.recipe.as_dict()}, None
+    except StoreFormatError as exc:
+        refused = str(exc)
+    meta = read_meta(args.store, args.namespace, **options) or {}
     try:
-        recipe = Recipe(tokenizer=args.tokenizer, **meta["recipe"])
+        recipe = Recipe(tokenizer=args.tokenizer, **meta.get("recipe", {}))
     except (TypeError, ValueError) as exc:  # fields of another scrapy-neardup version
-        return None, meta, f"its recipe is not one this version can read ({exc})"
+        return None, meta, f"{refused}; its recipe is not one this version can read ({exc})"
     try:
         return open_store(args.store, args.namespace, recipe, create=False, **options), meta, None
     except StoreFormatError as exc:
@@ -474,13 +476,14 @@ def info(args: argparse.Namespace) -> int:
         "store": redact(args.store),
         "namespace": args.namespace,
         "format": meta.get("format"),
-        "recipe": meta["recipe"],
+        "recipe": meta.get("recipe"),
         "documents": None,
     }
+    stored = meta.get("recipe") or {}
     differs = {
-        name: {"stored": meta["recipe"].get(name), "this version": configured.get(name)}
-        for name in sorted(set(meta["recipe"]) | set(configured))
-        if meta["recipe"].get(name) != configured.get(name)
+        name: {"stored": stored.get(name), "this version": configured.get(name)}
+        for name in sorted(set(stored) | set(configured))
+        if stored.get(name) != configured.get(name)
     }
     if differs:
         shown["differs"] = differs  # checking against it with these defaults would be refused
