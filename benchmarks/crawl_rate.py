@@ -1,6 +1,6 @@
 """Crawl rate with and without NearDupPipeline, on a generated local news world.
 
-    python benchmarks/crawl_rate.py [--data PATH] [--workers 0 1] [--repeat 3] [--json out.json]
+    python benchmarks/crawl_rate.py [--data PATH] [--workers 0 1] [--store-thread off on] [--repeat 3] [--json out.json]
 
 The world is built with the example project's ``newsworld`` from real Chinese news (People's
 Daily, January 1998: consecutive short articles joined to news length), five sites with their
@@ -152,6 +152,8 @@ def crawl_child(config: dict) -> None:
         )
         if config["workers"] is not None:
             settings["NEARDUP_WORKERS"] = config["workers"]
+        if config.get("store_thread") in ("on", "off"):
+            settings["NEARDUP_STORE_THREAD"] = config["store_thread"] == "on"
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(NewsSpider)
     kept: list[str] = []
@@ -261,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="pd199801_dev.jsonl.gz (default: %(default)s)")
     parser.add_argument("--workers", type=int, nargs="*", default=[None],
                         help="NEARDUP_WORKERS values to run with the pipeline (default: the pipeline's default)")
+    parser.add_argument("--store-thread", nargs="*", choices=("auto", "on", "off"), default=["auto"],
+                        help="NEARDUP_STORE_THREAD values to run with the pipeline (auto: the default)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration; the median is reported")
     parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS (default 16)")
     parser.add_argument("--reprints", type=int, nargs=2, default=(3, 4), metavar=("MIN", "MAX"),
@@ -315,8 +319,11 @@ def main(argv: list[str] | None = None) -> int:
                 configs.append((f"without pipeline, readability {args.neighbour_duty:.0%} beside",
                                 dict(base, pipeline=False, workers=None, neighbour=busy)))
             for workers in args.workers:
-                label = f"with pipeline ({labels.get(workers, f'{workers} workers')})"
-                configs.append((label, dict(base, pipeline=True, workers=workers)))
+                for thread in args.store_thread:
+                    label = f"with pipeline ({labels.get(workers, f'{workers} workers')})"
+                    if thread != "auto":
+                        label = f"{label[:-1]}, store thread {thread})"
+                    configs.append((label, dict(base, pipeline=True, workers=workers, store_thread=thread)))
             for label, config in configs:
                 result = run_crawl(config, server.pid)
                 runs.setdefault(label, []).append(result)

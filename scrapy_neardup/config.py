@@ -64,6 +64,7 @@ class NearDupConfig:
     stores: dict = field(default_factory=lambda: dict(STORES_BASE))  # URI scheme -> store class
     methods: tuple = METHODS  # candidate indexes; verification decides either way
     text_out_field: str = ""  # item field that receives the body extracted from HTML; "" = off
+    store_thread: bool | None = None  # None: a thread for network stores, inline for local ones
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":
@@ -319,6 +320,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_STORES": _stores,
     "NEARDUP_METHODS": _methods,
     "NEARDUP_TEXT_OUT_FIELD": _optional_name,
+    "NEARDUP_STORE_THREAD": _bool,
 }
 
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)

@@ -19,8 +19,10 @@ from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from .config import NearDupConfig, unknown_settings
 from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
+from .deferreds import maybe_await
 from .record import content_key
 from .reservations import Reservations, Waiting
+from .storecalls import StoreCalls, StoreDown, is_local
 from .stores import Store, StoreError, StoreFormatError, open_store, redact
 from .stores.base import StoreLost
 from .text import get_tokenizer
@@ -66,11 +68,12 @@ class _SharedStore:
     Two spiders on one LevelDB must use one store object: document ids come from it.
     """
 
-    def __init__(self, key: tuple[str, str], store: Store):
+    def __init__(self, key: tuple[str, str], store: Store, threaded: bool | None = None):
         self.key = key
         self.store = store
         self.users = 0
         self.waiting: Waiting = {}
+        self.calls = StoreCalls(store.describe(), not is_local(store) if threaded is None else threaded)
 
 
 _SHARED: dict[tuple[str, str], _SharedStore] = {}
@@ -81,7 +84,7 @@ def _acquire_store(uri: str, namespace: str, recipe: Recipe, config: NearDupConf
     shared = _SHARED.get(key)
     if shared is None:
         store = open_store(uri, namespace, recipe, stores=config.stores, **config.store_options())
-        shared = _SharedStore(key, store)
+        shared = _SharedStore(key, store, config.store_thread)
         _SHARED[key] = shared
     elif shared.store.recipe != recipe:
         raise StoreFormatError(
@@ -94,11 +97,14 @@ def _acquire_store(uri: str, namespace: str, recipe: Recipe, config: NearDupConf
     return shared
 
 
-def _release_store(shared: _SharedStore) -> None:
+def _release_store(shared: _SharedStore) -> Any:
+    """The store closes with its last user (after every call made before); a Deferred when
+    its calls run on a thread."""
     shared.users -= 1
-    if shared.users <= 0:
-        _SHARED.pop(shared.key, None)
-        shared.store.close()
+    if shared.users > 0:
+        return None
+    _SHARED.pop(shared.key, None)
+    return shared.calls.close(shared.store.close)
 
 
 # -- the pipeline -----------------------------------------------------------------------
@@ -179,14 +185,19 @@ class NearDupPipeline:
                 self._inc("purged", self.detector.purge())
             except StoreError as exc:
                 self._once("purge", logging.WARNING, "Could not purge old documents: %s", exc)
+        calls = self._shared.calls
         self.reservations = Reservations(
-            self.detector.commit, self.detector.release, config.key_field, self._shared.waiting, self._store_failed
+            lambda verdict: calls.run(self.detector.commit, verdict),
+            lambda verdict: calls.run(self.detector.release, verdict),
+            config.key_field,
+            self._shared.waiting,
+            self._store_failed,
         )
         if config.workers:
             self.pool = WorkerPool(config.workers, recipe, config.extractor, config.worker_niceness)
         logger.info(
             "scrapy-neardup: store %s (namespace %r), action %s, nshash n=%d, SimHash distance <= %d, "
-            "containment >= %.2f, min %d chars, time window %s, tokenizer %s, %s",
+            "containment >= %.2f, min %d chars, time window %s, tokenizer %s, %s, %s",
             self._store_uri,
             config.namespace,
             config.action,
@@ -197,6 +208,7 @@ class NearDupPipeline:
             f"{config.ttl:g} s" if config.ttl else "none",
             recipe.tokenizer,
             f"{config.workers} worker processes" if config.workers else "in the reactor thread",
+            "store calls on a thread of their own" if calls.threaded else "store calls inline",
             extra={"spider": self.crawler.spider},
         )
 
@@ -220,7 +232,7 @@ class NearDupPipeline:
             raise CloseSpider(reason)
         raise NearDupStoreError(str(exc)) from None
 
-    def close_spider(self, spider: Any = None) -> None:
+    def close_spider(self, spider: Any = None) -> Any:
         if self.pool is not None:
             self.pool.close()
             self.pool = None
@@ -234,11 +246,15 @@ class NearDupPipeline:
                 self.config.key_field,
                 extra={"spider": self.crawler.spider},
             )
+        closing = None
         if self._shared is not None:
-            _release_store(self._shared)
+            closing = _release_store(self._shared)
             self._shared = None
         if self.detector is not None:
             self._log_summary()
+        if closing is not None:  # Scrapy waits for the store to close
+            closing.addErrback(lambda failure: self._once("close", logging.WARNING, "Closing the store: %s", failure.value))
+        return closing
 
     def _log_summary(self) -> None:
         get = self.stats.get_value
@@ -288,18 +304,20 @@ class NearDupPipeline:
         key = self._key(adapter, source)
         if self.pool is None:
             prepared = self.preparer(source, is_html)
-            verdict = self._judge(adapter, key, prepared)
+            verdict = await self._judge(adapter, key, prepared)
         else:
-            prepared, verdict = await self.pool.in_order(
-                source, is_html, lambda prepared: (prepared, self._judge(adapter, key, prepared))
-            )
+
+            async def judge(prepared: Prepared) -> tuple[Prepared, Verdict | None]:
+                return prepared, await self._judge(adapter, key, prepared)
+
+            prepared, verdict = await self.pool.in_order(source, is_html, judge)
         if verdict is not None and verdict.status == DUPLICATE:
             verdict = await self.reservations.settle(verdict, lambda: self._lookup(item, key, prepared))
         if verdict is None or verdict.status == SHORT:
             return item
         return self._act(item, adapter, verdict)
 
-    def _judge(self, adapter: ItemAdapter, key: str, prepared: Prepared) -> Verdict | None:
+    async def _judge(self, adapter: ItemAdapter, key: str, prepared: Prepared) -> Verdict | None:
         """Count what preparing gave, then check the fingerprint against the store."""
         if prepared.extract_seconds is not None:
             self._inc("extracted")
@@ -319,14 +337,17 @@ class NearDupPipeline:
                 prepared.error,
             )
             return None
-        return self._lookup(adapter.item, key, prepared)
+        return await self._lookup(adapter.item, key, prepared)
 
-    def _lookup(self, item: Any, key: str, prepared: Prepared) -> Verdict | None:
+    async def _lookup(self, item: Any, key: str, prepared: Prepared) -> Verdict | None:
         """Check-and-add; a new story is reserved at once, so its copies are caught."""
         try:
-            verdict = self.detector.check_fingerprint(key, prepared.fingerprint, reserve=True)
+            check = self._shared.calls.run(self.detector.check_fingerprint, key, prepared.fingerprint, True)
+            verdict = await maybe_await(check)
         except Exception as exc:  # a store that failed mid-crawl: the item passes, never unseen-dropped
             self._inc("store_error")
+            if isinstance(exc, StoreDown):
+                self._inc("store_down")
             self._once("store_error", logging.ERROR, "Store error, item %s passed unchecked: %s", key, exc)
             if isinstance(exc, StoreLost):
                 self._stop_crawl("neardup_store_lost")
@@ -419,8 +440,8 @@ class NearDupPipeline:
             self._inc("released")
 
     def _store_failed(self, action: str, verdict: Verdict, exc: Exception) -> None:
-        self._inc("store_error")
-        self._once("store_error", logging.ERROR, "Store error %s %s: %s", action, verdict.key, exc)
+        self._inc("commit_error")
+        self._once("commit_error", logging.ERROR, "Store error %s %s: %s", action, verdict.key, exc)
 
     # -- helpers ------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable
 
 from itemadapter import ItemAdapter
+from twisted.internet.defer import Deferred
 
 from .deferreds import maybe_await, wait
 from .detector import DUPLICATE, Verdict
@@ -100,9 +101,12 @@ class Reservations:
 
     def _settle_store(self, call: Callable[[Verdict], Any], action: str, verdict: Verdict, committed: bool) -> Verdict:
         try:
-            call(verdict)
+            done = call(verdict)
         except Exception as exc:
             self.on_error(action, verdict, exc)
+        else:
+            if isinstance(done, Deferred):  # a store called on its own thread
+                done.addErrback(lambda failure: self.on_error(action, verdict, failure.value))
         self._resolve(verdict.doc_id, committed)
         return verdict
 
@@ -119,12 +123,10 @@ class Reservations:
         Committed: the copy is its duplicate. Released: ``recheck()`` checks the copy again
         (it may now be the first copy of its story). At most three rounds.
         """
-        from twisted.internet.defer import Deferred
-
         for _ in range(3):
             if verdict is None or verdict.status != DUPLICATE or verdict.similar_id not in self.waiting:
                 break
-            waiter: Deferred = Deferred()
+            waiter = Deferred()
             self.waiting[verdict.similar_id].append(waiter)
             if await wait(waiter):
                 break  # the first copy was stored: this one is its duplicate

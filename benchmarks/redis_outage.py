@@ -1,0 +1,181 @@
+"""A Redis outage in the middle of a crawl: items per minute while Redis is down, and how long
+the crawl takes to close on SIGTERM during the outage.
+
+    python benchmarks/redis_outage.py [--pages 300] [--delay 0.01]
+
+A local site serves numbered article pages (``--delay`` seconds each); Scrapy crawls it with
+NearDupPipeline on a real redis-server (``redis-server`` on PATH), which is killed once the
+store holds 5 documents. Two runs: one to the end (items per minute before and during the
+outage), one stopped with SIGTERM 5 s into the outage (seconds from the signal to exit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+PARAGRAPHS = [
+    "本报讯 市交通运输局昨日发布消息，今年以来全市公共交通客运量持续回升，地铁日均客流再创新高。",
+    "据介绍，为缓解早晚高峰压力，有关部门新开通定制公交线路十余条，并延长了部分线路的运营时间。",
+    "市民普遍反映出行更加便捷，不少上班族表示换乘时间明显缩短，通勤体验有了很大改善。",
+    "下一步，相关部门还将继续优化线网布局，推进公交专用道建设，提升城市公共交通的服务水平。",
+]
+
+CRAWL = """
+import json, sys, time
+import scrapy
+from scrapy import signals
+from scrapy.crawler import CrawlerProcess
+
+root, store, log_path = sys.argv[1:4]
+
+
+class Spider(scrapy.Spider):
+    name = "outage"
+
+    async def start(self):
+        yield scrapy.Request(root + "/")
+
+    def parse(self, response):
+        yield from response.follow_all(css="a", callback=self.article)
+
+    def article(self, response):
+        yield {"url": response.url, "text": "\\n".join(response.css("p::text").getall())}
+
+
+times = []
+process = CrawlerProcess({
+    "ITEM_PIPELINES": {"scrapy_neardup.NearDupPipeline": 100},
+    "NEARDUP_STORE": store, "NEARDUP_WORKERS": 0, "LOG_LEVEL": "WARNING", "CONCURRENT_REQUESTS": 8,
+})
+crawler = process.create_crawler(Spider)
+for signal in (signals.item_scraped, signals.item_dropped):
+    crawler.signals.connect(lambda **kw: times.append(time.time()), signal=signal, weak=False)
+process.crawl(crawler)
+process.start()
+with open(log_path, "w") as handle:
+    json.dump({"times": times, "stats": {k: v for k, v in crawler.stats.get_stats().items() if k.startswith("neardup/")}}, handle)
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_redis(workdir: str) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    server = subprocess.Popen(
+        [shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", workdir],
+        stdout=subprocess.DEVNULL,
+    )
+    for _ in range(200):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    return server, port
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("redis-server did not start")
+
+
+def documents(port: int) -> int:
+    with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+        sock.sendall(b"ZCARD neardup:{default}:t\r\n")
+        return int(sock.recv(64)[1:].split(b"\r\n")[0])
+
+
+def serve(pages: int, delay: float) -> ThreadingHTTPServer:
+    def page(number: int) -> bytes:
+        # Each page its own story: the paragraphs' characters shuffled by the page number.
+        rng = random.Random(number)
+        body = "".join(f"<p>{''.join(rng.sample(p, len(p)))}</p>" for p in PARAGRAPHS)
+        return f'<html><head><meta charset="utf-8"></head><body>{body}</body></html>'.encode()
+
+    index = "".join(f'<a href="/{n}.html">{n}</a>' for n in range(pages)).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            time.sleep(delay)
+            body = index if self.path == "/" else page(int(self.path.strip("/").split(".")[0]))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def run(pages: int, delay: float, sigterm_after: float | None) -> dict:
+    with tempfile.TemporaryDirectory() as workdir:
+        redis, port = start_redis(workdir)
+        site = serve(pages, delay)
+        script, log = Path(workdir) / "crawl.py", Path(workdir) / "log.json"
+        script.write_text(CRAWL)
+        root = f"http://127.0.0.1:{site.server_address[1]}"
+        crawl = subprocess.Popen([sys.executable, str(script), root, f"redis://127.0.0.1:{port}/0", str(log)],
+                                 stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.getcwd()})
+        while crawl.poll() is None and documents(port) < 5:
+            time.sleep(0.02)
+        redis.kill()
+        redis.wait()
+        down_at = time.time()
+        closing = None
+        if sigterm_after is not None:
+            time.sleep(sigterm_after)
+            sent = time.monotonic()
+            crawl.send_signal(signal.SIGTERM)
+            crawl.wait(300)
+            closing = time.monotonic() - sent
+        crawl.wait(900)
+        site.shutdown()
+        result = json.loads(log.read_text())
+    times = result["times"]
+    before = [t for t in times if t < down_at]
+    during = [t for t in times if t >= down_at]
+    span = (max(during) - down_at) if during else 0.0
+    return {
+        "items_before": len(before),
+        "items_during": len(during),
+        "items_per_min_during": round(60 * len(during) / span) if span else None,
+        "close_seconds": round(closing, 2) if closing is not None else None,
+        "stats": result["stats"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=300)
+    parser.add_argument("--delay", type=float, default=0.01, help="seconds the site takes per page")
+    args = parser.parse_args()
+    to_end = run(args.pages, args.delay, None)
+    print(f"outage to the end: {to_end['items_during']} items during the outage, "
+          f"{to_end['items_per_min_during']} items/min; stats {to_end['stats']}")
+    stopped = run(args.pages * 10, args.delay, 5.0)
+    print(f"SIGTERM 5 s into the outage: closed in {stopped['close_seconds']} s "
+          f"({stopped['items_during']} items during the outage)")
+
+
+if __name__ == "__main__":
+    main()
