@@ -219,24 +219,30 @@ def stop_when_stored(server, documents: int, after_requests: int, lost: threadin
     return on_get
 
 
-def test_redis_lost_mid_crawl_passes_items_through(tmp_path: Path):
+def crawl_through_outage(tmp_path: Path, name: str, pages: dict[str, bytes], password: str | None = None,
+                         **settings) -> tuple[str, dict]:
+    """Crawl ``pages`` on a Redis store that stops after the fourth page; (stderr, stats)."""
     from redis_server import start_redis
 
-    server = start_redis(password="mid-crawl-pw")
+    server = start_redis(password=password)
     lost = threading.Event()
-    site = Site(site_pages("a"), {}, on_get=stop_when_stored(server, 2, 4, lost))
+    site = Site(pages, {}, on_get=stop_when_stored(server, 2, 4, lost))
     try:
-        run = crawl(tmp_path, "lost", site.root, server.url(0), CONCURRENT_REQUESTS=1,
-                    NEARDUP_REDIS_PARAMS={"retries": 2})
+        run = crawl(tmp_path, name, site.root, server.url(0), **settings)
         _, err = run.communicate(timeout=300)
     finally:
         site.close()
         server.stop()
     assert run.returncode == 0, err[-3000:]
     assert lost.is_set()
+    return err, json.loads((tmp_path / f"{name}.json").read_text())
+
+
+def test_redis_lost_mid_crawl_passes_items_through(tmp_path: Path):
+    err, stats = crawl_through_outage(tmp_path, "lost", site_pages("a"), "mid-crawl-pw", CONCURRENT_REQUESTS=1,
+                                      NEARDUP_REDIS_PARAMS={"retries": 2})
     kept = (tmp_path / "lost.jsonl").read_text().splitlines()
     assert len(kept) == len(ARTICLES)  # every item passed: none dropped unseen
-    stats = json.loads((tmp_path / "lost.json").read_text())
     assert stats["neardup/store_error"] >= 1
     assert stats.get("neardup/unique", 0) >= 1  # the items before the loss were checked
     assert "Store error" in err and "mid-crawl-pw" not in err
@@ -258,21 +264,8 @@ def numbered_pages(count: int) -> dict[str, bytes]:
 def test_redis_outage_keeps_the_crawl_going_and_counts_every_item(tmp_path: Path):
     """Redis stops after the fourth page: the remaining pages pass at crawl speed (a store
     call retried in the reactor thread cost about 0.7 s per item), each counted."""
-    from redis_server import start_redis
-
-    server = start_redis()
-    lost = threading.Event()
     pages = 120
-    site = Site(numbered_pages(pages), {}, on_get=stop_when_stored(server, 2, 4, lost))
-    try:
-        run = crawl(tmp_path, "outage", site.root, server.url(0), CONCURRENT_REQUESTS=2)
-        _, err = run.communicate(timeout=300)
-    finally:
-        site.close()
-        server.stop()
-    assert run.returncode == 0, err[-3000:]
-    assert lost.is_set()
-    stats = json.loads((tmp_path / "outage.json").read_text())
+    err, stats = crawl_through_outage(tmp_path, "outage", numbered_pages(pages), CONCURRENT_REQUESTS=2)
     assert stats["neardup/items"] == pages
     judged = sum(stats.get(f"neardup/{k}", 0) for k in ("unique", "duplicate", "store_error"))
     assert judged == pages  # every item judged before the outage or passed unchecked and counted
