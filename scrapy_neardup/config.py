@@ -57,6 +57,7 @@ class NearDupConfig:
     max_html_size: int = 5 * 1024 * 1024  # bytes (characters for str); 0 = no cap
     workers: int = field(default_factory=default_workers)
     worker_niceness: int = 10  # added to the workers' nice value: the crawl comes first
+    extract_timeout: float = 20.0  # seconds a page may take a worker; 0 = no bound
     drop_log_level: str = "DEBUG"
     debug: bool = False
     redis_params: dict = field(default_factory=dict)
@@ -195,15 +196,20 @@ def _fraction(settings: BaseSettings, name: str) -> float:
     return value
 
 
-def _seconds(settings: BaseSettings, name: str) -> float:
-    raw = settings.get(name)
-    try:
-        value = settings.getfloat(name)
-    except (ValueError, TypeError):
-        raise ValueError(f"must be a number of seconds (0 = no time window), got {raw!r}") from None
-    if isinstance(raw, bool) or value < 0 or value != value:
-        raise ValueError(f"must be a number of seconds >= 0 (0 = no time window), got {raw!r}")
-    return value
+def _seconds(zero: str) -> Callable[[BaseSettings, str], float]:
+    """Seconds >= 0; ``zero`` says what 0 means."""
+
+    def parse(settings: BaseSettings, name: str) -> float:
+        raw = settings.get(name)
+        try:
+            value = settings.getfloat(name)
+        except (ValueError, TypeError):
+            raise ValueError(f"must be a number of seconds (0 = {zero}), got {raw!r}") from None
+        if isinstance(raw, bool) or value < 0 or value != value or value == float("inf"):
+            raise ValueError(f"must be a number of seconds >= 0 (0 = {zero}), got {raw!r}")
+        return value
+
+    return parse
 
 
 def _name(settings: BaseSettings, name: str) -> str:
@@ -305,7 +311,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_SIMHASH_DISTANCE": _int(0, 15),
     "NEARDUP_THRESHOLD": _fraction,
     "NEARDUP_MIN_CHARS": _int(1),
-    "NEARDUP_TTL": _seconds,
+    "NEARDUP_TTL": _seconds("no time window"),
     "NEARDUP_TOKENIZER": _choice(TOKENIZERS),
     "NEARDUP_DUPLICATE_OF_FIELD": _name,
     "NEARDUP_SIMILAR_ID_FIELD": _name,
@@ -313,6 +319,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_MAX_HTML_SIZE": _int(0),
     "NEARDUP_WORKERS": _int(0, 64),
     "NEARDUP_WORKER_NICENESS": _int(0, 19),
+    "NEARDUP_EXTRACT_TIMEOUT": _seconds("no bound"),
     "NEARDUP_DROP_LOG_LEVEL": _choice(LOG_LEVELS, upper=True),
     "NEARDUP_DEBUG": _bool,
     "NEARDUP_REDIS_PARAMS": _dict,

@@ -19,14 +19,14 @@ from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from .config import NearDupConfig, unknown_settings
 from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
-from .deferreds import maybe_await
+from .deferreds import maybe_await, wait
 from .record import content_key
 from .reservations import Reservations, Waiting
 from .storecalls import StoreCalls, StoreDown, is_local
 from .stores import Store, StoreError, StoreFormatError, open_store, redact
 from .stores.base import StoreLost
 from .text import get_tokenizer
-from .workers import ERROR, NO_TEXT, Prepared, Preparer, WorkerPool, can_pickle_extractor
+from .workers import ERROR, NO_TEXT, TIMEOUT, Prepared, Preparer, WorkerPool, can_pickle_extractor
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,12 @@ except ImportError:  # pragma: no cover
 
 # open_spider() may raise CloseSpider to stop the crawl cleanly since Scrapy 2.18.
 _CLOSE_SPIDER_AT_OPEN = tuple(_SCRAPY_VERSION[:2]) >= (2, 18)
+try:  # Scrapy versions with ensure_awaitable await a coroutine from close_spider (and deprecate a Deferred)
+    from scrapy.utils.defer import ensure_awaitable as _  # noqa: F401
+
+    _CLOSE_AWAITS_COROUTINES = True
+except ImportError:  # pragma: no cover
+    _CLOSE_AWAITS_COROUTINES = False
 
 __all__ = ["NearDupPipeline", "NearDuplicateItem", "NearDupStoreError"]
 
@@ -194,7 +200,9 @@ class NearDupPipeline:
             self._store_failed,
         )
         if config.workers:
-            self.pool = WorkerPool(config.workers, recipe, config.extractor, config.worker_niceness)
+            self.pool = WorkerPool(
+                config.workers, recipe, config.extractor, config.worker_niceness, config.extract_timeout or None
+            )
         logger.info(
             "scrapy-neardup: store %s (namespace %r), action %s, nshash n=%d, SimHash distance <= %d, "
             "containment >= %.2f, min %d chars, time window %s, tokenizer %s, %s, %s",
@@ -252,9 +260,10 @@ class NearDupPipeline:
             self._shared = None
         if self.detector is not None:
             self._log_summary()
-        if closing is not None:  # Scrapy waits for the store to close
-            closing.addErrback(lambda failure: self._once("close", logging.WARNING, "Closing the store: %s", failure.value))
-        return closing
+        if closing is None:
+            return None
+        closing.addErrback(lambda failure: self._once("close", logging.WARNING, "Closing the store: %s", failure.value))
+        return wait(closing) if _CLOSE_AWAITS_COROUTINES else closing  # Scrapy waits for the store to close
 
     def _log_summary(self) -> None:
         get = self.stats.get_value
@@ -326,6 +335,17 @@ class NearDupPipeline:
             self._hand_on(adapter, prepared.text)
         if prepared.status == NO_TEXT:
             self._inc("no_text")
+            return None
+        if prepared.status == TIMEOUT:
+            self._inc("extract_timeout")
+            self._once(
+                "extract_timeout",
+                logging.WARNING,
+                "Extracting item %s took over NEARDUP_EXTRACT_TIMEOUT = %g s: its worker was replaced "
+                "and the item passed unchecked",
+                self._describe(adapter),
+                self.config.extract_timeout,
+            )
             return None
         if prepared.status == ERROR:
             self._inc("error")

@@ -31,13 +31,14 @@ T = TypeVar("T")
 OK = "ok"
 NO_TEXT = "no_text"
 ERROR = "error"
+TIMEOUT = "timeout"  # extraction overran its time bound; the worker was replaced
 
 
 @dataclass
 class Prepared:
     """The outcome of preparing one item's text; picklable, so it can come back from a worker."""
 
-    status: str  # OK, NO_TEXT or ERROR
+    status: str  # OK, NO_TEXT, ERROR or TIMEOUT
     fingerprint: Fingerprint | None = None
     error: str | None = None  # "ExceptionName: message" for ERROR
     extract_seconds: float | None = None  # None when the text field was used
@@ -95,6 +96,10 @@ class WorkerDied(Exception):
     """The worker process preparing a page exited before answering (killed, out of memory)."""
 
 
+class ExtractTimeout(Exception):
+    """A page took its worker longer than the pool's time bound; the worker was killed."""
+
+
 def _frame(obj: Any) -> bytes:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     return _LENGTH.pack(len(data)) + data
@@ -120,7 +125,9 @@ class _Worker:
         from twisted.internet import reactor
 
         self.pool = pool
-        self.pending: collections.deque = collections.deque()  # Deferreds, oldest first
+        self.pending: collections.deque = collections.deque()  # (Deferred, frame), oldest first
+        self._deadline: Any = None  # the timer of the page being prepared (the oldest)
+        self.ready = False  # the process has loaded its tables (its first answer says so)
         self.alive = True
         self._buffer = bytearray()
         self.transport = reactor.spawnProcess(
@@ -137,9 +144,40 @@ class _Worker:
         from twisted.internet.defer import Deferred
 
         answer = Deferred()
-        self.pending.append(answer)
+        self.pending.append((answer, frame))
         self.transport.writeToChild(_TASKS_FD, frame)
+        if len(self.pending) == 1 and self.ready:
+            self._start_clock()
         return answer
+
+    def _start_clock(self) -> None:
+        """The oldest page is the one being prepared: it has the pool's timeout from now."""
+        if self.pool.timeout:
+            from twisted.internet import reactor
+
+            self._deadline = reactor.callLater(self.pool.timeout, self._overrun)
+
+    def _stop_clock(self) -> None:
+        if self._deadline is not None and self._deadline.active():
+            self._deadline.cancel()
+        self._deadline = None
+
+    def _overrun(self) -> None:
+        """The page being prepared took too long: kill the worker, fail that page, and give
+        the pages queued behind it to the other workers."""
+        self._deadline = None
+        if not self.alive or not self.pending:
+            return
+        self.alive = False
+        (answer, _), queued = self.pending.popleft(), list(self.pending)
+        self.pending = collections.deque()
+        try:
+            self.transport.signalProcess("KILL")
+        except Exception:  # it exited meanwhile
+            pass
+        answer.errback(ExtractTimeout(f"preparing the page took over {self.pool.timeout:g} s; its worker was replaced"))
+        for waiting, frame in queued:
+            self.pool.resend(frame).chainDeferred(waiting)
 
     def received(self, data: bytes) -> None:
         self._buffer += data
@@ -149,7 +187,15 @@ class _Worker:
                 return
             payload = bytes(self._buffer[_LENGTH.size : _LENGTH.size + length])
             del self._buffer[: _LENGTH.size + length]
-            answer = self.pending.popleft()
+            if not self.ready:  # start-up is not counted against the first page
+                self.ready = True
+                if self.pending:
+                    self._start_clock()
+                continue
+            answer, _ = self.pending.popleft()
+            self._stop_clock()
+            if self.pending:
+                self._start_clock()
             try:
                 prepared = pickle.loads(payload)
             except Exception as exc:  # never expected: the worker pickled a Prepared
@@ -162,11 +208,13 @@ class _Worker:
         if not self.alive:
             return
         self.alive = False
+        self._stop_clock()
         pending, self.pending = self.pending, collections.deque()
-        for answer in pending:
+        for answer, _ in pending:
             answer.errback(WorkerDied(f"the worker process stopped before answering ({reason})"))
 
     def close(self) -> None:
+        self._stop_clock()
         if self.alive:
             self.alive = False
             self.transport.closeChildFD(_TASKS_FD)  # end of input: the worker exits
@@ -201,8 +249,16 @@ class WorkerPool:
     fewest pages waiting; each worker answers in order.
     """
 
-    def __init__(self, size: int, recipe: Recipe, extractor: Callable[[str], str] | str, niceness: int = 0):
+    def __init__(
+        self,
+        size: int,
+        recipe: Recipe,
+        extractor: Callable[[str], str] | str,
+        niceness: int = 0,
+        timeout: float | None = None,
+    ):
         self.size = size
+        self.timeout = timeout  # seconds a page may take its worker; None: no bound
         self.init_frame = _frame((recipe, extractor, niceness))
         path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
         self.environment = {**os.environ, "PYTHONPATH": path}
@@ -235,6 +291,8 @@ class WorkerPool:
         try:
             try:
                 return await wait(self.submit(source, is_html))
+            except ExtractTimeout as exc:
+                return Prepared(TIMEOUT, error=str(exc))
             except WorkerDied as exc:
                 if not self._told_died:
                     self._told_died = True
@@ -248,16 +306,23 @@ class WorkerPool:
                     return await wait(self.submit(source, is_html))
                 finally:
                     self._retry_lock.release()
+        except ExtractTimeout as exc:  # on its second try
+            return Prepared(TIMEOUT, error=str(exc))
         except Exception as exc:  # the pool itself failed (a worker was killed twice)
             return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}")
 
     def submit(self, source: str | bytes, is_html: bool) -> Any:
-        """A Deferred that fires with the :class:`Prepared` page, or fails with WorkerDied."""
+        """A Deferred that fires with the :class:`Prepared` page, or fails with WorkerDied
+        or ExtractTimeout."""
+        return self.resend(_frame((source, is_html)))
+
+    def resend(self, frame: bytes) -> Any:
+        """Hand a framed page to the live worker with the fewest pages waiting."""
         for index, worker in enumerate(self._workers):
             if not worker.alive:
                 self._workers[index] = _Worker(self)
         worker = min(self._workers, key=lambda w: len(w.pending))
-        return worker.submit(_frame((source, is_html)))
+        return worker.submit(frame)
 
     def close(self) -> None:
         for worker in self._workers:
@@ -286,6 +351,8 @@ def serve() -> None:
             if niceness and hasattr(os, "nice"):
                 os.nice(niceness)  # the crawl's own process comes first when the cores are busy
             preparer = Preparer(recipe, extractor)
+            results.write(_frame(None))  # ready
+            results.flush()
             continue
         source, is_html = pickle.loads(payload)
         results.write(_frame(preparer(source, is_html)))

@@ -19,11 +19,23 @@ from newsworld import serve, small_world
 from newsworld.small import ARTICLES, REPRINT_OF  # noqa: F401 (the tests' truth about the world)
 
 
+def nested_page() -> bytes:
+    """Under 1 MB of divs nested 200 deep, each with a paragraph and a link: readability-lxml
+    spends tens of seconds on it (its score walks the ancestors of every paragraph)."""
+    unit = '<div><p>段落文字内容，这是一段比较长的正文。<a href="/x">链接</a></p>'
+    block = unit * 200 + "</div>" * 200
+    head = '<html><head><meta charset="utf-8"></head><body>'
+    return (head + block * 40 + "</body></html>").encode("utf-8")
+
+
 class LocalSite:
-    """The small news world (``newsworld.small_world()``) on ``127.0.0.1:<free port>``, in a background thread."""
+    """The small news world (``newsworld.small_world()``) on ``127.0.0.1:<free port>``, in a
+    background thread, with ``/bad/nested.html`` (:func:`nested_page`) beside it."""
 
     def __enter__(self) -> "LocalSite":
-        self.server, base_url = serve(small_world())
+        world = small_world()
+        world = dataclasses.replace(world, pages={**world.pages, "/bad/nested.html": nested_page()})
+        self.server, base_url = serve(world)
         self.root = base_url.rstrip("/")
         return self
 
