@@ -15,11 +15,12 @@ from typing import Any
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from .config import NearDupConfig, unknown_settings
 from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
-from .deferreds import maybe_await, wait
+from .deferreds import maybe_await
 from .record import content_key
 from .reservations import Reservations, Waiting
 from .storecalls import StoreCalls, StoreDown, is_local
@@ -37,7 +38,7 @@ except ImportError:  # pragma: no cover
 
 # open_spider() may raise CloseSpider to stop the crawl cleanly since Scrapy 2.18.
 _CLOSE_SPIDER_AT_OPEN = tuple(_SCRAPY_VERSION[:2]) >= (2, 18)
-try:  # Scrapy versions with ensure_awaitable await a coroutine from close_spider (and deprecate a Deferred)
+try:  # Scrapy versions with ensure_awaitable await what close_spider returns (and deprecate a Deferred)
     from scrapy.utils.defer import ensure_awaitable as _  # noqa: F401
 
     _CLOSE_AWAITS_COROUTINES = True
@@ -263,7 +264,9 @@ class NearDupPipeline:
         if closing is None:
             return None
         closing.addErrback(lambda failure: self._once("close", logging.WARNING, "Closing the store: %s", failure.value))
-        return wait(closing) if _CLOSE_AWAITS_COROUTINES else closing  # Scrapy waits for the store to close
+        # Scrapy waits for the store to close. Where it takes awaitables, a Future: closing goes on
+        # when a caller does not await it (a coroutine would not run).
+        return maybe_deferred_to_future(closing) if _CLOSE_AWAITS_COROUTINES else closing
 
     def _log_summary(self) -> None:
         get = self.stats.get_value
@@ -460,6 +463,8 @@ class NearDupPipeline:
             self._inc("released")
 
     def _store_failed(self, action: str, verdict: Verdict, exc: Exception) -> None:
+        if isinstance(exc, StoreLost):
+            self._stop_crawl("neardup_store_lost")
         self._inc("commit_error")
         self._once("commit_error", logging.ERROR, "Store error %s %s: %s", action, verdict.key, exc)
 

@@ -20,6 +20,7 @@ import time
 from typing import Any, Callable
 
 from .stores import StoreUnavailable
+from .stores.base import StoreLost
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ class StoreCalls:
             raise StoreDown(self._down_message())
         try:
             result = function(*args)
-        except StoreDown:
+        except (StoreDown, StoreLost):  # lost data is not an outage: the pipeline stops the crawl
             raise
         except StoreUnavailable as exc:
             self._went_down(exc)
