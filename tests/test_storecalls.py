@@ -3,11 +3,10 @@ the back-off, and calls on the store's own thread kept in order."""
 
 from __future__ import annotations
 
-import subprocess
-import time
+import signal
 
 import pytest
-from redis_server import _ping, start_redis
+from redis_server import start_redis
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_neardup import open_store
@@ -31,21 +30,14 @@ def server():
     server.stop()
 
 
-def restart(server) -> None:
-    server.process = subprocess.Popen(server.args)
-    deadline = time.monotonic() + 10
-    while not _ping(server.port, server.password):
-        assert time.monotonic() < deadline, "redis-server did not come back"
-        time.sleep(0.05)
-
-
 def test_a_store_found_down_is_not_called_until_its_back_off_has_passed(server):
-    store = open_store(server.url(0), redis_params={"retries": 0})
+    """The server is stopped (SIGSTOP: calls time out) and goes on later with its data (SIGCONT)."""
+    params = {"retries": 0, "socket_timeout": 0.3, "socket_connect_timeout": 0.3, "health_check_interval": 0}
+    store = open_store(server.url(0), redis_params=params)
     clock = Clock()
     calls = StoreCalls(store.describe(), threaded=False, clock=clock)
     assert calls.run(store.count) == 0
-    server.process.kill()
-    server.process.wait()
+    server.process.send_signal(signal.SIGSTOP)
     with pytest.raises(StoreUnavailable) as lost:
         calls.run(store.count)
     assert not isinstance(lost.value, StoreDown) and calls.down and calls.outages == 1
@@ -59,7 +51,7 @@ def test_a_store_found_down_is_not_called_until_its_back_off_has_passed(server):
     clock.now += FIRST_BACKOFF  # the back-off doubled: not yet
     with pytest.raises(StoreDown):
         calls.run(store.count)
-    restart(server)
+    server.process.send_signal(signal.SIGCONT)
     clock.now += FIRST_BACKOFF
     assert calls.run(store.count) == 0  # back: calls go through again
     assert not calls.down and calls.outages == 1
