@@ -65,7 +65,7 @@ class NearDupConfig:
     stores: dict = field(default_factory=lambda: dict(STORES_BASE))  # URI scheme -> store class
     methods: tuple = METHODS  # candidate indexes; verification decides either way
     text_out_field: str = ""  # item field that receives the body extracted from HTML; "" = off
-    store_thread: bool | None = None  # None: a thread for network stores, inline for local ones
+    store_thread: bool | None = None  # None/False: store calls in the reactor thread
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":

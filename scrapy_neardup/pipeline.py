@@ -23,7 +23,7 @@ from .fingerprint import Recipe
 from .deferreds import maybe_await
 from .record import content_key
 from .reservations import Reservations, Waiting
-from .storecalls import StoreCalls, StoreDown, is_local
+from .storecalls import StoreCalls, StoreDown
 from .stores import Store, StoreError, StoreFormatError, open_store, redact
 from .stores.base import StoreLost
 from .text import get_tokenizer
@@ -80,7 +80,7 @@ class _SharedStore:
         self.store = store
         self.users = 0
         self.waiting: Waiting = {}
-        self.calls = StoreCalls(store.describe(), not is_local(store) if threaded is None else threaded)
+        self.calls = StoreCalls(store.describe(), bool(threaded))
 
 
 _SHARED: dict[tuple[str, str], _SharedStore] = {}
