@@ -202,6 +202,22 @@ def test_pending_reservation_of_a_dead_process_expires(redis_url, redis_server):
         store.close()
 
 
+def test_a_query_skips_the_entries_of_an_expired_reservation_and_leaves_them(redis_url, redis_server):
+    store = open_store(redis_url, "stale", pending_timeout=0.3)
+    try:
+        detector = Detector(store)
+        detector.check("https://a.example/flood", ARTICLES["flood"], reserve=True)
+        detector.check("https://a.example/rice", ARTICLES["rice"])
+        time.sleep(0.5)  # the reservation's record expires; its bucket entries stay until a check
+        client = redis_server.client()
+        before = {key: client.dump(key) for key in client.scan_iter("neardup:{stale}:*")}
+        assert detector.query(edited(ARTICLES["flood"])) == []
+        assert [s.key for s in detector.query(edited(ARTICLES["rice"]))] == ["https://a.example/rice"]
+        assert {key: client.dump(key) for key in client.scan_iter("neardup:{stale}:*")} == before
+    finally:
+        store.close()
+
+
 def test_ttl_expires_records_and_buckets(redis_url, redis_server):
     client = redis_server.client()
     store = open_store(redis_url, "ttl", ttl=0.4)
