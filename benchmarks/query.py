@@ -107,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
             if top is not None and top.key == first[doc.story]:
                 copies["ranked first"] += 1
                 copies["ranked first and duplicate"] += top.duplicate
+            elif any(s.key == first[doc.story] for s in similar):
+                copies["listed below another entry"] += 1
+            else:
+                copies["not listed"] += 1
             if any(s.key == first[doc.story] and s.duplicate for s in similar):
                 copies["marked duplicate"] += 1
         else:
@@ -126,8 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"later copies of stored stories: first copy ranked first and marked duplicate "
           f"{share(copies['ranked first and duplicate'], copies['copies'])}; ranked first "
           f"{share(copies['ranked first'], copies['copies'])}; marked duplicate anywhere "
-          f"{share(copies['marked duplicate'], copies['copies'])}; skipped (first copy not stored) "
-          f"{copies['first copy not stored']}")
+          f"{share(copies['marked duplicate'], copies['copies'])}; not ranked first: listed below another "
+          f"entry {copies['listed below another entry']}, not listed {copies['not listed']}; skipped (first copy "
+          f"not stored) {copies['first copy not stored']}")
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(new.items()) if "duplicate" not in kind and kind != "all"
                       and kind != "with entries")
     print(f"documents of stories never stored ({kinds}): no entry marked duplicate "
