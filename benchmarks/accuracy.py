@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baselines import IMatch, Method, MinHashLSHMethod, Outcome, PublishedNshash, SimhashPackage, SpotSigs, simhash_package_available  # noqa: E402
-from reprints import DEFAULT_DATA, DEFAULT_SEED, TRANSFORMS, Doc, build_stream, describe, truth  # noqa: E402
+from reprints import DEFAULT_DATA, DEFAULT_SEED, SCRIPT_TRANSFORMS, TRANSFORMS, Doc, build_stream, describe, truth  # noqa: E402
 
 from scrapy_neardup.detector import METHODS
 from scrapy_neardup import Detector, Fingerprinter, Recipe, Thresholds, open_store  # noqa: E402
@@ -33,7 +33,14 @@ from scrapy_neardup.sketch import resemblance  # noqa: E402
 
 FLOOR_PRECISION = 0.995
 FLOOR_RECALL = 0.97
-TRANSFORM_ROWS = ["verbatim", *TRANSFORMS, "disclaimer"]
+TRANSFORM_ROWS = ["verbatim", *TRANSFORMS, "disclaimer", *SCRIPT_TRANSFORMS, "converted"]
+
+
+def _rows_of(doc: Doc) -> tuple[str, ...]:
+    """The recall rows a reprint counts in: its transformations, "converted" when its script
+    was converted (or its original's was), its length class and "all"."""
+    converted = ("converted",) if set(doc.transforms) & set(SCRIPT_TRANSFORMS) else ()
+    return (*doc.transforms, *converted, f"{doc.length} story", "all")
 
 
 class EngineMethod(Method):
@@ -178,10 +185,8 @@ def recall_table(scores: list[Score], docs: list[Doc], dup: list[bool]) -> str:
     for i, (doc, is_dup) in enumerate(zip(docs, dup)):
         if not is_dup:
             continue
-        for t in doc.transforms:
-            groups[t].append(i)
-        groups[f"{doc.length} story"].append(i)
-        groups["all"].append(i)
+        for name in _rows_of(doc):
+            groups[name].append(i)
     rows = []
     for name, members in groups.items():
         if not members:
@@ -321,7 +326,7 @@ def signals_table(docs: list[Doc], dup: list[bool], fingerprinter: Fingerprinter
         jaccard, containment = resemblance(a.sketch, b.sketch)
         shared = _shared_keys(a, b, recipe) > 0
         signal = (shared, hamming(a.simhash, b.simhash), containment, jaccard)
-        for name in (*doc.transforms, f"{doc.length} story", "all"):
+        for name in _rows_of(doc):
             groups[name].append(signal)
     rows = []
     for name, signals in groups.items():
@@ -361,6 +366,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data directory (default %(default)s)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    p.add_argument("--no-scripts", dest="scripts", action="store_false",
+                   help="leave out the Traditional/Simplified conversions (the stream of earlier builds)")
     p.add_argument("--limit", type=int, default=None, help="only the first N documents of the stream")
     p.add_argument("--tokenizer", default="auto", choices=("auto", "jieba", "rjieba"))
     for f in fields(Thresholds):  # every engine threshold, whatever the engine version has
@@ -378,7 +385,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    docs = build_stream(args.data, args.seed)
+    docs = build_stream(args.data, args.seed, args.scripts)
     if args.limit:
         docs = docs[: args.limit]
     dup = truth(docs)

@@ -120,6 +120,16 @@ TRANSFORMS = {
 }
 VERBATIM_SHARE = 0.10  # reprints with no change but the reprinting site's disclaimer
 
+# Script conversions (OpenCC configurations). Hong Kong and Taiwan sites publish and reprint
+# in Traditional script (s2hk, s2twp with Taiwan's vocabulary, plain s2t), mainland sites
+# reprint their stories in Simplified (t2s of the Traditional copy). Drawn from a generator of
+# their own, so that every document they leave alone is the same as in a stream without them.
+TRADITIONAL = ("s2t", "s2twp", "s2hk")
+SCRIPT_TRANSFORMS = (*TRADITIONAL, "t2s")
+TRADITIONAL_ORIGINAL_SHARE = 0.10  # stories first published in Traditional script
+TRADITIONAL_REPRINT_SHARE = 0.12  # reprints of a Simplified original made in Traditional
+SIMPLIFIED_REPRINT_SHARE = 0.5  # reprints of a Traditional original made in Simplified
+
 # Full-width digits, Latin letters and punctuation, turned half-width by the "width" transform.
 _FULL_TO_HALF = transforms.to_half_width(transforms.DIGITS + transforms.LETTERS + transforms.MARKS + '"%.')
 
@@ -138,6 +148,7 @@ class Doc:
     quoted_story: int | None = None  # quote: the story whose sentences it quotes
     partner_story: int | None = None  # topic: the other story of the pair
     time: float = 0.0
+    script: str = ""  # originals published in Traditional: the conversion that made them
 
     @property
     def disclaimer(self) -> bool:
@@ -382,9 +393,49 @@ def _reprint(story: _Story, site: tuple, rng: random.Random, pool: str) -> tuple
     return "\n".join(paragraphs), applied
 
 
-def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED) -> list[Doc]:
-    """The benchmark: documents in arrival order, each with its story and how it was made."""
+class _Scripts:
+    """The script conversions of one stream, from their own seeded generator."""
+
+    def __init__(self, seed: int, enabled: bool):
+        self.rng = random.Random(f"scripts-{seed}")
+        self.enabled = enabled
+        self._converters: dict[str, object] = {}
+
+    def convert(self, config: str, text: str) -> str:
+        if config not in self._converters:
+            import opencc  # the bench extra installs it; scrapy-neardup depends on it too
+
+            self._converters[config] = opencc.OpenCC(config)
+        return self._converters[config].convert(text)  # type: ignore[attr-defined]
+
+    def original(self) -> str:
+        """The conversion an original is published with ("": Simplified, as in the corpus)."""
+        if self.enabled and self.rng.random() < TRADITIONAL_ORIGINAL_SHARE:
+            return self.rng.choice(TRADITIONAL)
+        return ""
+
+    def reprint(self, text: str, original: str) -> tuple[str, tuple[str, ...]]:
+        """A reprint's text in the script its site uses, and the conversions it went through."""
+        if not self.enabled:
+            return text, ()
+        if original:  # made from the Traditional original: kept so, or converted back
+            traditional = self.convert(original, text)
+            if self.rng.random() < SIMPLIFIED_REPRINT_SHARE:
+                return self.convert("t2s", traditional), ("t2s",)
+            return traditional, (original,)
+        if self.rng.random() < TRADITIONAL_REPRINT_SHARE:
+            config = self.rng.choice(TRADITIONAL)
+            return self.convert(config, text), (config,)
+        return text, ()
+
+
+def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED, scripts: bool = True) -> list[Doc]:
+    """The benchmark: documents in arrival order, each with its story and how it was made.
+
+    ``scripts=False`` leaves out the script conversions (the stream of earlier builds).
+    """
     rng = random.Random(seed)
+    conversions = _Scripts(seed, scripts)
     articles = load_articles(Path(data))
     stories = _make_stories(articles, rng)
     _add_quotes(stories, rng)
@@ -394,6 +445,9 @@ def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED) -> l
         when = float(story.story)
         home = rng.choice(DISCLAIMER_SITES) if rng.random() < DISCLAIMER_SITE_SHARE else rng.choice(PLAIN_SITES)
         text = story.body + ("\n" + home[2] if home[2] else "")
+        script = conversions.original()
+        if script:
+            text = conversions.convert(script, text)
         docs.append(
             Doc(
                 key=f"{home[0]}/{story.story:04d}-0",
@@ -405,13 +459,16 @@ def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED) -> l
                 quoted_story=story.quoted_story,
                 partner_story=story.partner_story,
                 time=when,
+                script=script,
             )
         )
         if rng.random() >= REPRINTED_SHARE:
             continue
         for copy in range(1, rng.randint(*REPRINTS) + 1):
             site = rng.choice([s for s in SITES if s[0] != home[0]])
-            text, transforms = _reprint(story, site, rng, pool)
+            text, applied = _reprint(story, site, rng, pool)
+            text, converted = conversions.reprint(text, script)
+            applied += converted
             docs.append(
                 Doc(
                     key=f"{site[0]}/{story.story:04d}-{copy}",
@@ -420,7 +477,7 @@ def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED) -> l
                     kind="reprint",
                     site=site[0],
                     length=story.length,
-                    transforms=transforms,
+                    transforms=applied,
                     time=when + 0.01 * copy + rng.expovariate(1.0 / MEAN_DELAY),
                 )
             )
@@ -451,6 +508,7 @@ def describe(docs: list[Doc]) -> str:
         "stories by length: " + ", ".join(f"{k} {n}" for k, n in sorted(Counter(d.length for d in originals).items())),
         f"original chars: median {lengths[len(lengths) // 2]}, min {lengths[0]}, max {lengths[-1]}",
         f"originals ending with a site disclaimer: {sum(d.disclaimer for d in originals)}",
+        "originals in Traditional script: " + (", ".join(f"{k} {n}" for k, n in Counter(d.script for d in originals if d.script).most_common()) or "none"),
         "reprint transformations: " + ", ".join(f"{k} {n}" for k, n in transforms.most_common()),
     ]
     return "\n".join(lines)
@@ -469,8 +527,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("-o", "--output", default="-", help="JSON lines file, - for stdout")
     parser.add_argument("--stats", action="store_true", help="print the make-up of the stream only")
+    parser.add_argument("--no-scripts", dest="scripts", action="store_false",
+                        help="no Traditional/Simplified conversions (the stream of earlier builds)")
     args = parser.parse_args(argv)
-    docs = build_stream(args.data, args.seed)
+    docs = build_stream(args.data, args.seed, args.scripts)
     if args.stats:
         print(describe(docs))
         return

@@ -26,6 +26,12 @@ the two cores: compare ratios measured in one run.
     python benchmarks/speed.py --quick                      # small sizes, a smoke run
     python benchmarks/speed.py --sizes 10000,100000 --tokenizer rjieba --compare none
     python benchmarks/speed.py --profile 3000               # cProfile of Detector.check only
+    python benchmarks/speed.py --sizes 100000 --tokenizer rjieba --compare none --base /tmp/before
+
+``--base DIR`` measures, in the same run, the engine of another commit's source tree (``git
+archive COMMIT | tar -x -C DIR``, its C kernel built in place): after each engine job, the
+same job in a fresh interpreter that imports ``scrapy_neardup`` from DIR. Its rows are
+marked "at base".
 """
 
 from __future__ import annotations
@@ -622,6 +628,25 @@ def engine_version() -> str:
     return f"{head or 'unknown'}{' + uncommitted changes' if dirty else ''}"
 
 
+def run_base(base: Path, tokenizer: str, sizes: list[int], args: argparse.Namespace) -> Result:
+    """One engine job measured with the engine of the source tree ``base``, in a fresh process."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as scratch:
+        figures = Path(scratch) / "base.json"
+        command = [
+            sys.executable, __file__, "--engine-path", str(base), "--data", str(args.data),
+            "--sizes", ",".join(map(str, sizes)), "--tokenizer", tokenizer, "--compare", "none",
+            "--workdir", args.workdir, "--json", str(figures),
+        ] + (["--no-split"] if args.no_split else [])
+        done = subprocess.run(command, stdout=subprocess.DEVNULL)
+        if done.returncode != 0 or not figures.exists():
+            return Result(method=f"scrapy_neardup ({tokenizer}) at base", error=f"exit code {done.returncode}")
+        (data,) = json.loads(figures.read_text())
+    data["method"] += " at base"
+    return Result(**data)
+
+
 def parse_sizes(value: str) -> list[int]:
     if value.strip().lower() in ("", "none", "0"):
         return []
@@ -646,7 +671,11 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("--profile", type=int, metavar="N",
                         help="only profile Detector.check on N news-length documents and exit")
+    parser.add_argument("--base", type=Path, help="source tree of another commit, measured in the same run")
+    parser.add_argument("--engine-path", type=Path, help=argparse.SUPPRESS)  # the --base child
     args = parser.parse_args(argv)
+    if args.engine_path:
+        sys.path.insert(0, str(args.engine_path.resolve()))
 
     sizes = parse_sizes(args.sizes)
     compare_sizes = parse_sizes(args.compare_sizes)
@@ -698,9 +727,11 @@ def main(argv: Iterable[str] | None = None) -> None:
     jobs.sort(key=lambda job: job[0] == "jieba")
 
     results: list[Result] = []
-    for _, make, job_sizes, split in jobs:
+    for name, make, job_sizes, split in jobs:
         results.append(run_in_child(make, job_sizes, fillers, batch, split))
-    print(f"Engine: scrapy_neardup at {version}.")
+        if args.base and name in tokenizers:
+            results.append(run_base(args.base, name, job_sizes, args))
+    print(f"Engine: scrapy_neardup at {version}" + (f"; base: the source tree {args.base}." if args.base else "."))
     print_report(results, batch, fillers_mean, batch_mean)
     if args.json:
         args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))

@@ -38,7 +38,8 @@ from .text import (
 # Bump when normalisation, splitting or weighting changes in a way that changes fingerprints.
 # 2: SimHash weights are integers (exact sums, the same bits in C and numpy).
 # 3: sketch keys keep 40 bits of their shingle's hash (were the sketch's 32).
-TEXT_VERSION = 3
+# 4: Traditional and regional variant characters fold to Simplified.
+TEXT_VERSION = 4
 
 # A word's SimHash weight is round(idf * (1 + ln tf) * WEIGHT_SCALE), an integer, so that its
 # sums are exact whatever the order; tf counts beyond the factor table share its last factor.
@@ -105,20 +106,6 @@ class Recipe:
             raise ValueError(f"sketch keys must be between 0 and 16, got {self.sketch_keys}")
         if not 16 <= self.sketch_size <= 4096:
             raise ValueError(f"sketch size must be between 16 and 4096, got {self.sketch_size}")
-
-
-# Recipes stored before ``tokens`` named the implementation instead; both cut with jieba's
-# dictionary of jieba 0.42.1, whose rules these are.
-_LEGACY_TOKENS = {"jieba": "jieba-dict:a87672aa131154cd", "rjieba": "jieba-dict:a87672aa131154cd"}
-
-
-def stored_recipe(stored: dict) -> dict:
-    """A recipe as read from a store, in today's form (older stores named the tokenizer)."""
-    if "tokens" in stored or stored.get("tokenizer") not in _LEGACY_TOKENS:
-        return stored
-    upgraded = {name: value for name, value in stored.items() if name != "tokenizer"}
-    upgraded["tokens"] = _LEGACY_TOKENS[stored["tokenizer"]]
-    return upgraded
 
 
 @dataclass
@@ -287,7 +274,8 @@ def _features() -> _Features:
             "text_version": TEXT_VERSION,
             "common_words": COMMON_WORDS,
             "stop_words": sorted(STOP_WORDS),
-            "code": code_signature(__file__, text_module.__file__),
+            "text_tables": text_module.text_tables_key(),
+            "code": code_signature(__file__),
         }
         _FEATURES = _Features(cached_arrays("word-weights", key, _build_features))
     return _FEATURES

@@ -108,13 +108,14 @@ def package_version(package_dir: str, distribution: str) -> str:
     """The installed version of ``distribution`` from its metadata directory beside
     ``package_dir``, without importing the package (importing jieba costs a fifth of a
     second); "unknown" when there is none."""
-    parent = Path(package_dir).parent
-    prefix = f"{distribution}-"
+    if not package_dir:
+        return "unknown"
+    prefix = f"{distribution.lower()}-"
     try:
-        names = os.listdir(parent)
+        names = os.listdir(Path(package_dir).parent)
     except OSError:
         return "unknown"
     for entry in sorted(names):
-        if entry.startswith(prefix) and entry.endswith((".dist-info", ".egg-info")):
+        if entry.lower().startswith(prefix) and entry.endswith((".dist-info", ".egg-info")):
             return entry[len(prefix) :].rsplit(".", 1)[0].split("-")[0]
     return "unknown"

@@ -1,7 +1,10 @@
 """Text normalisation, sentence splitting and tokenising.
 
 Reprint sites change exactly what normalisation removes (full/half width, invisible
-characters, white space, Latin case), so every fingerprint is computed on normalised text.
+characters, white space, Latin case, and script: Hong Kong and Taiwan sites reprint mainland
+stories in Traditional characters, mainland sites theirs in Simplified), so every fingerprint
+is computed on normalised text, Traditional and regional variant characters folded to
+Simplified.
 
 Normalisation works on an array of code points: a table built once maps each character of
 the Basic Multilingual Plane to its NFKC, lower-cased form, so a page costs a few numpy
@@ -14,15 +17,16 @@ characters beyond the BMP that NFKC changes) takes the exact ``unicodedata`` pat
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 import xxhash
 
-from .prepared import cached_arrays, code_signature
+from .prepared import cached_arrays, code_signature, file_signature, package_version
 
 try:  # the C loops of fingerprinting, built by setup.py where a compiler is available
     from . import _kernel as kernel
@@ -76,25 +80,152 @@ def _build_tables() -> dict[str, np.ndarray]:
         target = int(fold[code])
         if target < _SLOW:
             content[code] = unicodedata.category(chr(target))[0] in "LN"
+    simplified = _simplified_forms()
+    for code in range(size):
+        target = int(fold[code])
+        if target < _SLOW and target in simplified:
+            fold[code] = simplified[target]
     ends = np.zeros(size, dtype=bool)
     ends[[ord(c) for c in _SENTENCE_ENDS]] = True
     return {"fold": fold, "content": content, "ends": ends}
 
 
+# OpenCC configurations whose single-character conversions fold scripts, in order of trust:
+# Traditional to Simplified, then the Hong Kong and Taiwan variant forms it leaves alone.
+_SCRIPT_CONFIGS = ("t2s", "hk2s", "tw2s")
+# Configurations whose phrase choices are read off the dictionary's words (no vocabulary
+# changes: s2twp's 软件 -> 軟體 would merge unrelated characters).
+_PHRASE_CONFIGS = ("s2t", "s2tw")
+_PHRASE_WORDS = 100_000  # the dictionary's most frequent words of two or more characters
+_CJK_RANGES = ((0x3400, 0x4DC0), (0x4E00, 0xA000), (0xF900, 0xFB00))
+
+
+def _simplified_forms() -> dict[int, int]:
+    """Code point of each Traditional or regional variant character -> its Simplified form.
+
+    A per-character fold costs nothing on top of the fold table, and it is consistent where
+    a converter's choice depends on the phrase: s2t writes 了解 as 瞭解 but 了 alone as 了,
+    so 了 and 瞭 must fold alike. Such pairs are read off the conversions of jieba's
+    dictionary words and merged into one class, folded to its most frequent member. A
+    Simplified original and its Traditional copy (s2t, s2hk, s2tw) then fold to the same
+    characters. Regional vocabulary (软件 / 軟體) is left as it is: a few words in a story.
+    """
+    try:
+        import opencc
+    except ImportError as exc:  # pragma: no cover - a dependency of the package
+        raise ImportError(f"scrapy-neardup needs OpenCC to fold scripts ({exc}): pip install opencc") from exc
+    forms = _character_forms(opencc)
+    _merge_phrase_choices(opencc, forms)
+    return forms
+
+
+def _character_forms(opencc: Any) -> dict[int, int]:
+    """Each character's own conversion. A variant mapping never applies to a character that
+    is itself some Traditional character's Simplified form (tw2s would turn 么 into 幺)."""
+    chars = [chr(code) for lo, hi in _CJK_RANGES for code in range(lo, hi)]
+    forms: dict[int, int] = {}
+    simplified: set[int] = set()
+    for number, config in enumerate(_SCRIPT_CONFIGS):
+        # One call per configuration; line breaks keep every character a phrase of its own.
+        converted = opencc.OpenCC(config).convert("\n".join(chars)).split("\n")
+        if len(converted) != len(chars):
+            raise RuntimeError(f"OpenCC {config} did not convert character by character")
+        for char, out in zip(chars, converted):
+            if len(out) != 1 or out == char or ord(char) in forms:
+                continue
+            if number == 0 or ord(char) not in simplified:
+                forms[ord(char)] = ord(out)
+        if number == 0:  # compatibility ideographs are folded by NFKC before this table
+            simplified = {form for code, form in forms.items() if not 0xF900 <= code < 0xFB00}
+    for code in forms:  # to a fixed point: a form that folds again folds all the way
+        for _ in range(len(_SCRIPT_CONFIGS)):
+            forms[code] = forms.get(forms[code], forms[code])
+    return forms
+
+
+def _merge_phrase_choices(opencc: Any, forms: dict[int, int]) -> None:
+    """Fold together the characters that a conversion of a word (or its conversion back
+    with t2s) puts in place of each other, each class to its most frequent member."""
+    words, frequency = _dictionary_words()
+    table = {code: form for code, form in forms.items()}
+    parent: dict[int, int] = {}
+
+    def root(code: int) -> int:
+        while parent.get(code, code) != code:
+            code = parent[code]
+        return code
+
+    back = opencc.OpenCC("t2s")
+    source = "\n".join(words)
+    for config in _PHRASE_CONFIGS:
+        converted = opencc.OpenCC(config).convert(source)
+        for before, after in ((source, converted), (converted, back.convert(converted))):
+            lines = zip(before.translate(table).split("\n"), after.translate(table).split("\n"))
+            for one, other in lines:
+                if one == other or len(one) != len(other):
+                    continue
+                for a, b in zip(map(ord, one), map(ord, other)):
+                    if a != b and a <= 0xFFFF and b <= 0xFFFF:
+                        parent[root(a)] = root(b)
+    classes: dict[int, list[int]] = {}
+    for code in list(parent):
+        classes.setdefault(root(code), []).append(code)
+    merged: dict[int, int] = {}
+    for members in classes.values():
+        members = sorted(set(members) | {root(members[0])})
+        head = max(members, key=lambda code: (frequency.get(code, 0), -code))
+        merged.update((code, head) for code in members if code != head)
+    for code, form in list(forms.items()):
+        forms[code] = merged.get(form, form)
+    for code, head in merged.items():
+        forms[code] = head
+
+
+def _dictionary_words() -> tuple[list[str], dict[int, int]]:
+    """jieba's most frequent words of two or more characters, and each character's
+    frequency over the whole dictionary (found without importing jieba)."""
+    path = os.path.join(_package_dir("jieba"), "dict.txt")
+    entries: list[tuple[int, str]] = []
+    frequency: dict[int, int] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            word, count, *_ = line.split(" ")
+            weight = int(count)
+            for char in word:
+                frequency[ord(char)] = frequency.get(ord(char), 0) + weight
+            if len(word) > 1:
+                entries.append((weight, word))
+    entries.sort(key=lambda entry: (-entry[0], entry[1]))
+    return [word for _, word in entries[:_PHRASE_WORDS]], frequency
+
+
 _TABLES: _Tables | None = None
+
+
+def _package_dir(name: str) -> str:
+    spec = importlib.util.find_spec(name)
+    locations = spec.submodule_search_locations if spec else None
+    return list(locations)[0] if locations else ""
+
+
+def text_tables_key() -> dict:
+    """Everything the text tables are built from (the word-weight table depends on it too)."""
+    return {
+        "unicode": unicodedata.unidata_version,
+        "opencc": package_version(_package_dir("opencc"), "opencc"),
+        "script_configs": [_SCRIPT_CONFIGS, _PHRASE_CONFIGS, _PHRASE_WORDS],
+        "jieba_dictionary": file_signature(os.path.join(_package_dir("jieba"), "dict.txt")),
+        "sentence_ends": _SENTENCE_ENDS,
+        "code": code_signature(__file__),
+    }
 
 
 def text_tables() -> _Tables:
     """The per-code-point tables (fold, content, sentence ends), read from the cache or built
-    from ``unicodedata`` on first use."""
+    from ``unicodedata`` and OpenCC on first use."""
     global _TABLES
     if _TABLES is None:
-        key = {
-            "unicode": unicodedata.unidata_version,
-            "sentence_ends": _SENTENCE_ENDS,
-            "code": code_signature(__file__),
-        }
-        _TABLES = _Tables(**cached_arrays("text-tables", key, _build_tables))
+        _TABLES = _Tables(**cached_arrays("text-tables", text_tables_key(), _build_tables))
     return _TABLES
 
 

@@ -95,3 +95,37 @@ def test_jieba_and_rjieba_cut_our_news_alike():
     assert sum(len(p) for p in pages) > 1500
     for page in pages:
         assert fast.cut(page) == slow.cut(page)
+
+
+# Copies made with OpenCC's own conversions, as Hong Kong and Taiwan sites make them.
+def _converted(config: str, value: str) -> str:
+    import opencc
+
+    return opencc.OpenCC(config).convert(value)
+
+
+@pytest.mark.parametrize("config", ["s2t", "s2hk", "s2tw"])
+def test_traditional_copies_fold_to_the_simplified_text(config):
+    for name in ARTICLES:
+        copy = _converted(config, text(name))
+        assert copy != text(name)  # the conversion changed characters
+        assert content_chars(copy) == content_chars(text(name)), name
+
+
+def test_simplified_reprints_of_a_traditional_original_fold_alike():
+    for name in ARTICLES:
+        original = _converted("s2hk", text(name))
+        assert content_chars(_converted("t2s", original)) == content_chars(original)
+
+
+def test_regional_variants_and_compatibility_ideographs_fold_to_simplified():
+    # Taiwan 著 (着), Hong Kong 綫 and 裏, a CJK compatibility ideograph (U+F900 block) of 更.
+    assert normalize("看著綫裏\uf901新") == "看着线里更新"
+    # A Simplified character that is also some Traditional character's Simplified form is
+    # never turned into another variant: 么 stays (Taiwan's tables map it to 幺).
+    assert normalize("什么") == "什么"
+
+
+def test_taiwan_vocabulary_is_left_but_its_characters_fold():
+    """s2twp also changes words (软件 -> 軟體); the characters fold, the words stay."""
+    assert normalize(_converted("s2twp", "软件和出租车")) == "软体和计程车"

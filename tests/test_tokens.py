@@ -80,19 +80,3 @@ def test_a_store_of_another_dictionary_is_refused_with_what_to_do(tmp_path):
     _rewrite_recipe(path, lambda recipe: recipe.update(tokens="jieba-dict:0000000000000000"))
     with pytest.raises(StoreFormatError, match=r"tokens: stored 'jieba-dict:0+'.*cuts text differently"):
         open_store(f"leveldb://{path}")
-
-
-@pytest.mark.parametrize("implementation", ["jieba", "rjieba"])
-def test_a_store_that_named_its_tokenizer_opens_when_the_rules_are_those_it_had(tmp_path, implementation):
-    """Stores written before the recipe named the rules recorded "jieba" or "rjieba"."""
-    path = tmp_path / "db"
-    with open_store(f"leveldb://{path}") as store:
-        Detector(store).check("rice", text("rice"))
-
-    def old_form(recipe: dict) -> None:
-        del recipe["tokens"]
-        recipe["tokenizer"] = implementation
-
-    _rewrite_recipe(path, old_form)
-    with open_store(f"leveldb://{path}", recipe=Recipe(tokenizer="jieba")) as store:
-        assert Detector(store).check("copy", reprint("rice")).duplicate_of == "rice"

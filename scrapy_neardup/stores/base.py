@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
-from ..fingerprint import Recipe, stored_recipe
+from ..fingerprint import Recipe
 from ..record import PENDING, DocRecord
 from ..simhash import PermutedTables
 
@@ -96,8 +96,6 @@ class Store(ABC):
         self.tables = PermutedTables(recipe.simhash_k)
         wanted = {"format": self.format_version, "recipe": recipe.as_dict()}
         found = self._read_meta()
-        if found is not None:
-            found["recipe"] = stored_recipe(found.get("recipe", {}))
         if found is None and not create:
             raise StoreUnavailable(f"there is no store at {self.describe()}: check --store and --namespace")
         if found is None:
