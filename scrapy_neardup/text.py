@@ -16,6 +16,7 @@ characters beyond the BMP that NFKC changes) takes the exact ``unicodedata`` pat
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -208,6 +209,7 @@ def _package_dir(name: str) -> str:
     return list(locations)[0] if locations else ""
 
 
+@functools.lru_cache(maxsize=1)
 def text_tables_key() -> dict:
     """Everything the text tables are built from (the word-weight table depends on it too)."""
     return {
