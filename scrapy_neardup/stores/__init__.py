@@ -6,7 +6,7 @@ import importlib
 from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit
 
-from ..fingerprint import Recipe, stored_recipe
+from ..fingerprint import Recipe
 from .base import (
     FORMAT_VERSION,
     Probe,
@@ -140,6 +140,4 @@ def read_meta(uri: str, namespace: str = "default", stores: Mapping[str, Any] | 
         meta = store._read_meta()
     finally:
         store.close()
-    if meta is not None:
-        meta["recipe"] = stored_recipe(meta.get("recipe", {}))
     return meta
