@@ -7,6 +7,7 @@ switches on top of the settings and follow the same rules.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 from dataclasses import dataclass, field, fields
@@ -333,11 +334,26 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)
 
 
-def unknown_settings(settings: BaseSettings) -> list[str]:
-    """``NEARDUP_*`` names that no component reads: usually a typo worth a warning."""
-    return sorted(
-        name for name in settings if name.startswith("NEARDUP_") and name not in SETTINGS and name not in OTHER_SETTINGS
-    )
+def typos(settings: BaseSettings, spider: Any = None) -> list[str]:
+    """Warnings for ``NEARDUP_*`` settings and ``neardup_*`` spider attributes (``-a``
+    arguments) that nothing reads, each naming the closest real name: usually a typo."""
+    warnings = []
+    for name in sorted(settings):
+        if name.startswith("NEARDUP_") and name not in SETTINGS and name not in OTHER_SETTINGS:
+            warnings.append(f"Unknown setting {name}{_closest(name, [*SETTINGS, *OTHER_SETTINGS])}")
+    if spider is not None:
+        switches = [name.lower() for name in SETTINGS]
+        for name in sorted(n for n in dir(spider) if n.startswith("neardup_") and n not in switches):
+            warnings.append(f"Unknown spider argument {name}{_closest(name, switches)}")
+    return warnings
+
+
+def _closest(name: str, known: list[str]) -> str:
+    """Compared without the shared ``neardup_`` prefix, which would make every name look close."""
+    start = len("neardup_")
+    by_rest = {other[start:]: other for other in known}
+    found = difflib.get_close_matches(name[start:], list(by_rest), n=1, cutoff=0.7)
+    return f" (a typo of {by_rest[found[0]]}?), ignored" if found else " (not a scrapy-neardup name), ignored"
 
 
 # The base of NEARDUP_STORES (Scrapy's getwithbase merges the two), so not a typo.

@@ -14,16 +14,17 @@ from typing import Any
 
 from itemadapter import ItemAdapter
 from scrapy import signals
-from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
+from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from .config import NearDupConfig, unknown_settings
+from .config import NearDupConfig, typos
 from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
 from .deferreds import maybe_await
 from .record import content_key
 from .reservations import Reservations, Waiting
 from .storecalls import StoreCalls, StoreDown
+from .stop import BAD_SETTING, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, stop_at_open
 from .stores import Store, StoreError, StoreFormatError, open_store, redact
 from .stores.base import StoreLost
 from .text import get_tokenizer
@@ -31,13 +32,6 @@ from .workers import ERROR, NO_TEXT, TIMEOUT, Prepared, Preparer, WorkerPool, ca
 
 logger = logging.getLogger(__name__)
 
-try:
-    from scrapy import version_info as _SCRAPY_VERSION
-except ImportError:  # pragma: no cover
-    _SCRAPY_VERSION = (2, 0, 0)
-
-# open_spider() may raise CloseSpider to stop the crawl cleanly since Scrapy 2.18.
-_CLOSE_SPIDER_AT_OPEN = tuple(_SCRAPY_VERSION[:2]) >= (2, 18)
 try:  # Scrapy versions with ensure_awaitable await what close_spider returns (and deprecate a Deferred)
     from scrapy.utils.defer import ensure_awaitable as _  # noqa: F401
 
@@ -45,7 +39,7 @@ try:  # Scrapy versions with ensure_awaitable await what close_spider returns (a
 except ImportError:  # pragma: no cover
     _CLOSE_AWAITS_COROUTINES = False
 
-__all__ = ["NearDupPipeline", "NearDuplicateItem", "NearDupStoreError"]
+__all__ = ["NearDupPipeline", "NearDuplicateItem"]
 
 
 class NearDuplicateItem(DropItem):
@@ -59,10 +53,6 @@ class NearDuplicateItem(DropItem):
         super().__init__(message)
         self.log_level = log_level
         self.verdict = verdict
-
-
-class NearDupStoreError(RuntimeError):
-    """The store cannot be opened (Scrapy < 2.18, where open_spider cannot close the spider)."""
 
 
 # -- stores shared by the spiders of one process ---------------------------------------
@@ -134,16 +124,18 @@ class NearDupPipeline:
         self._stopping = False  # _stop_crawl was called
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> "NearDupPipeline":
+    def from_crawler(cls, crawler: Any) -> "NearDupPipeline | CrawlStopper":
+        """The pipeline; on a bad setting, one ERROR line and a stand-in that stops the crawl."""
         spider = getattr(crawler, "spider", None)
+        for warning in typos(crawler.settings, spider):
+            logger.warning("%s", warning, extra={"spider": spider})
         try:
             config = NearDupConfig.from_settings(crawler.settings, spider)
         except ValueError as exc:
-            raise ValueError(f"scrapy-neardup: {exc}") from None
+            logger.error("scrapy-neardup: %s; the crawl stops", exc, extra={"spider": spider})
+            return CrawlStopper(crawler, BAD_SETTING)
         if not config.enabled:
             raise NotConfigured("NEARDUP_ENABLED is False")
-        for name in unknown_settings(crawler.settings):
-            logger.warning("Unknown setting %s (not a scrapy-neardup setting; a typo?)", name)
         pipeline = cls(crawler, config)
         crawler.signals.connect(pipeline.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(pipeline.item_dropped, signal=signals.item_dropped)
@@ -171,7 +163,8 @@ class NearDupPipeline:
         try:
             self._shared = _acquire_store(uri, config.namespace, recipe, config)
         except StoreError as exc:
-            self._fail(exc)
+            reason = STORE_FORMAT if isinstance(exc, StoreFormatError) else STORE_UNAVAILABLE
+            return self._fail(f"cannot open its store: {exc}", reason)
         try:
             get_tokenizer(recipe.tokenizer)
             if not config.workers:  # with workers, pages are fingerprinted there only
@@ -179,7 +172,7 @@ class NearDupPipeline:
         except ValueError as exc:
             _release_store(self._shared)
             self._shared = None
-            raise ValueError(f"scrapy-neardup: NEARDUP_TOKENIZER: {exc}") from None
+            return self._fail(f"NEARDUP_TOKENIZER: {exc}", BAD_SETTING)
         self.detector = Detector(
             self._shared.store,
             thresholds=config.thresholds(),
@@ -234,12 +227,10 @@ class NearDupPipeline:
         else:
             engine.close_spider(self.crawler.spider, reason)
 
-    def _fail(self, exc: StoreError) -> None:
-        reason = "neardup_store_format" if isinstance(exc, StoreFormatError) else "neardup_store_unavailable"
-        logger.error("scrapy-neardup cannot open its store: %s", exc, extra={"spider": self.crawler.spider})
-        if _CLOSE_SPIDER_AT_OPEN:
-            raise CloseSpider(reason)
-        raise NearDupStoreError(str(exc)) from None
+    def _fail(self, message: str, reason: str) -> None:
+        """One ERROR line, then the crawl stops before a page is fetched (see :mod:`.stop`)."""
+        logger.error("scrapy-neardup: %s; the crawl stops", message, extra={"spider": self.crawler.spider})
+        stop_at_open(self.crawler, reason)
 
     def close_spider(self, spider: Any = None) -> Any:
         if self.pool is not None:

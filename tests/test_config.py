@@ -8,7 +8,7 @@ import pytest
 from scrapy.settings import Settings
 
 from scrapy_neardup import Recipe, Thresholds
-from scrapy_neardup.config import SETTINGS, NearDupConfig, default_workers, unknown_settings
+from scrapy_neardup.config import SETTINGS, NearDupConfig, default_workers, typos
 from scrapy_neardup.extract import html_to_text
 
 
@@ -192,9 +192,29 @@ def test_default_store_inside_a_project_uses_its_data_dir(tmp_path, monkeypatch)
     assert parse().store_uri() == f"leveldb://{tmp_path}/.scrapy/neardup"
 
 
-def test_unknown_neardup_settings_are_reported():
-    settings = Settings({"NEARDUP_TRESHOLD": 0.9, "NEARDUP_THRESHOLD": 0.9, "OTHER": 1})
-    assert unknown_settings(settings) == ["NEARDUP_TRESHOLD"]
+def test_unknown_neardup_settings_are_reported_with_the_closest_name():
+    settings = Settings({"NEARDUP_TRESHOLD": 0.9, "NEARDUP_THRESHOLD": 0.9, "NEARDUP_STORES": {}, "NEARDUP_COLOUR": 1, "OTHER": 1})
+    assert typos(settings) == [
+        "Unknown setting NEARDUP_COLOUR (not a scrapy-neardup name), ignored",
+        "Unknown setting NEARDUP_TRESHOLD (a typo of NEARDUP_THRESHOLD?), ignored",
+    ]
+
+
+def test_unknown_neardup_spider_arguments_are_reported_with_the_closest_name():
+    class Spider:
+        neardup_action = "tag"  # a real switch, as a class attribute
+        neardup_namespce = "typo"  # a misspelt one, as a class attribute
+
+        def __init__(self, **kwargs):
+            self.__dict__.update(kwargs)  # what scrapy.Spider does with -a arguments
+
+    spider = Spider(neardup_acton="tag", neardup_enabled="0", neardup_xyz="1", other_argument="1")
+    assert typos(Settings(), spider) == [
+        "Unknown spider argument neardup_acton (a typo of neardup_action?), ignored",
+        "Unknown spider argument neardup_namespce (a typo of neardup_namespace?), ignored",
+        "Unknown spider argument neardup_xyz (not a scrapy-neardup name), ignored",
+    ]
+    assert parse(spider).action == "tag" and parse(spider).enabled is False
 
 
 def test_methods_and_the_text_out_field():

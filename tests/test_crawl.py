@@ -18,7 +18,6 @@ from local_site import ARTICLES, REPRINT_OF, BadItemsSpider, NewsSpider
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
 
-from scrapy_neardup.pipeline import NearDupStoreError
 from scrapy_neardup.stores.memory import MemoryStore
 
 PIPELINE = "scrapy_neardup.NearDupPipeline"
@@ -235,11 +234,12 @@ def test_spider_arguments_are_run_time_switches(local_site, tmp_path):
     ],
 )
 @pytest_twisted.inlineCallbacks
-def test_invalid_value_fails_at_start_naming_the_setting(local_site, tmp_path, settings, arguments, message):
-    with pytest.raises(ValueError) as error:
-        yield run(settings_for(tmp_path / "store", **settings), NewsSpider, root=local_site.root,
-                  paths=["/a/metro.html"], **arguments)
-    assert message in str(error.value)
+def test_invalid_value_fails_at_start_naming_the_setting(local_site, tmp_path, caplog, settings, arguments, message):
+    yield run_failing_open(settings_for(tmp_path / "store", **settings), local_site.root, "neardup_bad_setting",
+                           **arguments)
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and errors[0].startswith(f"scrapy-neardup: {message}"), errors
+    assert not any(r.exc_info for r in caplog.records)
     assert not (tmp_path / "store").exists()  # nothing was opened
 
 
@@ -300,25 +300,16 @@ def test_store_of_another_recipe_stops_the_crawl_clearly(local_site, tmp_path, c
     assert not any(r.exc_info for r in caplog.records if r.name.startswith("scrapy_neardup"))
 
 
-CLOSE_AT_OPEN = scrapy.version_info >= (2, 18)  # open_spider() may raise CloseSpider
+def run_failing_open(settings: dict[str, Any], root: str, reason: str, **arguments: Any):
+    """A crawl the pipeline cannot serve: closed with ``reason`` before a page is fetched."""
 
+    def check(result: Result) -> Result:
+        assert result.items == []
+        assert result.stats["finish_reason"] == reason
+        assert "downloader/request_count" not in result.stats
+        return result
 
-def run_failing_open(settings: dict[str, Any], root: str, reason: str):
-    """A crawl whose store cannot open: closed cleanly on Scrapy >= 2.18, an exception before."""
-    deferred = run(settings, NewsSpider, root=root, paths=["/a/metro.html"])
-    if CLOSE_AT_OPEN:
-        def check(result: Result) -> Result:
-            assert result.items == []
-            assert result.stats["finish_reason"] == reason
-            assert "downloader/request_count" not in result.stats
-            return result
-
-        return deferred.addCallback(check)
-
-    def expected(failure: Any) -> None:
-        failure.trap(NearDupStoreError)
-
-    return deferred.addCallbacks(lambda _: pytest.fail("the crawl should have failed"), expected)
+    return run(settings, NewsSpider, root=root, paths=["/a/metro.html"], **arguments).addCallback(check)
 
 
 HOLDER = """
@@ -343,7 +334,7 @@ def test_store_held_by_another_process_stops_the_crawl_clearly(local_site, tmp_p
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("scrapy_neardup")]
     assert len(errors) == 1
     assert str(store) in errors[0] and "held by another process" in errors[0] and "redis://" in errors[0]
-    assert not any(r.exc_info for r in caplog.records if CLOSE_AT_OPEN or r.name.startswith("scrapy_neardup"))
+    assert not any(r.exc_info for r in caplog.records)
 
 
 @pytest_twisted.inlineCallbacks

@@ -22,6 +22,7 @@ from scrapy_neardup import Addon, Detector, NearDupPipeline, NearDuplicateItem, 
 from scrapy_neardup.addon import NearDupLogFormatter
 from scrapy_neardup.pipeline import _SHARED
 from scrapy_neardup.record import COMMITTED, PENDING, content_key
+from scrapy_neardup.stop import CrawlStopper
 
 _names = itertools.count()
 TEXT = "\n".join(STORIES["metro"].paragraphs)
@@ -62,10 +63,12 @@ def test_disabled_pipeline_is_not_configured():
         NearDupPipeline.from_crawler(crawler)
 
 
-def test_invalid_setting_fails_when_built():
+def test_invalid_setting_is_one_error_line_and_a_stand_in_that_stops_the_crawl(caplog):
     crawler = get_crawler(NewsSpider, {"NEARDUP_THRESHOLD": 2})
-    with pytest.raises(ValueError, match=r"scrapy-neardup: NEARDUP_THRESHOLD: must be a number in \(0, 1\]"):
-        NearDupPipeline.from_crawler(crawler)
+    with caplog.at_level(logging.ERROR, logger="scrapy_neardup"):
+        stand_in = NearDupPipeline.from_crawler(crawler)
+    assert caplog.messages == ["scrapy-neardup: NEARDUP_THRESHOLD: must be a number in (0, 1], got 2; the crawl stops"]
+    assert isinstance(stand_in, CrawlStopper) and stand_in.reason == "neardup_bad_setting"
 
 
 def test_misspelt_setting_is_warned_about(caplog):
