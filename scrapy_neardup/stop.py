@@ -41,7 +41,8 @@ _CLOSE_SPIDER_AT_OPEN = tuple(_SCRAPY_VERSION[:2]) >= (2, 18)
 def stop_at_open(crawler: Any, reason: str) -> None:
     """Called from ``open_spider``: close the spider with ``reason`` before it fetches a page.
 
-    Raises ``CloseSpider`` on Scrapy >= 2.18; returns at once on older versions.
+    Raises ``CloseSpider`` on Scrapy >= 2.18, or when no engine runs the spider (a pipeline
+    opened by hand); returns at once otherwise.
     """
 
     def release_spider(spider: Any, **kwargs: Any) -> None:
@@ -49,9 +50,9 @@ def stop_at_open(crawler: Any, reason: str) -> None:
             crawler.spider = None  # Scrapy's mark of a crawl that failed to start: exit status 1
 
     crawler.signals.connect(release_spider, signal=signals.spider_closed, weak=False)
-    if _CLOSE_SPIDER_AT_OPEN:
+    engine = getattr(crawler, "engine", None)
+    if _CLOSE_SPIDER_AT_OPEN or engine is None:
         raise CloseSpider(reason)
-    engine = crawler.engine
     engine.pause()
 
     def close_once_running(**kwargs: Any) -> None:
