@@ -8,6 +8,7 @@ out as nearly the same text, which is what fingerprinting compares.
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import Any, Callable
 
@@ -44,6 +45,9 @@ def looks_binary(data: str | bytes) -> bool:
     if not sample:
         return False
     if isinstance(sample, bytes):
+        wide = _bom_codec(sample)
+        if wide:  # UTF-16/32 text is full of NUL bytes: judge its characters instead
+            return looks_binary(sample.decode(wide, errors="replace"))
         # Bytes are judged before decoding: legacy encodings (GBK, Big5) are not UTF-8.
         if b"\x00" in sample:
             return True
@@ -67,7 +71,27 @@ def decode_html(data: bytes, encoding: str | None = None, content_type: str | No
             pass
     header = content_type or ""
     _, text = html_to_unicode(header, data)
+    if "\ufffd" in text and "\ufffd".encode() not in data:
+        # A page declared (or taken for) UTF-8 that is not: Chinese sites often serve GBK under
+        # a wrong label. GB18030 (a superset of GBK) is tried when it decodes the bytes whole.
+        try:
+            return data.decode("gb18030")
+        except UnicodeDecodeError:
+            pass
     return text
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def _bom_codec(data: bytes) -> str | None:
+    """The UTF-16/32 codec that the byte order mark at the start of ``data`` names, if any."""
+    return next((codec for bom, codec in _BOMS if data.startswith(bom)), None)
 
 
 def _as_text(html: str | bytes, encoding: str | None = None) -> str:

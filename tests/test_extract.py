@@ -146,3 +146,21 @@ def test_faster_readability_cleaning_gives_the_same_text(monkeypatch):
     assert extract._document_class() is Document
     monkeypatch.setattr(extract, "_DOCUMENT", None)
     assert extract._document_class().__name__ == "FastDocument"
+
+
+def test_mislabelled_gbk_and_utf16_pages_are_decoded_not_counted_as_errors():
+    """A GBK page under a UTF-8 label, and a UTF-16 page with its BOM, reach the fingerprint
+    as the article's text; binary content is still refused."""
+    from scrapy_neardup.fingerprint import Recipe
+    from scrapy_neardup.workers import OK, Preparer
+
+    paragraph = "北京市今天召开新闻发布会，介绍城市更新行动的最新进展和下一步的工作安排。"
+    page = f'<html><head><meta charset="utf-8"></head><body><article><p>{paragraph * 4}</p></article></body></html>'
+    preparer = Preparer(Recipe(), "scrapy_neardup.extract.html_to_text")
+    reference = preparer(page, True)
+    assert reference.status == OK
+    for data in (page.encode("gbk"), page.encode("utf-16"), page.encode("utf-16-be").join([b"\xfe\xff", b""])):
+        prepared = preparer(data, True)
+        assert prepared.status == OK, prepared.error
+        assert prepared.fingerprint.sentence_keys == reference.fingerprint.sentence_keys
+    assert preparer(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 20, True).status != OK
