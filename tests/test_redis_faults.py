@@ -270,7 +270,9 @@ def test_a_restart_without_persistence_stops_the_process_that_had_the_store_open
 
 
 def test_a_restart_with_persistence_keeps_the_store_and_its_marker():
-    server = start_redis("--appendonly", "yes")
+    # appendfsync always: every write is in the file before the reply, so a kill loses none
+    # (with everysec a write may wait for a busy fsync, and the kill can come first).
+    server = start_redis("--appendonly", "yes", "--appendfsync", "always")
     try:
         with open_store(server.url(), "crawl") as running:
             assert Detector(running).check("https://a.example/rail", TEXT).status == UNIQUE
