@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
+import signal
 import stat
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
-from typing import BinaryIO, Callable, Sequence
+from typing import BinaryIO, Callable, Iterator, Sequence
 
 from . import __version__
 from .batching import ahead, chunks, overlapped
@@ -67,12 +70,13 @@ def _open_input(path: str) -> BinaryIO:
 
 
 def _same_file(input_path: str, output_path: str) -> bool:
+    """Both name one regular file (a terminal or pipe may well be stdin and stdout at once)."""
     try:
-        out = os.stat(output_path)
+        out = os.fstat(sys.stdout.fileno()) if output_path == "-" else os.stat(output_path)
         inp = os.fstat(sys.stdin.fileno()) if input_path == "-" else os.stat(input_path)
-    except (OSError, ValueError):
+    except (OSError, ValueError, io.UnsupportedOperation):  # no such file, or a captured stream
         return False
-    return (inp.st_dev, inp.st_ino) == (out.st_dev, out.st_ino)
+    return stat.S_ISREG(inp.st_mode) and (inp.st_dev, inp.st_ino) == (out.st_dev, out.st_ino)
 
 
 class _Output:
@@ -86,14 +90,22 @@ class _Output:
     def __init__(self, path: str, input_path: str):
         self.path = path
         self.temp: str | None = None
+        if _same_file(input_path, path):
+            shown = "stdout" if path == "-" else path
+            raise CommandError(f"output {shown} is the input file; write the output to another file")
         if path == "-":
             self.stream: BinaryIO = sys.stdout.buffer
             return
-        if _same_file(input_path, path):
-            raise CommandError(f"output {path} is the input file; write the output to another file")
         target = os.path.realpath(path)
         if os.path.isdir(target):
             raise CommandError(f"cannot write output {path}: it is a directory")
+        if os.path.exists(target) and not os.path.isfile(target):
+            # A device or pipe (/dev/null) is written as it is: a rename would replace it.
+            try:
+                self.stream = open(target, "wb")
+            except OSError as exc:
+                raise CommandError(f"cannot write output {path}: {exc.strerror or exc}") from None
+            return
         folder, name = os.path.split(target)
         try:
             handle, self.temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".partial")
@@ -113,6 +125,8 @@ class _Output:
         """Put the output in place (what was written so far, when a store failed mid-run)."""
         if self.temp is None:
             self.stream.flush()
+            if self.stream is not sys.stdout.buffer:
+                self.stream.close()
             return
         self.stream.close()
         os.replace(self.temp, self.target)
@@ -247,8 +261,14 @@ def _parse(line: bytes, number: int, args: argparse.Namespace) -> _Parsed:
         return item
     try:
         record = json.loads(decoded)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         item.problem = f"not valid JSON ({exc.msg} at column {exc.colno})"
+        return item
+    except RecursionError:
+        item.problem = "not valid JSON here (nested too deeply to read)"
+        return item
+    except ValueError as exc:  # a number with more digits than Python converts
+        item.problem = f"not valid JSON here ({exc})"
         return item
     if not isinstance(record, dict):
         item.problem = "not a JSON object"
@@ -658,9 +678,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit codes are listed in docs/cli.md."""
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with _sigterm_as_interrupt():
+            return args.func(args)
     except (CommandError, ValueError, StoreError) as exc:
         _warn(str(exc))
         return 2
@@ -668,6 +690,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a run as Ctrl-C does: the store is closed and the partial output file
+    removed (the signal's default action would leave both)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

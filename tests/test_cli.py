@@ -1,6 +1,7 @@
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -288,3 +289,76 @@ def test_info_shows_a_store_of_another_recipe_with_what_differs(tmp_path, capsys
     write_lines(tmp_path / "in.jsonl", [{"id": "b", "text": text("library")}])
     assert main(["dedup", str(tmp_path / "in.jsonl"), "--store", store]) == 2  # writing is still refused
     assert "another recipe" in capsys.readouterr().err
+
+
+# Outputs that a rename would destroy, inputs appended to, and runs stopped early.
+
+
+def run_cli(*args, stdin=None, stdout=None):
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy_neardup.cli", *map(str, args), "--no-progress"],
+        stdin=stdin, stdout=stdout if stdout is not None else subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+    )
+
+
+def test_a_device_or_pipe_output_is_written_not_replaced(tmp_path):
+    """A rename would put a regular file where the device or pipe was (/dev/null for everyone)."""
+    source, pipe = tmp_path / "in.jsonl", tmp_path / "pipe"
+    write_lines(source, corpus_records())
+    os.mkfifo(pipe)
+    reader = subprocess.Popen(["cat", str(pipe)], stdout=subprocess.PIPE)
+    done = run_cli("dedup", source, "-o", pipe)
+    received = reader.communicate(timeout=60)[0].decode().splitlines()
+    assert done.returncode == 0 and len(received) == len(corpus_records())
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "pipe"]
+
+
+@pytest.mark.parametrize("how", ["hard link", "stdout appended to the input"])
+def test_more_outputs_that_are_the_input_are_refused(tmp_path, how):
+    source = tmp_path / "in.jsonl"
+    write_lines(source, corpus_records())
+    before = source.read_bytes()
+    if how == "hard link":
+        os.link(source, tmp_path / "other.jsonl")
+        done = run_cli("dedup", source, "-o", tmp_path / "other.jsonl")
+    else:
+        with open(source, "ab") as stdout:
+            done = run_cli("dedup", source, stdout=stdout)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and err.count("\n") == 1 and "is the input file" in err, err
+    assert source.read_bytes() == before
+
+
+def test_lines_too_deep_or_with_huge_numbers_pass_through(tmp_path):
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    deep = "[" * 100000 + "]" * 100000
+    huge = '{"id": "n", "n": ' + "9" * 5000 + ', "text": "x"}'
+    write_lines(source, [corpus_records()[0], deep, huge, corpus_records()[-1]])
+    done = run_cli("dedup", source, "-o", target)
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert read_lines(target)[1:3] == [deep, huge]
+    assert "in.jsonl:2: not valid JSON here (nested too deeply to read)" in err
+    assert "in.jsonl:3: not valid JSON here" in err
+    assert err.strip().splitlines()[-1] == "4 records: 2 unique, 0 duplicates, 2 skipped"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_run_stopped_early_keeps_the_old_output_and_leaves_no_partial_file(tmp_path, stop):
+    target = tmp_path / "out.jsonl"
+    target.write_text("yesterday's output\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(target), "--no-progress"],
+        stdin=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    process.stdin.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus_records() * 12).encode())
+    process.stdin.flush()  # stdin stays open: the run waits for more lines after these
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(p.stat().st_size for p in tmp_path.glob(".out.jsonl.*.partial")):
+        time.sleep(0.1)
+    assert any(tmp_path.glob(".out.jsonl.*.partial"))
+    process.send_signal(stop)
+    assert process.wait(timeout=60) == 130
+    assert target.read_text() == "yesterday's output\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
