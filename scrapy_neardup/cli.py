@@ -25,6 +25,7 @@ from . import __version__
 from .batching import ahead, chunks, overlapped
 from .detector import DUPLICATE, METHODS, MIN_SIMILARITY, SHORT, Detector, Thresholds, Verdict, methods_from
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
+from .passages import passages_of
 from .record import PENDING, DocRecord, clip_key, content_key
 from .stores import Store, StoreError, StoreFormatError, open_store, read_meta, redact
 
@@ -145,6 +146,12 @@ def _warn(message: str) -> None:
 
 
 def dedup(args: argparse.Namespace) -> int:
+    written = {args.duplicate_of_field, args.similar_id_field, args.text_field}
+    if args.related and (not args.related_field or args.related_field in written):
+        raise CommandError(
+            f"--related-field must name a field of its own, not {args.related_field!r} "
+            "(the text field, or one the other --*-field options write)"
+        )
     recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
     thresholds = Thresholds(containment=args.threshold, min_chars=args.min_chars)
     return _run_lines(args, recipe, thresholds, _decide, Summary(), create=True)
@@ -332,8 +339,9 @@ def _problem(item: _Parsed, fingerprint: Fingerprint | str | None) -> str | None
 def _decide(detector: Detector, batch: Batch, args: argparse.Namespace, summary: Summary) -> Callable[[], Outcomes]:
     """Hand the batch to the store; the function returned gives, for each line, the line to
     write (None: dropped) and, if passed through untouched, why."""
-    judged = [(item.key, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
-    finish = detector.start_many(judged)
+    judged = [(item, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
+    passages = [passages_of(item.text or "") for item, _ in judged] if args.related else None
+    finish = detector.start_many([(item.key, fp) for item, fp in judged], passages)
 
     def outcomes() -> Outcomes:
         verdicts = iter(finish())
@@ -369,6 +377,8 @@ def _written(item: _Parsed, verdict: Verdict, args: argparse.Namespace, summary:
             "containment": verdict.containment,
             "distance": verdict.distance,
         }
+    if verdict.related is not None:
+        record[args.related_field] = verdict.related
     line, note = _encode(record)
     if note:
         _warn(f"{args.input}:{item.number}: {note}")
@@ -636,6 +646,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--duplicate-of-field", default="duplicate_of")
     run.add_argument("--similar-id-field", default="similar_id")
     run.add_argument("--explain", action="store_true", help="add how each duplicate matched")
+    run.add_argument(
+        "--related", action="store_true",
+        help="add the other stored stories that share a long passage with each record (a quote)",
+    )
+    run.add_argument("--related-field", default="related", help="field the related stories are written to")
     _store_options(run)
     run.set_defaults(func=dedup)
 

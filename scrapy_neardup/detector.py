@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .fingerprint import Fingerprint, Fingerprinter, Recipe, is_sketch_key
+from .passages import Passages
 from .record import COMMITTED, PENDING, DocRecord, clip_key
 from .simhash import hamming
 from .sketch import resemblance
@@ -92,6 +93,8 @@ class Verdict:
     distance: int | None = None  # SimHash Hamming distance to the first copy
     chars: int = 0
     stored: bool = False  # this check filed a new document (to commit or release)
+    # Asked for (passages given): other stored stories sharing a passage, [{"key", "shared"}].
+    related: list[dict] | None = None
 
     @property
     def is_duplicate(self) -> bool:
@@ -194,14 +197,20 @@ class Detector:
         """
         return self.start_many(documents)()
 
-    def start_many(self, documents: list[tuple[str, Fingerprint]]) -> Callable[[], list[Verdict]]:
+    def start_many(
+        self, documents: list[tuple[str, Fingerprint]], passages: list[Passages] | None = None
+    ) -> Callable[[], list[Verdict]]:
         """:meth:`check_many` in two steps: hand the batch to the store, and (calling the
         function returned) read the store's answer and verify. A server store (Redis) works on
         the batch in between, while the caller fingerprints the next one. Nothing else may
         check documents in between: the next batch is started after this one's verdicts.
+        With ``passages`` (each document's, :func:`.passages.passages_of`), each verdict lists
+        its related stories (:meth:`add_related`).
         """
         if not self.store.files_before_verifying:
             verdicts = [self.check_fingerprint(key, fp) for key, fp in documents]
+            if passages is not None:
+                self.add_related(verdicts, passages)
             return lambda: verdicts
         shown: list[Verdict | None] = [None] * len(documents)
         asked = []
@@ -223,9 +232,47 @@ class Detector:
                 key, fp = documents[index]
                 verdicts[index] = self._verdict(key, fp, reservation, match)
             self.store.remove_later(sorted(removed))
+            if passages is not None:
+                self.add_related(verdicts, passages, removed)  # type: ignore[arg-type]
             return verdicts  # type: ignore[return-value]
 
         return finish
+
+    def add_related(self, verdicts: list[Verdict], passages: list[Passages], gone: Iterable[int] = ()) -> None:
+        """Set each judged verdict's ``related``: the stored stories, other than its own,
+        filed under one of its passages (one shared long passage: a quote, one event told
+        from another side), with the passages shared, most shared first.
+
+        Read after the verdicts of ``verdicts`` (one read of the store, changing nothing), so
+        stories filed by a document of the batch at or after this one are left out, as are
+        ``gone`` (duplicates the store has yet to take out). Sentences filed by
+        boilerplate_limit stories are boilerplate here too, counted after the whole batch was
+        filed. Verdicts are not changed.
+        """
+        judged = [i for i, verdict in enumerate(verdicts) if verdict.status != SHORT]
+        probes = [
+            Probe(passages[i].keys, [], boilerplate_limit=self.boilerplate_limit) for i in judged
+        ]
+        found = dict(zip(judged, self.store.find_candidates(probes)))
+        not_before = self.clock() - self.ttl if self.ttl else float("-inf")
+        later = set(gone)
+        for i in reversed(range(len(verdicts))):
+            verdict = verdicts[i]
+            if verdict.stored and verdict.doc_id:
+                later.add(verdict.doc_id)
+            if verdict.status == SHORT:
+                continue
+            candidates = found[i]
+            skip = later | {verdict.similar_id}
+            shown = []
+            for other in candidates:
+                if other.doc_id in skip or other.time < not_before:
+                    continue
+                filed = set(other.sentence_keys)
+                shared = [passages[i].show(key) for key in passages[i].keys if key in filed]
+                if shared:
+                    shown.append((-len(shared), other.doc_id, {"key": other.key, "shared": shared}))
+            verdict.related = [entry for *_, entry in sorted(shown, key=lambda s: s[:2])]
 
     def query(
         self, text: str, k: int = 10, min_similarity: float = MIN_SIMILARITY, key: str | None = None

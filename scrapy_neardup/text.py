@@ -317,6 +317,18 @@ class Sentences:
 
 def sentences_of(codes: np.ndarray, min_chars: int = MIN_SENTENCE_CHARS) -> Sentences:
     """Split folded code points at 。！？；!?; … "." and line breaks."""
+    ends, mask = sentence_ends(codes)
+    # Sentence number of every character: the count of sentence ends before it.
+    number = np.cumsum(ends) - ends
+    content = codes[mask]
+    lengths = np.bincount(number[mask], minlength=int(number[-1]) + 1 if len(number) else 0)
+    starts = np.cumsum(lengths) - lengths
+    keep = lengths >= min_chars
+    return Sentences(content, starts[keep], lengths[keep])
+
+
+def sentence_ends(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each folded code point: does it end a sentence, is it a content character."""
     tables = text_tables()
     wide = codes > 0xFFFF
     if wide.any():
@@ -332,13 +344,7 @@ def sentences_of(codes: np.ndarray, min_chars: int = MIN_SENTENCE_CHARS) -> Sent
         before, after = codes[dot - 1], codes[dot + 1]
         inside = (_is_digit(before) & _is_digit(after)) | (_is_latin(before) & _is_latin(after))
         ends[dot[~inside]] = True
-    # Sentence number of every character: the count of sentence ends before it.
-    number = np.cumsum(ends) - ends
-    content = codes[mask]
-    lengths = np.bincount(number[mask], minlength=int(number[-1]) + 1 if len(number) else 0)
-    starts = np.cumsum(lengths) - lengths
-    keep = lengths >= min_chars
-    return Sentences(content, starts[keep], lengths[keep])
+    return ends, mask
 
 
 def _is_digit(codes: np.ndarray) -> np.ndarray:

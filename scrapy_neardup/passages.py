@@ -1,0 +1,76 @@
+"""Passages of a text that may be another story's sentence: what related-story lookups ask for.
+
+A story is filed under the hashes of its longest sentences. An article quoting it rarely
+keeps the quoted sentence alone: a frame ("据报道，“...”") or its own clause joins it into a
+longer sentence. So every run of whole clauses of a sentence (between commas, colons, quote
+marks or the sentence's ends) is hashed like a sentence, and a stored story filed under one of
+those hashes holds the same passage. Short runs are left out: a short clause is shared by chance.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+import numpy as np
+import xxhash
+
+from .text import _DROP, _SLOW, _codes, fold_codes, sentence_ends, text_tables, to_text
+
+MIN_PASSAGE_CHARS = 20  # content characters: a shorter shared run is a phrase, not a passage
+
+# Clause marks as folding leaves them (full-width commas and colons become ASCII), by code point.
+_MARKS = np.zeros(0x10000, dtype=bool)
+_MARKS[list(map(ord, ',:"“”‘’「」『』()、'))] = True
+
+
+class Passages:
+    """A text's passages: the hash of each (``keys``, in text order) and its text (:meth:`show`)."""
+
+    def __init__(self, text: str, min_chars: int = MIN_PASSAGE_CHARS) -> None:
+        folded, where = _folded_with_positions(text)
+        ends, content = sentence_ends(folded)
+        before = np.cumsum(content) - content  # content characters before each character
+        total = int(content.sum())
+        sentences = sorted({0, total, *before[ends].tolist()})
+        marks = _MARKS[np.minimum(folded, len(_MARKS) - 1)] & (folded < len(_MARKS))
+        cuts = sorted({0, total, *before[ends | marks].tolist()})
+        hashed = folded[content].astype("<u4").tobytes()
+        self._spans: dict[int, tuple[int, int]] = {}
+        for first, stop in zip(sentences, sentences[1:]):
+            if stop - first < min_chars:
+                continue
+            inside = cuts[bisect_left(cuts, first) : bisect_right(cuts, stop)]
+            for i, start in enumerate(inside):
+                for end in inside[i + 1 :]:
+                    if end - start >= min_chars:
+                        self._spans.setdefault(xxhash.xxh64_intdigest(hashed[4 * start : 4 * end]), (start, end))
+        self.keys = list(self._spans)
+        self._text, self._folded, self._where = text, folded, where
+        self._content = np.flatnonzero(content)
+
+    def show(self, key: int) -> str:
+        """The passage of ``key`` as the text has it, punctuation inside included (folded when
+        the text's folding did not go character by character)."""
+        start, end = self._spans[key]
+        first, last = int(self._content[start]), int(self._content[end - 1])
+        if self._where is None:
+            return to_text(self._folded[first : last + 1])
+        return self._text[int(self._where[first]) : int(self._where[last]) + 1]
+
+
+def passages_of(text: str, min_chars: int = MIN_PASSAGE_CHARS) -> Passages:
+    """Every run of whole clauses of a sentence with at least ``min_chars`` content characters."""
+    return Passages(text, min_chars)
+
+
+def _folded_with_positions(text: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """The folded code points fingerprints are made of and, when folding went character by
+    character (it does for nearly all text), the position in ``text`` of each; else None, and
+    passages are shown folded."""
+    codes = _codes(text)
+    if not (codes > 0xFFFF).any():
+        folded = text_tables().fold[codes]
+        if not (folded == _SLOW).any():
+            kept = np.flatnonzero(folded != _DROP)
+            return folded[kept], kept
+    return fold_codes(text), None
