@@ -67,6 +67,8 @@ class NearDupConfig:
     methods: tuple = METHODS  # candidate indexes; verification decides either way
     text_out_field: str = ""  # item field that receives the body extracted from HTML; "" = off
     store_thread: bool | None = None  # None/False: store calls in the reactor thread
+    related: bool = False  # list the other stored stories sharing a long passage with each item
+    related_field: str = "related"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":
@@ -99,6 +101,14 @@ class NearDupConfig:
         return config
 
     def _check_together(self, origin: dict[str, str]) -> None:
+        if self.related and self.related_field in (
+            self.text_field, self.html_field, self.key_field, self.duplicate_of_field,
+            self.similar_id_field, self.text_out_field,
+        ):
+            raise ValueError(
+                f"{origin['NEARDUP_RELATED_FIELD']} {self.related_field!r} is already the text, HTML, key "
+                "or a tag field; name a field of its own for the related stories"
+            )
         if self.text_out_field and self.text_out_field in (
             self.key_field, self.html_field, self.duplicate_of_field, self.similar_id_field
         ):
@@ -329,6 +339,8 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_METHODS": _methods,
     "NEARDUP_TEXT_OUT_FIELD": _optional_name,
     "NEARDUP_STORE_THREAD": _bool,
+    "NEARDUP_RELATED": _bool,
+    "NEARDUP_RELATED_FIELD": _name,
 }
 
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)

@@ -20,6 +20,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from .config import NearDupConfig, typos
 from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
+from .passages import passages_of
 from .deferreds import maybe_await
 from .record import content_key
 from .reservations import Reservations, Waiting
@@ -318,7 +319,20 @@ class NearDupPipeline:
             verdict = await self.reservations.settle(verdict, lambda: self._lookup(item, key, prepared))
         if verdict is None or verdict.status == SHORT:
             return item
+        if self.config.related:
+            await self._add_related(verdict, prepared.text if prepared.text is not None else source)
         return self._act(item, adapter, verdict)
+
+    async def _add_related(self, verdict: Verdict, text: Any) -> None:
+        """List the other stored stories sharing a long passage with the item (read-only)."""
+        if not isinstance(text, str):
+            return
+        try:
+            passages = passages_of(text)
+            await maybe_await(self._shared.calls.run(self.detector.add_related, [verdict], [passages]))
+        except Exception as exc:  # the verdict stands; only the list is missing
+            self._inc("related_error")
+            self._once("related_error", logging.WARNING, "Related stories of %s not listed: %s", verdict.key, exc)
 
     async def _judge(self, adapter: ItemAdapter, key: str, prepared: Prepared) -> Verdict | None:
         """Count what preparing gave, then check the fingerprint against the store."""
@@ -386,10 +400,29 @@ class NearDupPipeline:
             if verdict.status == DUPLICATE:
                 self._inc("dropped")
                 raise NearDuplicateItem(self._reason(verdict), self.config.drop_log_level, verdict)
+            self._write_related(item, adapter, verdict)
             return item
+        self._write_related(item, adapter, verdict)
         if self._tag(item, adapter, verdict):
             self._inc("tagged")
         return item
+
+    def _write_related(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> None:
+        field = self.config.related_field
+        if verdict.related is None:
+            return
+        if not isinstance(item, dict) and field not in adapter.field_names():
+            self._inc("related_field_missing")
+            self._once(
+                ("related_field_missing", type(item)),
+                logging.WARNING,
+                "Item class %s has no field %r (NEARDUP_RELATED_FIELD): its items pass without "
+                "related stories. Declare the field in the item class",
+                f"{type(item).__module__}.{type(item).__qualname__}",
+                field,
+            )
+            return
+        adapter[field] = verdict.related
 
     def _reason(self, verdict: Verdict) -> str:
         return (

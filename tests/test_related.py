@@ -5,7 +5,10 @@ import uuid
 
 import pytest
 
-from scrapy_neardup import DUPLICATE, UNIQUE, Detector, open_store
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+from scrapy_neardup import DUPLICATE, UNIQUE, Detector, NearDupPipeline, NearDuplicateItem, open_store
 from scrapy_neardup.cli import main
 from scrapy_neardup.passages import passages_of
 from scrapy_neardup.text import content_chars, split_sentences
@@ -127,3 +130,43 @@ def test_dedup_refuses_a_related_field_that_another_field_uses(tmp_path, capsys)
     source.write_text(json.dumps({"id": "a", "text": text("rice")}, ensure_ascii=False) + "\n", encoding="utf-8")
     assert main(["dedup", str(source), "--store", "memory://", "--related", "--related-field", "similar_id"]) == 2
     assert "--related-field" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("action", ["drop", "tag"])
+@deferred_f_from_coro_f
+async def test_pipeline_related_setting_fills_the_configured_field(store_uri, action):
+    crawler = get_crawler(settings_dict={
+        "NEARDUP_STORE": store_uri, "NEARDUP_NAMESPACE": uuid.uuid4().hex, "NEARDUP_WORKERS": 0,
+        "NEARDUP_ACTION": action, "NEARDUP_RELATED": True, "NEARDUP_RELATED_FIELD": "see_also",
+    })
+    pipeline = NearDupPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    passed = {}
+    try:
+        for key, body in STREAM:
+            try:
+                item = await pipeline.process_item({"url": key, "text": body})
+            except NearDuplicateItem:
+                continue
+            pipeline.item_scraped(item)
+            passed[key] = item
+    finally:
+        pipeline.close_spider()
+    assert [e["key"] for e in passed["quoting"]["see_also"]] == ["battery"]
+    assert passed["battery"]["see_also"] == [] and passed["library"]["see_also"] == []
+    if action == "tag":
+        assert [e["key"] for e in passed["quoting-copy"]["see_also"]] == ["battery"]
+        assert passed["battery-copy"]["duplicate_of"] == "battery"
+    else:
+        assert "battery-copy" not in passed and "quoting-copy" not in passed
+
+
+def test_related_field_must_be_a_field_of_its_own():
+    from scrapy_neardup.config import NearDupConfig
+    from scrapy.settings import Settings
+
+    with pytest.raises(ValueError, match="NEARDUP_RELATED_FIELD"):
+        NearDupConfig.from_settings(Settings({"NEARDUP_RELATED": True, "NEARDUP_RELATED_FIELD": "url"}))
+    with pytest.raises(ValueError, match="NEARDUP_RELATED"):
+        NearDupConfig.from_settings(Settings({"NEARDUP_RELATED": "maybe"}))
+    assert NearDupConfig.from_settings(Settings({"NEARDUP_RELATED": "1"})).related is True
