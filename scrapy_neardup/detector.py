@@ -59,7 +59,7 @@ class Thresholds:
     min_chars: int = 50  # texts shorter than this are not judged (SHORT)
     short_chars: int = 200  # below this, the stricter thresholds apply
     short_containment: float = 0.85
-    short_jaccard: float = 0.5
+    short_jaccard: float = 0.4
 
     def __post_init__(self) -> None:
         for name in ("containment", "jaccard", "short_containment", "short_jaccard"):

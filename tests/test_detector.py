@@ -142,3 +142,19 @@ def test_lone_surrogates_in_text_are_judged_not_failed():
         again = detector.check("https://b.example/1", body)
     assert first.status == UNIQUE
     assert again.status == DUPLICATE and again.duplicate_of == "https://a.example/1"
+
+
+def test_a_short_reprint_with_several_edits_is_a_duplicate(store):
+    """Under 200 characters a reprint's banner and edits weigh more: its Jaccard with the first
+    copy falls below one half while its containment stays high."""
+    import newsworld_path  # noqa: F401
+    from newsworld import transforms
+    from corpus import BANNER, EDITOR
+
+    detector = Detector(store)
+    short = ARTICLES["library"][:2]
+    first = detector.check("first", "\n".join(short))
+    copy = "\n".join([BANNER, *transforms.spread_edits(list(short), 6), EDITOR])
+    verdict = detector.check("copy", copy)
+    assert first.chars < 200 and verdict.status == DUPLICATE, verdict
+    assert verdict.jaccard < 0.5
