@@ -145,13 +145,16 @@ def _warn(message: str) -> None:
     print(f"neardup: {message}", file=sys.stderr)
 
 
-def dedup(args: argparse.Namespace) -> int:
-    written = {args.duplicate_of_field, args.similar_id_field, args.text_field}
-    if args.related and (not args.related_field or args.related_field in written):
+def _check_related_field(args: argparse.Namespace, *written: str) -> None:
+    if args.related and (not args.related_field or args.related_field in {args.text_field, *written}):
         raise CommandError(
             f"--related-field must name a field of its own, not {args.related_field!r} "
             "(the text field, or one the other --*-field options write)"
         )
+
+
+def dedup(args: argparse.Namespace) -> int:
+    _check_related_field(args, args.duplicate_of_field, args.similar_id_field)
     recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
     thresholds = Thresholds(containment=args.threshold, min_chars=args.min_chars)
     return _run_lines(args, recipe, thresholds, _decide, Summary(), create=True)
@@ -162,6 +165,7 @@ def query(args: argparse.Namespace) -> int:
         raise CommandError(f"-k must be at least 1, got {args.k}")
     if not 0.0 <= args.min_similarity <= 1.0:
         raise CommandError(f"--min-similarity must be between 0 and 1, got {args.min_similarity}")
+    _check_related_field(args, args.similar_field)
     recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
     thresholds = Thresholds(containment=args.threshold, min_chars=args.min_chars)
     return _run_lines(args, recipe, thresholds, _answer, QuerySummary(), create=False)
@@ -393,6 +397,12 @@ def _answer(detector: Detector, batch: Batch, args: argparse.Namespace, summary:
         [fp for _, fp in judged], args.k, args.min_similarity, [item.key for item, _ in judged]
     )
     found = {id(item): answer for (item, _), answer in zip(judged, answers)}
+    related = {}
+    if args.related:
+        own_story = [{s.similar_id for s in answer if s.duplicate} for answer in answers]
+        passages = [passages_of(item.text or "") for item, _ in judged]
+        lists = detector.related(passages, own_story, [item.key for item, _ in judged])
+        related = {id(item): listed for (item, _), listed in zip(judged, lists)}
 
     def outcomes() -> Outcomes:
         out: Outcomes = []
@@ -414,6 +424,8 @@ def _answer(detector: Detector, batch: Batch, args: argparse.Namespace, summary:
                 record = item.record
                 assert record is not None
                 record[args.similar_field] = [s.as_dict() for s in similar]
+                if args.related:
+                    record[args.related_field] = related[id(item)]
                 line, note = _encode(record)
                 if note:
                     _warn(f"{args.input}:{item.number}: {note}")
@@ -635,6 +647,14 @@ def _line_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-warnings", type=int, default=20)
 
 
+def _related_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--related", action="store_true",
+        help="add the other stored stories that share a long passage with each record (a quote)",
+    )
+    parser.add_argument("--related-field", default="related", help="field the related stories are written to")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="neardup", description="Near-duplicate news detection.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -646,11 +666,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--duplicate-of-field", default="duplicate_of")
     run.add_argument("--similar-id-field", default="similar_id")
     run.add_argument("--explain", action="store_true", help="add how each duplicate matched")
-    run.add_argument(
-        "--related", action="store_true",
-        help="add the other stored stories that share a long passage with each record (a quote)",
-    )
-    run.add_argument("--related-field", default="related", help="field the related stories are written to")
+    _related_options(run)
     _store_options(run)
     run.set_defaults(func=dedup)
 
@@ -664,6 +680,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"leave out entries of lower similarity (containment; default {MIN_SIMILARITY})",
     )
     ask.add_argument("--similar-field", default="similar", help="field the entries are written to")
+    _related_options(ask)
     _store_options(ask)
     ask.set_defaults(func=query)
 

@@ -250,29 +250,35 @@ class Detector:
         filed. Verdicts are not changed.
         """
         judged = [i for i, verdict in enumerate(verdicts) if verdict.status != SHORT]
-        probes = [
-            Probe(passages[i].keys, [], boilerplate_limit=self.boilerplate_limit) for i in judged
-        ]
-        found = dict(zip(judged, self.store.find_candidates(probes)))
-        not_before = self.clock() - self.ttl if self.ttl else float("-inf")
         later = set(gone)
+        skips: dict[int, set[int]] = {}
         for i in reversed(range(len(verdicts))):
             verdict = verdicts[i]
             if verdict.stored and verdict.doc_id:
                 later.add(verdict.doc_id)
-            if verdict.status == SHORT:
-                continue
-            candidates = found[i]
-            skip = later | {verdict.similar_id}
+            skips[i] = later | {verdict.similar_id}  # type: ignore[arg-type]
+        found = self.related([passages[i] for i in judged], [skips[i] for i in judged], [verdicts[i].key for i in judged])
+        for i, related in zip(judged, found):
+            verdicts[i].related = related
+
+    def related(self, passages: list[Passages], skips: list[set[int]], keys: list[str | None]) -> list[list[dict]]:
+        """For each text's passages, the stored stories filed under one of them, but those in
+        its ``skips`` (ids) and its own key: ``{"key", "shared": [passage, ...]}``, most shared
+        first. One read of the store, changing nothing."""
+        probes = [Probe(p.keys, [], boilerplate_limit=self.boilerplate_limit) for p in passages]
+        not_before = self.clock() - self.ttl if self.ttl else float("-inf")
+        answers = []
+        for own, skip, key, candidates in zip(passages, skips, keys, self.store.find_candidates(probes)):
             shown = []
             for other in candidates:
-                if other.doc_id in skip or other.time < not_before:
+                if other.doc_id in skip or other.time < not_before or (key is not None and other.key == clip_key(key)):
                     continue
                 filed = set(other.sentence_keys)
-                shared = [passages[i].show(key) for key in passages[i].keys if key in filed]
+                shared = [own.show(k) for k in own.keys if k in filed]
                 if shared:
                     shown.append((-len(shared), other.doc_id, {"key": other.key, "shared": shared}))
-            verdict.related = [entry for *_, entry in sorted(shown, key=lambda s: s[:2])]
+            answers.append([entry for *_, entry in sorted(shown, key=lambda s: s[:2])])
+        return answers
 
     def query(
         self, text: str, k: int = 10, min_similarity: float = MIN_SIMILARITY, key: str | None = None

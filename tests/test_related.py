@@ -170,3 +170,26 @@ def test_related_field_must_be_a_field_of_its_own():
     with pytest.raises(ValueError, match="NEARDUP_RELATED"):
         NearDupConfig.from_settings(Settings({"NEARDUP_RELATED": "maybe"}))
     assert NearDupConfig.from_settings(Settings({"NEARDUP_RELATED": "1"})).related is True
+
+
+def test_query_related_lists_the_quoted_story_and_changes_nothing(tmp_path, store_uri):
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(
+        json.dumps({"id": key, "text": body}, ensure_ascii=False) for key, body in STREAM
+    ) + "\n", encoding="utf-8")
+    namespace = uuid.uuid4().hex
+    store_args = ["--store", store_uri, "--namespace", namespace, "--no-progress"]
+    assert main(["dedup", str(source), "-o", str(tmp_path / "stored.jsonl"), *store_args]) == 0
+    store = open_store(store_uri, namespace)
+    before = sorted((r.doc_id, r.key, r.sentence_keys) for r in store.records())
+    store.close()
+    target = tmp_path / "out.jsonl"
+    assert main(["query", str(source), "-o", str(target), "--related", *store_args]) == 0
+    found = {r["id"]: r["related"] for r in map(json.loads, target.read_text(encoding="utf-8").splitlines())}
+    assert [e["key"] for e in found["quoting"]] == ["battery"]
+    assert [e["key"] for e in found["quoting-copy"]] == ["battery"]  # its own story is "quoting"
+    assert found["battery-copy"] == [] and found["museum"] == []
+    store = open_store(store_uri, namespace)
+    assert sorted((r.doc_id, r.key, r.sentence_keys) for r in store.records()) == before
+    store.close()
+    assert main(["query", str(source), "--related", "--related-field", "similar", *store_args]) == 2
