@@ -10,6 +10,7 @@ those hashes holds the same passage. Short runs are left out: a short clause is 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from typing import Iterator
 
 import numpy as np
 import xxhash
@@ -17,6 +18,12 @@ import xxhash
 from .text import _DROP, _SLOW, _codes, fold_codes, sentence_ends, text_tables, to_text
 
 MIN_PASSAGE_CHARS = 20  # content characters: a shorter shared run is a phrase, not a passage
+# Clauses in one passage at most: a sentence listing hundreds of items would otherwise cost a
+# hash for every pair of its commas.
+MAX_CLAUSES = 24
+# Passages of one text at most (the first, in text order): a store read per passage, and a
+# news article has a few hundred.
+MAX_PASSAGES = 5000
 
 # Clause marks as folding leaves them (full-width commas and colons become ASCII), by code point.
 _MARKS = np.zeros(0x10000, dtype=bool)
@@ -36,14 +43,10 @@ class Passages:
         cuts = sorted({0, total, *before[ends | marks].tolist()})
         hashed = folded[content].astype("<u4").tobytes()
         self._spans: dict[int, tuple[int, int]] = {}
-        for first, stop in zip(sentences, sentences[1:]):
-            if stop - first < min_chars:
-                continue
-            inside = cuts[bisect_left(cuts, first) : bisect_right(cuts, stop)]
-            for i, start in enumerate(inside):
-                for end in inside[i + 1 :]:
-                    if end - start >= min_chars:
-                        self._spans.setdefault(xxhash.xxh64_intdigest(hashed[4 * start : 4 * end]), (start, end))
+        for start, end in _runs(sentences, cuts, min_chars):
+            self._spans.setdefault(xxhash.xxh64_intdigest(hashed[4 * start : 4 * end]), (start, end))
+            if len(self._spans) == MAX_PASSAGES:
+                break
         self.keys = list(self._spans)
         self._text, self._folded, self._where = text, folded, where
         self._content = np.flatnonzero(content)
@@ -56,6 +59,18 @@ class Passages:
         if self._where is None:
             return to_text(self._folded[first : last + 1])
         return self._text[int(self._where[first]) : int(self._where[last]) + 1]
+
+
+def _runs(sentences: list[int], cuts: list[int], min_chars: int) -> Iterator[tuple[int, int]]:
+    """(start, end) in content characters of each run of whole clauses of a sentence."""
+    for first, stop in zip(sentences, sentences[1:]):
+        if stop - first < min_chars:
+            continue
+        inside = cuts[bisect_left(cuts, first) : bisect_right(cuts, stop)]
+        for i, start in enumerate(inside):
+            for end in inside[i + 1 : i + 1 + MAX_CLAUSES]:
+                if end - start >= min_chars:
+                    yield start, end
 
 
 def passages_of(text: str, min_chars: int = MIN_PASSAGE_CHARS) -> Passages:

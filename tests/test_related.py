@@ -193,3 +193,13 @@ def test_query_related_lists_the_quoted_story_and_changes_nothing(tmp_path, stor
     assert sorted((r.doc_id, r.key, r.sentence_keys) for r in store.records()) == before
     store.close()
     assert main(["query", str(source), "--related", "--related-field", "similar", *store_args]) == 2
+
+
+def test_a_sentence_of_many_clauses_gives_a_bounded_number_of_passages():
+    from scrapy_neardup.passages import MAX_CLAUSES, MAX_PASSAGES
+
+    clauses = 100
+    found = passages_of("，".join(f"第{i}号项目已经完成验收" for i in range(clauses)) + "。")
+    assert clauses < len(found.keys) <= clauses * MAX_CLAUSES
+    many = passages_of("，".join(f"第{i}号项目已经完成验收" for i in range(5 * clauses)) + "。")
+    assert len(many.keys) == MAX_PASSAGES
