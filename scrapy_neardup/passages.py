@@ -10,7 +10,6 @@ those hashes holds the same passage. Short runs are left out: a short clause is 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Iterator
 
 import numpy as np
 import xxhash
@@ -43,11 +42,18 @@ class Passages:
         cuts = sorted({0, total, *before[ends | marks].tolist()})
         hashed = folded[content].astype("<u4").tobytes()
         self._spans: dict[int, tuple[int, int]] = {}
-        for start, end in _runs(sentences, cuts, min_chars):
-            self._spans.setdefault(xxhash.xxh64_intdigest(hashed[4 * start : 4 * end]), (start, end))
-            if len(self._spans) == MAX_PASSAGES:
-                break
-        self.keys = list(self._spans)
+        spans = self._spans
+        for first, stop in zip(sentences, sentences[1:]):
+            if stop - first < min_chars:
+                continue
+            inside = cuts[bisect_left(cuts, first) : bisect_right(cuts, stop)]
+            for i, start in enumerate(inside):
+                if len(spans) >= MAX_PASSAGES:
+                    break
+                for end in inside[i + 1 : i + 1 + MAX_CLAUSES]:
+                    if end - start >= min_chars:
+                        spans.setdefault(xxhash.xxh64_intdigest(hashed[4 * start : 4 * end]), (start, end))
+        self.keys = list(spans)[:MAX_PASSAGES]  # the last start may have added a few more
         self._text, self._folded, self._where = text, folded, where
         self._content = np.flatnonzero(content)
 
@@ -59,18 +65,6 @@ class Passages:
         if self._where is None:
             return to_text(self._folded[first : last + 1])
         return self._text[int(self._where[first]) : int(self._where[last]) + 1]
-
-
-def _runs(sentences: list[int], cuts: list[int], min_chars: int) -> Iterator[tuple[int, int]]:
-    """(start, end) in content characters of each run of whole clauses of a sentence."""
-    for first, stop in zip(sentences, sentences[1:]):
-        if stop - first < min_chars:
-            continue
-        inside = cuts[bisect_left(cuts, first) : bisect_right(cuts, stop)]
-        for i, start in enumerate(inside):
-            for end in inside[i + 1 : i + 1 + MAX_CLAUSES]:
-                if end - start >= min_chars:
-                    yield start, end
 
 
 def passages_of(text: str, min_chars: int = MIN_PASSAGE_CHARS) -> Passages:
