@@ -19,7 +19,10 @@ NEARDUP_NAMESPACE = "distributed"
 # pages from one queue and no page is fetched twice.
 SCHEDULER = "scrapy_redis.scheduler.Scheduler"
 DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"
-SCHEDULER_PERSIST = False  # a finished crawl clears its queue and filter
+# Keep the queue and the filter when a process closes: with False, the first process to finish
+# deletes them under the others' feet (pages lost or fetched again). run_distributed.py clears
+# them before a crawl instead.
+SCHEDULER_PERSIST = True
 REDIS_START_URLS_BATCH_SIZE = 1  # each process takes one start page at a time, so all start at once
 MAX_IDLE_TIME_BEFORE_CLOSE = 5  # seconds a process waits on an empty queue before it closes
 

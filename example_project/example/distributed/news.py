@@ -4,6 +4,7 @@ it finds goes to the queue that all processes share."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, AsyncIterator
 
 import scrapy
@@ -25,6 +26,7 @@ class DistributedNewsSpider(RedisMixin, NewsSpider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "DistributedNewsSpider":
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.setup_redis(crawler)
+        spider.spider_idle_start_time = int(time.time())  # scrapy-redis sets it once, at import
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
