@@ -1,12 +1,15 @@
-"""A Redis outage in the middle of a crawl: items per minute while Redis is down, and how long
-the crawl takes to close on SIGTERM during the outage.
+"""A Redis outage in the middle of a crawl: what the pipeline does when Redis is killed and
+does not come back, when it comes back within NEARDUP_STORE_DOWN_TIMEOUT, and on SIGTERM.
 
-    python benchmarks/redis_outage.py [--pages 300] [--delay 0.01]
+    python benchmarks/redis_outage.py [--pages 300] [--delay 0.01] [--timeout 10] [--restart-after 3]
 
-A local site serves numbered article pages (``--delay`` seconds each); Scrapy crawls it with
-NearDupPipeline on a real redis-server (``redis-server`` on PATH), which is killed once the
-store holds 5 documents. Two runs: one to the end (items per minute before and during the
-outage), one stopped with SIGTERM 5 s into the outage (seconds from the signal to exit).
+A local site serves numbered article pages (``--delay`` seconds each), each its own story;
+Scrapy crawls it with NearDupPipeline on a real redis-server (``redis-server`` on PATH, with
+appendonly and fsync always, so a restart keeps the data), which is killed once the store holds
+5 documents. Three runs: Redis never comes back (seconds from the kill to the crawl's end, items
+passed unchecked); Redis started again ``--restart-after`` seconds later (seconds from the
+restart to the next item, items passed unchecked, stories stored twice); SIGTERM 5 s into an
+outage (seconds from the signal to exit).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import scrapy
 from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 
-root, store, log_path = sys.argv[1:4]
+root, store, log_path, timeout = sys.argv[1:5]
 
 
 class Spider(scrapy.Spider):
@@ -59,6 +62,7 @@ times = []
 process = CrawlerProcess({
     "ITEM_PIPELINES": {"scrapy_neardup.NearDupPipeline": 100},
     "NEARDUP_STORE": store, "NEARDUP_WORKERS": 0, "LOG_LEVEL": "WARNING", "CONCURRENT_REQUESTS": 8,
+    "NEARDUP_STORE_DOWN_TIMEOUT": float(timeout),
 })
 crawler = process.create_crawler(Spider)
 for signal in (signals.item_scraped, signals.item_dropped):
@@ -66,7 +70,8 @@ for signal in (signals.item_scraped, signals.item_dropped):
 process.crawl(crawler)
 process.start()
 with open(log_path, "w") as handle:
-    json.dump({"times": times, "stats": {k: v for k, v in crawler.stats.get_stats().items() if k.startswith("neardup/")}}, handle)
+    json.dump({"times": times, "stats": {k: v for k, v in crawler.stats.get_stats().items()
+                                          if k.startswith(("neardup/", "finish_reason"))}}, handle)
 """
 
 
@@ -76,11 +81,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_redis(workdir: str) -> tuple[subprocess.Popen, int]:
-    port = free_port()
+def start_redis(workdir: str, port: int | None = None) -> tuple[subprocess.Popen, int]:
+    port = port or free_port()
     server = subprocess.Popen(
         [shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", workdir],
+         "--appendonly", "yes", "--appendfsync", "always", "--dir", workdir],
         stdout=subprocess.DEVNULL,
     )
     for _ in range(200):
@@ -127,21 +132,26 @@ def serve(pages: int, delay: float) -> ThreadingHTTPServer:
     return server
 
 
-def run(pages: int, delay: float, sigterm_after: float | None) -> dict:
+def run(pages: int, delay: float, timeout: float, restart_after: float | None = None,
+        sigterm_after: float | None = None) -> dict:
     with tempfile.TemporaryDirectory() as workdir:
         redis, port = start_redis(workdir)
         site = serve(pages, delay)
         script, log = Path(workdir) / "crawl.py", Path(workdir) / "log.json"
         script.write_text(CRAWL)
         root = f"http://127.0.0.1:{site.server_address[1]}"
-        crawl = subprocess.Popen([sys.executable, str(script), root, f"redis://127.0.0.1:{port}/0", str(log)],
+        crawl = subprocess.Popen([sys.executable, str(script), root, f"redis://127.0.0.1:{port}/0", str(log), str(timeout)],
                                  stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.getcwd()})
         while crawl.poll() is None and documents(port) < 5:
             time.sleep(0.02)
         redis.kill()
         redis.wait()
         down_at = time.time()
-        closing = None
+        back_at = closing = stored = None
+        if restart_after is not None:
+            time.sleep(restart_after)
+            redis, _ = start_redis(workdir, port)
+            back_at = time.time()
         if sigterm_after is not None:
             time.sleep(sigterm_after)
             sent = time.monotonic()
@@ -149,16 +159,20 @@ def run(pages: int, delay: float, sigterm_after: float | None) -> dict:
             crawl.wait(300)
             closing = time.monotonic() - sent
         crawl.wait(900)
+        ended_at = time.time()
+        if back_at is not None:
+            stored = documents(port)
+        redis.kill()
+        redis.wait()
         site.shutdown()
         result = json.loads(log.read_text())
     times = result["times"]
-    before = [t for t in times if t < down_at]
-    during = [t for t in times if t >= down_at]
-    span = (max(during) - down_at) if during else 0.0
+    after = [t for t in times if back_at is not None and t >= back_at]
     return {
-        "items_before": len(before),
-        "items_during": len(during),
-        "items_per_min_during": round(60 * len(during) / span) if span else None,
+        "items_before": len([t for t in times if t < down_at]),
+        "end_seconds": round(ended_at - down_at, 1),
+        "resumed_seconds": round(min(after) - back_at, 2) if after else None,
+        "stored": stored,
         "close_seconds": round(closing, 2) if closing is not None else None,
         "stats": result["stats"],
     }
@@ -168,13 +182,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=300)
     parser.add_argument("--delay", type=float, default=0.01, help="seconds the site takes per page")
+    parser.add_argument("--timeout", type=float, default=10.0, help="NEARDUP_STORE_DOWN_TIMEOUT")
+    parser.add_argument("--restart-after", type=float, default=3.0, help="seconds Redis stays down in the second run")
     args = parser.parse_args()
-    to_end = run(args.pages, args.delay, None)
-    print(f"outage to the end: {to_end['items_during']} items during the outage, "
-          f"{to_end['items_per_min_during']} items/min; stats {to_end['stats']}")
-    stopped = run(args.pages * 10, args.delay, 5.0)
-    print(f"SIGTERM 5 s into the outage: closed in {stopped['close_seconds']} s "
-          f"({stopped['items_during']} items during the outage)")
+    gone = run(args.pages, args.delay, args.timeout)
+    stats = gone["stats"]
+    print(f"Redis gone for good: the crawl ended {gone['end_seconds']} s after the kill ({stats.get('finish_reason')}); "
+          f"{gone['items_before']} items before the kill, {stats.get('neardup/unchecked', 0)} passed unchecked; "
+          f"stats {stats}")
+    back = run(args.pages, args.delay, args.timeout, restart_after=args.restart_after)
+    stats = back["stats"]
+    print(f"Redis back after {args.restart_after} s: items went on {back['resumed_seconds']} s after the restart; "
+          f"{stats.get('neardup/unchecked', 0)} passed unchecked, {stats.get('neardup/store_waited', 0)} waited, "
+          f"{stats.get('neardup/unique', 0)} unique of {args.pages} stories, {back['stored']} stored "
+          f"({stats.get('finish_reason')}); stats {stats}")
+    stopped = run(args.pages * 10, args.delay, 60.0, sigterm_after=5.0)
+    print(f"SIGTERM 5 s into the outage (NEARDUP_STORE_DOWN_TIMEOUT 60 s): closed in {stopped['close_seconds']} s; "
+          f"{stopped['stats'].get('neardup/unchecked', 0)} passed unchecked")
 
 
 if __name__ == "__main__":

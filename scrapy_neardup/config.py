@@ -67,6 +67,7 @@ class NearDupConfig:
     methods: tuple = METHODS  # candidate indexes; verification decides either way
     text_out_field: str = ""  # item field that receives the body extracted from HTML; "" = off
     store_thread: bool | None = None  # None/False: store calls in the reactor thread
+    store_down_timeout: float = 60.0  # seconds items wait for a store that went down; then the crawl stops
     related: bool = False  # list the other stored stories sharing a long passage with each item
     related_field: str = "related"
 
@@ -339,6 +340,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_METHODS": _methods,
     "NEARDUP_TEXT_OUT_FIELD": _optional_name,
     "NEARDUP_STORE_THREAD": _bool,
+    "NEARDUP_STORE_DOWN_TIMEOUT": _seconds("stop at the first failure"),
     "NEARDUP_RELATED": _bool,
     "NEARDUP_RELATED_FIELD": _name,
 }

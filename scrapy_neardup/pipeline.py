@@ -24,9 +24,9 @@ from .passages import passages_of
 from .deferreds import maybe_await
 from .record import content_key
 from .reservations import Reservations, Waiting
-from .storecalls import StoreCalls, StoreDown
-from .stop import BAD_SETTING, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, stop_at_open
-from .stores import Store, StoreError, StoreFormatError, open_store, redact
+from .storecalls import StoreCalls
+from .stop import BAD_SETTING, STORE_DOWN, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, stop_at_open
+from .stores import Store, StoreError, StoreFormatError, StoreUnavailable, open_store, redact
 from .stores.base import StoreLost
 from .text import get_tokenizer
 from .workers import ERROR, NO_TEXT, TIMEOUT, Prepared, Preparer, WorkerPool, can_pickle_extractor
@@ -66,12 +66,12 @@ class _SharedStore:
     Two spiders on one LevelDB must use one store object: document ids come from it.
     """
 
-    def __init__(self, key: tuple[str, str], store: Store, threaded: bool | None = None):
+    def __init__(self, key: tuple[str, str], store: Store, threaded: bool | None = None, down_timeout: float = 60.0):
         self.key = key
         self.store = store
         self.users = 0
         self.waiting: Waiting = {}
-        self.calls = StoreCalls(store.describe(), bool(threaded))
+        self.calls = StoreCalls(store.describe(), bool(threaded), down_timeout)
 
 
 _SHARED: dict[tuple[str, str], _SharedStore] = {}
@@ -82,7 +82,7 @@ def _acquire_store(uri: str, namespace: str, recipe: Recipe, config: NearDupConf
     shared = _SHARED.get(key)
     if shared is None:
         store = open_store(uri, namespace, recipe, stores=config.stores, **config.store_options())
-        shared = _SharedStore(key, store, config.store_thread)
+        shared = _SharedStore(key, store, config.store_thread, config.store_down_timeout)
         _SHARED[key] = shared
     elif shared.store.recipe != recipe:
         raise StoreFormatError(
@@ -123,6 +123,8 @@ class NearDupPipeline:
         self._store_uri = ""
         self._told: set[Any] = set()
         self._stopping = False  # _stop_crawl was called
+        self._closing = False  # close_spider was called
+        self._unsettled: list[tuple[str, Verdict]] = []  # commits and releases that met an outage
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "NearDupPipeline | CrawlStopper":
@@ -220,7 +222,9 @@ class NearDupPipeline:
         if self._stopping:
             return
         self._stopping = True
-        engine = self.crawler.engine
+        engine = self._engine()
+        if engine is None:  # a pipeline opened by hand: no crawl to stop
+            return
         if hasattr(engine, "close_spider_async"):  # Scrapy >= 2.14
             from scrapy.utils.defer import deferred_from_coro
 
@@ -234,6 +238,8 @@ class NearDupPipeline:
         stop_at_open(self.crawler, reason)
 
     def close_spider(self, spider: Any = None) -> Any:
+        self._closing = True
+        self._retry_unsettled()  # one last try; what fails now is counted neardup/commit_error
         if self.pool is not None:
             self.pool.close()
             self.pool = None
@@ -265,9 +271,11 @@ class NearDupPipeline:
         extracted = get("neardup/extracted", 0)
         seconds = get("neardup/extract_seconds", 0.0)
         per_page = f", extraction {1000 * seconds / extracted:.1f} ms/page" if extracted else ""
-        logger.info(
+        unchecked = get("neardup/unchecked", 0)
+        logger.log(
+            logging.WARNING if unchecked else logging.INFO,
             "scrapy-neardup: %d items: %d unique, %d duplicates (%d dropped, %d tagged), %d short, "
-            "%d without text, %d too large, %d errors%s",
+            "%d without text, %d too large, %d errors, %d passed unchecked (store down or failing)%s",
             get("neardup/items", 0),
             get("neardup/unique", 0),
             get("neardup/duplicate", 0),
@@ -276,7 +284,8 @@ class NearDupPipeline:
             get("neardup/short", 0),
             get("neardup/no_text", 0),
             get("neardup/too_large", 0),
-            get("neardup/error", 0) + get("neardup/store_error", 0),
+            get("neardup/error", 0),
+            unchecked,
             per_page,
             extra={"spider": self.crawler.spider},
         )
@@ -368,23 +377,92 @@ class NearDupPipeline:
         return await self._lookup(adapter.item, key, prepared)
 
     async def _lookup(self, item: Any, key: str, prepared: Prepared) -> Verdict | None:
-        """Check-and-add; a new story is reserved at once, so its copies are caught."""
-        try:
-            check = self._shared.calls.run(self.detector.check_fingerprint, key, prepared.fingerprint, True)
-            verdict = await maybe_await(check)
-        except Exception as exc:  # a store that failed mid-crawl: the item passes, never unseen-dropped
-            self._inc("store_error")
-            if isinstance(exc, StoreDown):
-                self._inc("store_down")
-            self._once("store_error", logging.ERROR, "Store error, item %s passed unchecked: %s", key, exc)
-            if isinstance(exc, StoreLost):
-                self._stop_crawl("neardup_store_lost")
-            return None
+        """Check-and-add; a new story is reserved at once, so its copies are caught.
+
+        While the store is down the item waits and tries again (see :meth:`StoreCalls.wait_to_retry`):
+        a short outage (a restart, a failover) costs time, not reprints. Past
+        ``NEARDUP_STORE_DOWN_TIMEOUT`` the crawl stops, and the item passes unchecked, counted;
+        it is never dropped unseen.
+        """
+        calls = self._shared.calls
+        waited = False
+        while True:
+            try:
+                check = calls.run(self.detector.check_fingerprint, key, prepared.fingerprint, True)
+                verdict = await maybe_await(check)
+                break
+            except StoreUnavailable as exc:
+                if not isinstance(exc, StoreLost):
+                    if await calls.wait_to_retry(self._crawl_closing):
+                        waited = True
+                        continue
+                    return self._store_down(key, exc)
+                return self._store_error(key, exc)
+            except Exception as exc:
+                return self._store_error(key, exc)
+        if waited:
+            self._inc("store_waited")
+        if self._unsettled:
+            self._retry_unsettled()
         if verdict.status == SHORT:
             self._inc("short")
         elif verdict.stored:
             self.reservations.reserve(item, verdict)
         return verdict
+
+    def _store_error(self, key: str, exc: Exception) -> None:
+        """A store that failed on the item's check: it passes unchecked, counted."""
+        self._inc("unchecked")
+        self._inc("store_error")
+        self._once("store_error", logging.ERROR, "Store error, item %s passed unchecked: %s", key, exc)
+        if isinstance(exc, StoreLost):
+            self._stop_crawl("neardup_store_lost")
+
+    def _store_down(self, key: str, exc: Exception) -> None:
+        """The store stayed down past the bound (or the crawl is closing): the item passes
+        unchecked, counted, and the crawl stops."""
+        self._inc("unchecked")
+        self._inc("store_down")
+        calls = self._shared.calls
+        if calls.given_up and not self._stopping:
+            logger.error(
+                "scrapy-neardup: store %s has been down for %.1f s, NEARDUP_STORE_DOWN_TIMEOUT = %g s; the "
+                "crawl stops (%s). Items still in flight pass unchecked, counted neardup/unchecked: %s",
+                calls.describe,
+                calls.down_for(),
+                calls.down_timeout,
+                STORE_DOWN,
+                exc,
+                extra={"spider": self.crawler.spider},
+            )
+            self._stop_crawl(STORE_DOWN)
+        return None
+
+    def _crawl_closing(self) -> bool:
+        """The crawl is closing (stopped by this pipeline, Scrapy's shutdown, or the engine
+        closing the spider): items stop waiting for the store."""
+        if self._stopping or self._closing:
+            return True
+        engine = self._engine()
+        if engine is None:  # a pipeline opened by hand: nothing closes it but close_spider
+            return False
+        if not engine.running:  # Scrapy's shutdown (SIGTERM, Ctrl-C)
+            return True
+        slot = getattr(engine, "_slot", None) or getattr(engine, "slot", None)  # Scrapy >= 2.13, older
+        return getattr(slot, "closing", None) is not None
+
+    def _engine(self) -> Any:
+        """The crawl's engine; None for a pipeline opened by hand, outside a crawl."""
+        try:
+            return self.crawler.engine
+        except RuntimeError:  # Scrapy >= 2.19 before the crawl starts
+            return None
+
+    def _retry_unsettled(self) -> None:
+        """Commit or release again the documents whose call met an outage."""
+        unsettled, self._unsettled = self._unsettled, []
+        for action, verdict in unsettled:
+            self.reservations.retry(action, verdict)
 
     def _act(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> Any:
         if verdict.status == UNIQUE:
@@ -487,8 +565,13 @@ class NearDupPipeline:
             self._inc("released")
 
     def _store_failed(self, action: str, verdict: Verdict, exc: Exception) -> None:
+        """A commit or release that failed: one that met an outage is tried again once the store
+        answers (or at close); any other failure is counted."""
         if isinstance(exc, StoreLost):
             self._stop_crawl("neardup_store_lost")
+        elif isinstance(exc, StoreUnavailable) and not self._closing:
+            self._unsettled.append((action, verdict))
+            return
         self._inc("commit_error")
         self._once("commit_error", logging.ERROR, "Store error %s %s: %s", action, verdict.key, exc)
 

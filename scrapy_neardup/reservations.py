@@ -99,7 +99,17 @@ class Reservations:
             self.release(item)
         return left
 
+    def retry(self, action: str, verdict: Verdict) -> None:
+        """Commit or release again a document whose call failed (``action`` as ``on_error``
+        got it): the store was down, and answers again."""
+        self._call_store(self._commit if action == "committing" else self._release, action, verdict)
+
     def _settle_store(self, call: Callable[[Verdict], Any], action: str, verdict: Verdict, committed: bool) -> Verdict:
+        self._call_store(call, action, verdict)
+        self._resolve(verdict.doc_id, committed)
+        return verdict
+
+    def _call_store(self, call: Callable[[Verdict], Any], action: str, verdict: Verdict) -> None:
         try:
             done = call(verdict)
         except Exception as exc:
@@ -107,8 +117,6 @@ class Reservations:
         else:
             if isinstance(done, Deferred):  # a store called on its own thread
                 done.addErrback(lambda failure: self.on_error(action, verdict, failure.value))
-        self._resolve(verdict.doc_id, committed)
-        return verdict
 
     def _resolve(self, doc_id: int | None, committed: bool) -> None:
         for waiter in self.waiting.pop(doc_id, []):  # type: ignore[arg-type]

@@ -9,7 +9,9 @@ inline: handing each call to a thread would cost more than it does.
 Once a call finds the store unreachable (``StoreUnavailable``), the store is *down*: calls
 made meanwhile fail at once with :class:`StoreDown`, without waiting on the server, until a
 back-off has passed; then one call tries the store again. The back-off doubles after each
-failed try, up to :data:`MAX_BACKOFF` seconds.
+failed try, up to :data:`MAX_BACKOFF` seconds: short, since the crawl's items wait for the
+store (:meth:`StoreCalls.wait_to_retry`) and should go on soon after it answers again. An
+outage longer than ``down_timeout`` seconds is given up on: the caller stops the crawl.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["FIRST_BACKOFF", "MAX_BACKOFF", "StoreCalls", "StoreDown", "is_local"]
 
-FIRST_BACKOFF = 1.0  # seconds before the first new try once the store is down
-MAX_BACKOFF = 30.0
+FIRST_BACKOFF = 0.5  # seconds before the first new try once the store is down
+MAX_BACKOFF = 5.0
+WAKE_EVERY = 0.25  # seconds between two looks at whether a waiting caller should give up
 
 
 def is_local(store: Any) -> bool:
@@ -49,9 +52,16 @@ class StoreCalls:
     way a call fails with :class:`StoreDown` while the store is known to be down.
     """
 
-    def __init__(self, describe: str, threaded: bool, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        describe: str,
+        threaded: bool,
+        down_timeout: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.describe = describe
         self.threaded = threaded
+        self.down_timeout = down_timeout
         self.clock = clock
         self.outages = 0  # how often the store was found down
         self._retry_at: float | None = None  # while down: when the next call may try the store
@@ -74,6 +84,36 @@ class StoreCalls:
         """The store is known down and its back-off has not passed yet."""
         retry_at = self._retry_at
         return retry_at is not None and self.clock() < retry_at
+
+    def down_for(self) -> float:
+        """Seconds since the store was found down (0 while it answers)."""
+        return self.clock() - self._down_since if self._retry_at is not None else 0.0
+
+    @property
+    def given_up(self) -> bool:
+        """The store has been down for ``down_timeout`` seconds or more."""
+        return self._retry_at is not None and self.down_for() >= self.down_timeout
+
+    async def wait_to_retry(self, closing: Callable[[], bool] = lambda: False) -> bool:
+        """Wait until the store may be tried again: True then (or when another call found it
+        back meanwhile), False once the outage has lasted ``down_timeout`` seconds or
+        ``closing()`` says the crawl is closing, without waiting further."""
+        from twisted.internet import reactor
+        from twisted.internet.task import deferLater
+
+        from .deferreds import wait
+
+        while True:
+            retry_at = self._retry_at
+            if retry_at is None:
+                return True
+            if closing() or self.given_up:
+                return False
+            now = self.clock()
+            if now >= retry_at:
+                return True
+            left = min(retry_at, self._down_since + self.down_timeout) - now
+            await wait(deferLater(reactor, min(left, WAKE_EVERY), lambda: None))
 
     def run(self, function: Callable[..., Any], *args: Any) -> Any:
         """``function(*args)`` as a store call: its result, or a Deferred of it when threaded."""
@@ -111,12 +151,13 @@ class StoreCalls:
                 self._down_since = self.clock()
                 self._backoff = FIRST_BACKOFF
                 logger.error(
-                    "scrapy-neardup: store %s is down (%s); items pass unchecked (counted "
-                    "neardup/store_error) until it answers again, tried every %g-%g s",
+                    "scrapy-neardup: store %s is down (%s); items wait for it, tried again every "
+                    "%g-%g s, for up to %g s (NEARDUP_STORE_DOWN_TIMEOUT); then the crawl stops",
                     self.describe,
                     exc,
                     FIRST_BACKOFF,
                     MAX_BACKOFF,
+                    self.down_timeout,
                 )
             else:
                 self._backoff = min(MAX_BACKOFF, self._backoff * 2)
@@ -127,7 +168,7 @@ class StoreCalls:
             if self._retry_at is not None:
                 self._retry_at = None
                 logger.warning(
-                    "scrapy-neardup: store %s answers again after %.1f s; items are checked again",
+                    "scrapy-neardup: store %s answers again after %.1f s; the items that waited are checked",
                     self.describe,
                     self.clock() - self._down_since,
                 )

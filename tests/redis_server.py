@@ -62,10 +62,26 @@ class RedisServer:
 
         return redis.Redis(host="127.0.0.1", port=self.port, db=db, password=self.password)
 
+    def wait_for_documents(self, count: int, namespace: str = "default", timeout: float = 30) -> None:
+        """Wait until the store's namespace holds ``count`` documents (or ``timeout`` passes)."""
+        client = self.client()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and client.zcard(f"neardup:{{{namespace}}}:t") < count:
+            time.sleep(0.02)
+        client.close()
+
     def restart(self) -> None:
         """Kill the server, as a crash would, and start it again with the same options."""
+        self.kill()
+        self.start()
+
+    def kill(self) -> None:
+        """Kill the server as a crash would (SIGKILL); its files stay for :meth:`start`."""
         self.process.kill()
         self.process.wait(10)
+
+    def start(self) -> None:
+        """Start the killed server again with the same options and wait until it answers."""
         self.process = subprocess.Popen(self.args)
         deadline = time.monotonic() + 10
         while not _ping(self.port, self.password):

@@ -12,14 +12,16 @@ import time
 from urllib.parse import quote
 
 import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
 from news_corpus import ARTICLES
 from redis_server import free_port, start_redis
 from scrapy.settings import Settings
-from test_pipeline import make_pipeline
-from test_redis_crawl import Site, crawl, site_pages
+from test_pipeline import make_pipeline, neardup_stats
+from test_redis_crawl import Site, crawl, numbered_pages, site_pages
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector
 from scrapy_neardup.cli import main
+from scrapy_neardup.pipeline import NearDuplicateItem
 from scrapy_neardup.config import NearDupConfig
 from scrapy_neardup.stores import StoreError, open_store, redact
 from scrapy_neardup.stores.base import StoreLost
@@ -309,11 +311,7 @@ def test_a_crawl_stops_when_redis_comes_back_empty(tmp_path):
             return
         seen.append(path)
         if len(seen) == 3:
-            client = server.client()
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and client.zcard("neardup:{default}:t") < 2:
-                time.sleep(0.02)
-            client.close()
+            server.wait_for_documents(2)
             restarted.set()
             server.restart()
 
@@ -331,3 +329,93 @@ def test_a_crawl_stops_when_redis_comes_back_empty(tmp_path):
     assert len(kept) < len(ARTICLES)  # stopped before the end
     stats = json.loads((tmp_path / "restart.json").read_text())
     assert stats["neardup/unique"] >= 2 and stats["neardup/store_error"] >= 1
+
+
+def test_a_crawl_waits_for_redis_restarted_within_the_bound_and_checks_every_item(tmp_path):
+    """Redis is killed mid-crawl and started again 2 s later, with its data (appendonly, fsync
+    always): the items that met the outage wait for it and are checked; the crawl ends
+    normally with every story kept once, nothing passed unchecked, no reservation left."""
+    server = start_redis("--appendonly", "yes", "--appendfsync", "always")
+    killed, back = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def kill_and_restart(path: str) -> None:
+        if path == "/" or killed.is_set():
+            return
+        seen.append(path)
+        if len(seen) == 4:  # once the first stories are stored
+            server.wait_for_documents(2)
+            server.kill()
+            killed.set()
+            threading.Timer(2.0, lambda: (server.start(), back.set())).start()
+
+    pages = 40
+    site = Site(numbered_pages(pages), {}, on_get=kill_and_restart)
+    try:
+        run = crawl(tmp_path, "back", site.root, server.url(0), CONCURRENT_REQUESTS=1, NEARDUP_STORE_DOWN_TIMEOUT=60)
+        _, err = run.communicate(timeout=300)
+        assert back.wait(30) and run.returncode == 0, err[-3000:]
+        stats = json.loads((tmp_path / "back.json").read_text())
+        assert stats["finish_reason"] == "finished"
+        stories = len(ARTICLES)
+        assert stats["neardup/items"] == pages and stats["neardup/unique"] == stories
+        assert stats["neardup/duplicate"] == stats["neardup/dropped"] == pages - stories
+        assert stats.get("neardup/unchecked", 0) == 0 and stats["neardup/store_waited"] >= 1
+        assert "is down" in err and "answers again after" in err
+        kept = [json.loads(line)["url"] for line in (tmp_path / "back.jsonl").read_text().splitlines()]
+        assert len(kept) == stories
+        with open_store(server.url(0)) as store:
+            assert sorted(record.key for record in store.records()) == sorted(kept)
+            assert store.client.zcard(store.prefix + "p") == 0  # every reservation was committed
+    finally:
+        site.close()
+        server.stop()
+
+
+@deferred_f_from_coro_f
+async def test_a_commit_that_met_an_outage_is_made_once_redis_answers_again():
+    server = start_redis("--appendonly", "yes", "--appendfsync", "always")
+    try:
+        pipeline = make_pipeline(NEARDUP_STORE=server.url(), NEARDUP_NAMESPACE="outage", NEARDUP_REDIS_PARAMS={"retries": 0})
+        first = await pipeline.process_item({"url": "https://a.example/rail", "text": TEXT})
+        server.kill()
+        pipeline.item_scraped(first)  # its commit fails: the store is down
+        server.start()
+        # The next item waits for the back-off, is checked, and the commit is made after it.
+        other = await pipeline.process_item({"url": "https://b.example/rice", "text": OTHER})
+        pipeline.item_scraped(other)
+        with pytest.raises(NearDuplicateItem):
+            await pipeline.process_item({"url": "https://c.example/rail", "text": "转载：" + TEXT})
+        stats = neardup_stats(pipeline)
+        assert stats["neardup/store_waited"] == 1 and stats["neardup/unique"] == 2
+        assert "neardup/commit_error" not in stats and "neardup/unchecked" not in stats
+        pipeline.close_spider()
+        with open_store(server.url(), "outage") as store:
+            assert store.count() == 2 and store.client.zcard(store.prefix + "p") == 0
+    finally:
+        server.stop()
+
+
+@deferred_f_from_coro_f
+async def test_items_pass_unchecked_and_counted_once_redis_is_down_past_the_bound(caplog):
+    server = start_redis()
+    try:
+        pipeline = make_pipeline(NEARDUP_STORE=server.url(), NEARDUP_STORE_DOWN_TIMEOUT=0.5,
+                                 NEARDUP_REDIS_PARAMS={"retries": 0})
+        first = await pipeline.process_item({"url": "https://a.example/rail", "text": TEXT})
+        pipeline.item_scraped(first)
+        server.kill()
+        with caplog.at_level(logging.INFO, logger="scrapy_neardup"):
+            for n in range(3):  # the first waits out the bound; the store stays given up on
+                item = {"url": f"https://b.example/{n}", "text": "转载：" + TEXT}
+                assert await pipeline.process_item(item) is item
+            pipeline.close_spider()
+        stats = neardup_stats(pipeline)
+        assert stats["neardup/unchecked"] == stats["neardup/store_down"] == 3
+        assert "neardup/store_waited" not in stats and "neardup/store_error" not in stats
+        assert caplog.text.count("has been down for") == 1 and "NEARDUP_STORE_DOWN_TIMEOUT = 0.5 s" in caplog.text
+        summary = [r for r in caplog.records if " items: " in r.getMessage()]
+        assert len(summary) == 1 and summary[0].levelno == logging.WARNING
+        assert "3 passed unchecked" in summary[0].getMessage()
+    finally:
+        server.stop()

@@ -105,3 +105,22 @@ async def test_calls_on_the_store_thread_keep_their_order_and_fail_fast_once_dow
     assert outcomes == ["StoreUnavailable"] + ["StoreDown"] * 4  # queued calls did not wait on the server
     assert order == list(range(21))
     await wait(calls.close(store.close))
+
+
+@deferred_f_from_coro_f
+async def test_a_waiting_caller_is_told_to_retry_after_the_back_off_and_to_give_up_past_the_bound(server):
+    store = open_store(server.url(0), redis_params={"retries": 0})
+    clock = Clock()
+    calls = StoreCalls(store.describe(), threaded=False, down_timeout=10.0, clock=clock)
+    assert await calls.wait_to_retry() is True and not calls.given_up  # not down: no wait
+    server.process.kill()
+    server.process.wait()
+    with pytest.raises(StoreUnavailable):
+        calls.run(store.count)
+    assert await calls.wait_to_retry(closing=lambda: True) is False  # the crawl is closing
+    clock.now += FIRST_BACKOFF
+    assert await calls.wait_to_retry() is True  # the back-off has passed: try again
+    clock.now += 10.0
+    assert calls.given_up and calls.down_for() == 10.0 + FIRST_BACKOFF
+    assert await calls.wait_to_retry() is False
+    store.close()
