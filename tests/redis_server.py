@@ -98,12 +98,13 @@ class RedisServer:
 
 def redis_binary() -> str:
     """The redis-server path, or skip (fail when NEARDUP_REQUIRE_REDIS=1)."""
-    binary = shutil.which("redis-server")
+    return _binary("redis-server", "the Redis store tests need a real server")
+
+
+def _binary(name: str, need: str) -> str:
+    binary = shutil.which(name)
     if binary is None:
-        reason = (
-            "redis-server is not installed (apt-get install redis-server); "
-            "the Redis store tests need a real server"
-        )
+        reason = f"{name} is not installed (apt-get install {name}); {need}"
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{reason}, and {REQUIRE_ENV}=1 requires them to run", pytrace=False)
         pytest.skip(reason)
@@ -144,6 +145,94 @@ def start_redis(
                 last_log = handle.read()[-2000:]
         server.stop()  # the port was taken meanwhile, or the server failed: try another
     raise RuntimeError(f"redis-server did not start after {attempts} attempts; its log:\n{last_log}")
+
+
+def sentinel_binary() -> str:
+    """The redis-sentinel path, or skip (fail when NEARDUP_REQUIRE_REDIS=1)."""
+    return _binary("redis-sentinel", "the failover tests need real sentinels")
+
+
+@dataclass
+class SentinelGroup:
+    """A primary, its replica, and one sentinel watching them as ``service``; ``url(db)``
+    gives a ``redis+sentinel://`` store URI for them."""
+
+    primary: RedisServer
+    replica: RedisServer
+    port: int
+    process: subprocess.Popen
+    workdir: str
+    service: str = "neardup"
+
+    def url(self, db: int = 0) -> str:
+        password = self.primary.password
+        auth = f":{quote(password, safe='')}@" if password else ""
+        return f"redis+sentinel://{auth}127.0.0.1:{self.port}/{self.service}/{db}"
+
+    def primary_port(self) -> int:
+        """The port of the server the sentinel names as the primary now."""
+        import redis
+
+        with redis.Redis(host="127.0.0.1", port=self.port) as sentinel:
+            return int(sentinel.sentinel_get_master_addr_by_name(self.service)[1])
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        self.primary.stop()
+        self.replica.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _until(condition, what: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} within {timeout} s"
+        time.sleep(0.05)
+
+
+def start_sentinel_group(password: str | None = None, down_after_ms: int = 500, failover_timeout_ms: int = 2000) -> SentinelGroup:
+    """Start a primary, a replica of it and a sentinel that promotes the replica
+    ``down_after_ms`` after the primary stops answering; return once the sentinel knows both."""
+    import redis
+
+    binary = sentinel_binary()
+    auth = ["--masterauth", password] if password else []
+    primary = start_redis(*auth, password=password)
+    replica = start_redis("--replicaof", "127.0.0.1", str(primary.port), *auth, password=password)
+    port, workdir = free_port(), tempfile.mkdtemp(prefix="neardup-sentinel-")
+    config = os.path.join(workdir, "sentinel.conf")
+    lines = [
+        f"port {port}", "bind 127.0.0.1", f"dir {workdir}", f"logfile {os.path.join(workdir, 'sentinel.log')}",
+        f"sentinel monitor neardup 127.0.0.1 {primary.port} 1",
+        f"sentinel down-after-milliseconds neardup {down_after_ms}",
+        f"sentinel failover-timeout neardup {failover_timeout_ms}",
+    ]
+    if password:
+        lines.append(f'sentinel auth-pass neardup "{password}"')
+    with open(config, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    group = SentinelGroup(primary, replica, port, subprocess.Popen([binary, config]), workdir)
+    try:
+        replica_client = replica.client()
+        _until(lambda: replica_client.info("replication").get("master_link_status") == "up", "the replica did not sync")
+        replica_client.close()
+        sentinel = redis.Redis(host="127.0.0.1", port=port)
+
+        def knows_the_replica() -> bool:
+            try:
+                found = sentinel.sentinel_slaves("neardup")
+            except redis.RedisError:
+                return False
+            return any(int(r["port"]) == replica.port and "s_down" not in r["flags"] for r in found)
+
+        _until(knows_the_replica, "the sentinel did not find the replica")
+        sentinel.close()
+    except BaseException:
+        group.stop()
+        raise
+    return group
 
 
 @pytest.fixture(scope="session")

@@ -75,6 +75,9 @@ def secured():
         ("redis://h/0?password=s3cr@t", "redis://***"),
         ("redis://h/0?password=s3cr#t", "redis://h/0?password=***#***"),
         ("redis://h:6379/0", "redis://h:6379/0"),
+        ("redis+sentinel://:s3cr%23t@h1:26379,h2:26380/mymaster/0", "redis+sentinel://:***@h1:26379,h2:26380/mymaster/0"),
+        ("redis+sentinel://default:s3cr@h1,h2/mymaster", "redis+sentinel://default:***@h1,h2/mymaster"),
+        ("redis+sentinel://:s3cr#t/x?y@z%@h1:26379,h2:26380/m", "redis+sentinel://:***@h1:26379,h2:26380/m"),
         ("leveldb:///data/a@b", "leveldb:///data/a@b"),
         ("/data/neardup", "/data/neardup"),
     ],
@@ -116,6 +119,7 @@ def test_a_wrong_password_in_any_form_is_not_shown(secured, capsys):
         f"redis://:{SECRET}@127.0.0.1:{{port}}/0",
         f"redis://default:{SECRET}@127.0.0.1:{{port}}/0",
         f"redis://127.0.0.1:{{port}}/0?password={SECRET}",
+        f"redis+sentinel://:{SECRET}@127.0.0.1:{{port}}/neardup/0",
     ],
 )
 def test_a_password_not_percent_encoded_is_refused_and_not_shown(secured, capsys, uri):

@@ -77,6 +77,7 @@ STORES_BASE: dict[str, str] = {
     "redis": "scrapy_neardup.stores.redis.RedisStore",
     "rediss": "scrapy_neardup.stores.redis.RedisStore",
     "unix": "scrapy_neardup.stores.redis.RedisStore",
+    "redis+sentinel": "scrapy_neardup.stores.redis.RedisStore",
 }
 
 

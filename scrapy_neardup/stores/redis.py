@@ -35,6 +35,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ReadOnlyError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
+from redis.sentinel import MasterNotFoundError
 
 from ..fingerprint import Recipe
 from ..record import _HEAD, PENDING, DocRecord
@@ -52,6 +53,7 @@ from .base import (
     encode_meta,
     sentence_bucket,
 )
+from .sentinel import is_sentinel, parse_sentinel_uri, sentinel_client
 
 T = TypeVar("T")
 
@@ -109,6 +111,8 @@ def get_redis(uri: str, params: dict[str, Any] | None = None) -> redis.Redis:
         errors.append(RedisTimeoutError)
     params.setdefault("retry_on_error", errors)
     params["decode_responses"] = False  # records and bucket names are bytes
+    if is_sentinel(uri):
+        return sentinel_client(uri, params)
     return redis.Redis.from_url(uri, **params)
 
 
@@ -131,7 +135,10 @@ def _scrub(text: str, secrets: list[str]) -> str:
 
 
 def _address(uri: str) -> str:
-    """host:port, or the socket path, that ``uri`` connects to (as redis-py reads it)."""
+    """host:port, or the socket path, that ``uri`` connects to (as redis-py reads it); the
+    sentinels and service of a ``redis+sentinel://`` URI."""
+    if is_sentinel(uri):
+        return parse_sentinel_uri(uri).address()
     options = parse_url(uri)
     return options.get("path") or f"{options.get('host', 'localhost')}:{options.get('port', 6379)}"
 
@@ -142,6 +149,7 @@ _CAUSES: list[tuple[type[BaseException], str]] = [
     (NoPermissionError, "the user lacks a permission the store needs at {address} ({said})"),
     (BusyLoadingError, "{address} is still loading its data after a restart; try again when it is done"),
     (ReadOnlyError, "{address} is a read-only replica: point the URI at the primary ({said})"),
+    (MasterNotFoundError, "{address} name no primary that answers ({said})"),
     (OutOfMemoryError, "{address} is full (maxmemory reached): raise maxmemory or purge old documents ({said})"),
     (socket.gaierror, "unknown host {host!r} ({said})"),
     (ConnectionRefusedError, "connection refused by {address}: no Redis server listens there"),
@@ -272,7 +280,7 @@ class RedisStore(Store):
             )
         self._params = {**DEFAULT_PARAMS, **(redis_params or {})}
         try:
-            parse_url(uri)
+            parse_sentinel_uri(uri) if is_sentinel(uri) else parse_url(uri)
         except ValueError as exc:
             raise StoreUnavailable(f"bad Redis store URI {redact(uri)}: {_scrub(str(exc), self._secrets)}") from exc
         try:
