@@ -9,7 +9,9 @@ appendonly and fsync always, so a restart keeps the data), which is killed once 
 5 documents. Three runs: Redis never comes back (seconds from the kill to the crawl's end, items
 passed unchecked); Redis started again ``--restart-after`` seconds later (seconds from the
 restart to the next item, items passed unchecked, stories stored twice); SIGTERM 5 s into an
-outage (seconds from the signal to exit).
+outage (seconds from the signal to exit). With ``redis-sentinel`` on PATH, a fourth run crawls a
+``redis+sentinel://`` store whose primary is killed (seconds until the replica is promoted and
+items go on, items passed unchecked, stories stored twice).
 """
 
 from __future__ import annotations
@@ -132,16 +134,22 @@ def serve(pages: int, delay: float) -> ThreadingHTTPServer:
     return server
 
 
+def start_crawl(workdir: str, site: ThreadingHTTPServer, store: str, timeout: float) -> tuple[subprocess.Popen, Path]:
+    """The crawl process over ``site`` on ``store``, and the file its times and stats go to."""
+    script, log = Path(workdir) / "crawl.py", Path(workdir) / "log.json"
+    script.write_text(CRAWL)
+    root = f"http://127.0.0.1:{site.server_address[1]}"
+    crawl = subprocess.Popen([sys.executable, str(script), root, store, str(log), str(timeout)],
+                             stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    return crawl, log
+
+
 def run(pages: int, delay: float, timeout: float, restart_after: float | None = None,
         sigterm_after: float | None = None) -> dict:
     with tempfile.TemporaryDirectory() as workdir:
         redis, port = start_redis(workdir)
         site = serve(pages, delay)
-        script, log = Path(workdir) / "crawl.py", Path(workdir) / "log.json"
-        script.write_text(CRAWL)
-        root = f"http://127.0.0.1:{site.server_address[1]}"
-        crawl = subprocess.Popen([sys.executable, str(script), root, f"redis://127.0.0.1:{port}/0", str(log), str(timeout)],
-                                 stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.getcwd()})
+        crawl, log = start_crawl(workdir, site, f"redis://127.0.0.1:{port}/0", timeout)
         while crawl.poll() is None and documents(port) < 5:
             time.sleep(0.02)
         redis.kill()
@@ -178,6 +186,41 @@ def run(pages: int, delay: float, timeout: float, restart_after: float | None = 
     }
 
 
+def run_failover(pages: int, delay: float, timeout: float) -> dict:
+    """The primary of a Sentinel group killed mid-crawl (the tests' fixture starts the group:
+    primary, replica, one sentinel with down-after-milliseconds 500)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from redis_server import start_sentinel_group
+
+    group = start_sentinel_group()
+    site = serve(pages, delay)
+    try:
+        with tempfile.TemporaryDirectory() as workdir:
+            crawl, log = start_crawl(workdir, site, group.url(0), timeout)
+            while crawl.poll() is None and documents(group.primary.port) < 5:
+                time.sleep(0.02)
+            with group.primary.client() as primary:
+                primary.wait(1, 5000)  # the replica has every write
+            group.primary.kill()
+            down_at = time.time()
+            while group.primary_port() != group.replica.port:
+                time.sleep(0.01)
+            promoted_at = time.time()
+            crawl.wait(900)
+            result = json.loads(log.read_text())
+        stored = documents(group.replica.port)
+    finally:
+        site.shutdown()
+        group.stop()
+    after = [t for t in result["times"] if t >= down_at]
+    return {
+        "promoted_seconds": round(promoted_at - down_at, 2),
+        "resumed_seconds": round(min(after) - down_at, 2) if after else None,
+        "stored": stored,
+        "stats": result["stats"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=300)
@@ -196,6 +239,15 @@ def main() -> None:
           f"{stats.get('neardup/unchecked', 0)} passed unchecked, {stats.get('neardup/store_waited', 0)} waited, "
           f"{stats.get('neardup/unique', 0)} unique of {args.pages} stories, {back['stored']} stored "
           f"({stats.get('finish_reason')}); stats {stats}")
+    if shutil.which("redis-sentinel"):
+        failover = run_failover(args.pages, args.delay, args.timeout)
+        stats = failover["stats"]
+        print(f"Sentinel failover: replica promoted {failover['promoted_seconds']} s after the primary was killed, "
+              f"items went on {failover['resumed_seconds']} s after the kill; {stats.get('neardup/unchecked', 0)} "
+              f"passed unchecked, {stats.get('neardup/store_waited', 0)} waited, {stats.get('neardup/unique', 0)} unique "
+              f"of {args.pages} stories, {failover['stored']} stored ({stats.get('finish_reason')}); stats {stats}")
+    else:
+        print("Sentinel failover: skipped, redis-sentinel is not installed")
     stopped = run(args.pages * 10, args.delay, 60.0, sigterm_after=5.0)
     print(f"SIGTERM 5 s into the outage (NEARDUP_STORE_DOWN_TIMEOUT 60 s): closed in {stopped['close_seconds']} s; "
           f"{stopped['stats'].get('neardup/unchecked', 0)} passed unchecked")
