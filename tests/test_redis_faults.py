@@ -335,7 +335,8 @@ def test_a_crawl_stops_when_redis_comes_back_empty(tmp_path):
     assert stats["neardup/unique"] >= 2 and stats["neardup/store_error"] >= 1
 
 
-def test_a_crawl_waits_for_redis_restarted_within_the_bound_and_checks_every_item(tmp_path):
+@pytest.mark.parametrize("store_thread", [False, True], ids=["inline", "store thread"])
+def test_a_crawl_waits_for_redis_restarted_within_the_bound_and_checks_every_item(tmp_path, store_thread):
     """Redis is killed mid-crawl and started again 2 s later, with its data (appendonly, fsync
     always): the items that met the outage wait for it and are checked; the crawl ends
     normally with every story kept once, nothing passed unchecked, no reservation left."""
@@ -356,7 +357,8 @@ def test_a_crawl_waits_for_redis_restarted_within_the_bound_and_checks_every_ite
     pages = 40
     site = Site(numbered_pages(pages), {}, on_get=kill_and_restart)
     try:
-        run = crawl(tmp_path, "back", site.root, server.url(0), CONCURRENT_REQUESTS=1, NEARDUP_STORE_DOWN_TIMEOUT=60)
+        run = crawl(tmp_path, "back", site.root, server.url(0), CONCURRENT_REQUESTS=1, NEARDUP_STORE_DOWN_TIMEOUT=60,
+                    NEARDUP_STORE_THREAD=store_thread)
         _, err = run.communicate(timeout=300)
         assert back.wait(30) and run.returncode == 0, err[-3000:]
         stats = json.loads((tmp_path / "back.json").read_text())
