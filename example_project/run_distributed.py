@@ -53,9 +53,11 @@ def push_start_pages(redis_url: str, urls: list[str]) -> None:
         client.close()
 
 
-def start_crawl(number: int, base_url: str, redis_url: str, namespace: str, neardup: bool, log_level: str) -> tuple[Any, str]:
-    """One ``scrapy crawl`` process; returns it and the folder it writes to."""
-    folder = os.path.join("output", "distributed", str(number))
+def start_crawl(
+    folder: str, base_url: str, redis_url: str, namespace: str, neardup: bool, log_level: str, *settings: str
+) -> Any:
+    """One ``scrapy crawl`` process writing its feed, stats and log to ``folder``; ``settings``
+    are more ``NAME=VALUE`` settings."""
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
     command = [
@@ -69,10 +71,12 @@ def start_crawl(number: int, base_url: str, redis_url: str, namespace: str, near
         "-s", f"NEARDUP_ENABLED={int(neardup)}",
         "-s", f"LOG_LEVEL={log_level}",
     ]
+    for setting in settings:
+        command += ["-s", setting]
     env = dict(os.environ, SCRAPY_SETTINGS_MODULE="example.settings_distributed")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [HERE, env.get("PYTHONPATH")]))
     log = open(os.path.join(folder, "crawl.log"), "w", encoding="utf-8")
-    return subprocess.Popen(command, cwd=HERE, env=env, stdout=log, stderr=subprocess.STDOUT), folder
+    return subprocess.Popen(command, cwd=HERE, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
 def read_folder(folder: str) -> tuple[list[dict], dict]:
@@ -113,11 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     push_start_pages(args.redis_url, [base_url] + [base_url.rstrip("/") + path for path in world.start_paths])
     started = time.monotonic()
     try:
+        folders = [os.path.join("output", "distributed", str(n)) for n in range(1, args.processes + 1)]
         crawls = [
-            start_crawl(n, base_url, args.redis_url, args.namespace, not args.no_neardup, args.log_level)
-            for n in range(1, args.processes + 1)
+            start_crawl(folder, base_url, args.redis_url, args.namespace, not args.no_neardup, args.log_level)
+            for folder in folders
         ]
-        codes = [process.wait() for process, _ in crawls]
+        codes = [process.wait() for process in crawls]
     finally:
         server.shutdown()
         server.server_close()
@@ -126,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     kept: list[dict] = []
     total: dict[str, int] = {}
     ok = True
-    for (process, folder), code in zip(crawls, codes):
+    for folder, code in zip(folders, codes):
         items, stats = read_folder(folder)
         kept.extend(items)
         for name in SUMMED:

@@ -23,8 +23,7 @@ DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"
 # deletes them under the others' feet (pages lost or fetched again). run_distributed.py clears
 # them before a crawl instead.
 SCHEDULER_PERSIST = True
-REDIS_START_URLS_BATCH_SIZE = 1  # each process takes one start page at a time, so all start at once
-MAX_IDLE_TIME_BEFORE_CLOSE = 5  # seconds a process waits on an empty queue before it closes
+MAX_IDLE_TIME_BEFORE_CLOSE = 5  # seconds a process waits without work before it closes
 
 # Each process writes its own feed and table (run_distributed.py gives -O per process).
 FEEDS = {}

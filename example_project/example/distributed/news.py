@@ -8,6 +8,7 @@ import time
 from typing import Any, AsyncIterator
 
 import scrapy
+from scrapy.exceptions import DontCloseSpider
 from scrapy_redis.spiders import RedisMixin
 
 from example.spiders.news import NewsSpider
@@ -21,13 +22,29 @@ class DistributedNewsSpider(RedisMixin, NewsSpider):
     """
 
     name = "news_distributed"
+    redis_batch_size = 1  # start pages taken one at a time, so that every process gets some
+    idle_since: float | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "DistributedNewsSpider":
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.setup_redis(crawler)
-        spider.spider_idle_start_time = int(time.time())  # scrapy-redis sets it once, at import
         return spider
+
+    def parse(self, response: Any, **kwargs: Any) -> Any:
+        self.idle_since = None
+        yield from super().parse(response, **kwargs)
+
+    def spider_idle(self) -> None:
+        """Close after ``MAX_IDLE_TIME_BEFORE_CLOSE`` seconds without work, counted from this
+        process's last page (scrapy-redis counts from its import, so a process whose start-up
+        took that long closed before its first page)."""
+        self.schedule_next_requests()
+        now = time.monotonic()
+        if self.idle_since is None:
+            self.idle_since = now
+        if not self.max_idle_time or now - self.idle_since < self.max_idle_time:
+            raise DontCloseSpider
 
     async def start(self) -> AsyncIterator[Any]:
         """Scrapy 2.13+ starts from ``start()``, which by default reads ``start_urls``: read
