@@ -182,7 +182,7 @@ class Detector:
             self.store.remove(reservation.doc_id)
         return self._verdict(key, fp, reservation, match)
 
-    def check_many(self, documents: list[tuple[str, Fingerprint]]) -> list[Verdict]:
+    def check_many(self, documents: list[tuple[str, Fingerprint]], reserve: bool = False) -> list[Verdict]:
         """Verdicts of several documents in arrival order, as :meth:`check_fingerprint` of
         each in turn would give them.
 
@@ -193,12 +193,15 @@ class Detector:
         difference remains: until then such a duplicate counts toward the boilerplate limit of
         the sentences it was filed under, so near that limit a sentence can stop being a key a
         few documents sooner (candidates change, verification does not). Other stores check
-        one by one.
+        one by one. ``reserve`` files new stories as pending, as :meth:`check` does.
         """
-        return self.start_many(documents)()
+        return self.start_many(documents, reserve=reserve)()
 
     def start_many(
-        self, documents: list[tuple[str, Fingerprint]], passages: list[Passages] | None = None
+        self,
+        documents: list[tuple[str, Fingerprint]],
+        passages: list[Passages] | None = None,
+        reserve: bool = False,
     ) -> Callable[[], list[Verdict]]:
         """:meth:`check_many` in two steps: hand the batch to the store, and (calling the
         function returned) read the store's answer and verify. A server store (Redis) works on
@@ -208,7 +211,7 @@ class Detector:
         its related stories (:meth:`add_related`).
         """
         if not self.store.files_before_verifying:
-            verdicts = [self.check_fingerprint(key, fp) for key, fp in documents]
+            verdicts = [self.check_fingerprint(key, fp, reserve) for key, fp in documents]
             if passages is not None:
                 self.add_related(verdicts, passages)
             return lambda: verdicts
@@ -218,7 +221,7 @@ class Detector:
             if fp.chars < self.thresholds.min_chars:
                 shown[index] = Verdict(key, SHORT, chars=fp.chars)
             else:
-                asked.append((index, *self._ask(key, fp, False)))
+                asked.append((index, *self._ask(key, fp, reserve)))
         receive = self.store.start_check_and_add_many([a[2] for a in asked], [a[1] for a in asked])
 
         def finish() -> list[Verdict]:

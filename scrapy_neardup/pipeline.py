@@ -17,6 +17,7 @@ from scrapy import signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 
+from .checkbatch import CheckBatcher
 from .config import NearDupConfig, typos
 from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
@@ -24,7 +25,7 @@ from .passages import passages_of
 from .deferreds import maybe_await
 from .record import content_key
 from .reservations import Reservations, Waiting
-from .storecalls import StoreCalls
+from .storecalls import StoreCalls, is_local
 from .stop import BAD_SETTING, STORE_DOWN, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, stop_at_open
 from .stores import Store, StoreError, StoreFormatError, StoreUnavailable, open_store, redact
 from .stores.base import StoreLost
@@ -119,6 +120,7 @@ class NearDupPipeline:
         self.preparer: Preparer | None = None
         self.pool: WorkerPool | None = None
         self.reservations: Reservations | None = None
+        self._checks: CheckBatcher | None = None  # with a server store
         self._shared: _SharedStore | None = None
         self._store_uri = ""
         self._told: set[Any] = set()
@@ -189,6 +191,8 @@ class NearDupPipeline:
             except StoreError as exc:
                 self._once("purge", logging.WARNING, "Could not purge old documents: %s", exc)
         calls = self._shared.calls
+        if not is_local(self._shared.store):  # a server store: one round trip per batch of checks
+            self._checks = CheckBatcher(lambda documents: calls.run(self.detector.check_many, documents, True))
         self.reservations = Reservations(
             lambda verdict: calls.run(self.detector.commit, verdict),
             lambda verdict: calls.run(self.detector.release, verdict),
@@ -253,6 +257,8 @@ class NearDupPipeline:
                 self.config.key_field,
                 extra={"spider": self.crawler.spider},
             )
+        if self._checks is not None:
+            self._inc("check_round_trips", self._checks.batches)
         closing = None
         if self._shared is not None:
             closing = _release_store(self._shared)
@@ -388,7 +394,10 @@ class NearDupPipeline:
         waited = False
         while True:
             try:
-                check = calls.run(self.detector.check_fingerprint, key, prepared.fingerprint, True)
+                if self._checks is not None:
+                    check = self._checks.check(key, prepared.fingerprint)
+                else:
+                    check = calls.run(self.detector.check_fingerprint, key, prepared.fingerprint, True)
                 verdict = await maybe_await(check)
                 break
             except StoreUnavailable as exc:
