@@ -101,8 +101,10 @@ def run(world: Any, base_url: str, last_served: Any, redis_url: str, neardup: bo
     where = str(args.logs) if args.logs else tmp
     folders = [os.path.join(where, f"{'with' if neardup else 'without'}-{n}") for n in range(1, args.processes + 1)]
     settings = [f"CONCURRENT_REQUESTS={args.concurrency}"]
-    if args.workers is not None:
+    if neardup and args.workers is not None:
         settings.append(f"NEARDUP_WORKERS={args.workers}")
+    if neardup:
+        settings += args.set
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     processes = [start_crawl(f, base_url, redis_url, "bench", neardup, "INFO", *settings) for f in folders]
@@ -134,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.3, help="seconds the server waits before each page")
     parser.add_argument("--concurrency", type=int, default=8, help="CONCURRENT_REQUESTS of each process (default 8)")
     parser.add_argument("--workers", type=int, help="NEARDUP_WORKERS (default: the pipeline's default)")
+    parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="another setting for the crawls with the pipeline (repeatable)")
     parser.add_argument("--stories", type=int, help="use only the first N stories (a quick run)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--logs", type=Path, help="keep each process's crawl.log, feed and stats in this folder")
