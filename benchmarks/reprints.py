@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import random
 import re
 import sys
@@ -103,9 +104,10 @@ PROMOS = [
 ]
 QUOTE_FRAMES = ["正如有关报道所说：“{q}”", "有媒体此前报道，{q}", "{q}", "据报道，“{q}”"]
 
-# Reprint transformations and how often each is drawn. ``cut75`` and ``cut90`` exclude each
-# other; ``period`` (。 written as an ASCII full stop, as some sites do) is rarer.
+# Reprint transformations and how often each is drawn. ``cut75``, ``cut90`` and ``excerpt``
+# exclude each other; ``period`` (。 written as an ASCII full stop, as some sites do) is rarer.
 TRANSFORMS = {
+    "excerpt": 0.15,
     "banner": 0.45,
     "editor": 0.40,
     "edits": 0.35,
@@ -119,6 +121,8 @@ TRANSFORMS = {
     "spaces": 0.30,
 }
 VERBATIM_SHARE = 0.10  # reprints with no change but the reprinting site's disclaimer
+EXCERPT_SHARE = (0.6, 0.75)  # share of the paragraphs an excerpt keeps
+EXCERPT_MIN_PARAGRAPHS = 3  # fewer cannot be cut to that share
 
 # Script conversions (OpenCC configurations). Hong Kong and Taiwan sites publish and reprint
 # in Traditional script (s2hk, s2twp with Taiwan's vocabulary, plain s2t), mainland sites
@@ -349,22 +353,36 @@ def _editor(paragraphs: list[str], rng: random.Random) -> list[str]:
     return paragraphs + [line]
 
 
-def _reprint(story: _Story, site: tuple, rng: random.Random, pool: str) -> tuple[str, tuple[str, ...]]:
+def _excerpt(paragraphs: list[str], rng: random.Random, source: str, title: str) -> list[str]:
+    """60-75% of the paragraphs, in their order, under a source line naming the original."""
+    low, high = math.ceil(EXCERPT_SHARE[0] * len(paragraphs)), math.floor(EXCERPT_SHARE[1] * len(paragraphs))
+    kept = sorted(rng.sample(range(len(paragraphs)), rng.randint(low, max(low, high))))
+    line = f"来源：{source}  原标题：{title}" if title else f"来源：{source}"
+    return [line] + [paragraphs[i] for i in kept]
+
+
+def _reprint(story: _Story, home: tuple, site: tuple, rng: random.Random, pool: str) -> tuple[str, tuple[str, ...]]:
     paragraphs = story.body.split("\n")
     if rng.random() < VERBATIM_SHARE:
         chosen: list[str] = []
     else:
         chosen = [name for name, p in TRANSFORMS.items() if rng.random() < p]
-        if "cut75" in chosen and "cut90" in chosen:
-            chosen.remove(rng.choice(("cut75", "cut90")))
+        possible = [t for t in TRANSFORMS if t != "excerpt" or len(paragraphs) >= EXCERPT_MIN_PARAGRAPHS]
+        chosen = [t for t in chosen if t in possible]
+        cuts = [t for t in ("excerpt", "cut90", "cut75") if t in chosen]
+        if len(cuts) > 1:
+            kept = rng.choice(cuts)
+            chosen = [t for t in chosen if t not in cuts or t == kept]
         if not chosen:
-            chosen = [rng.choice(list(TRANSFORMS))]
+            chosen = [rng.choice(possible)]
     name = site[1]
     # the order a reprinting site works in: cut the copy, edit it, dress it, re-typeset it
-    for t in ("cut90", "cut75", "edits", "merge", "split", "promo", "banner", "editor", "width", "period", "spaces"):
+    for t in ("excerpt", "cut90", "cut75", "edits", "merge", "split", "promo", "banner", "editor", "width", "period", "spaces"):
         if t not in chosen:
             continue
-        if t == "cut90":
+        if t == "excerpt":
+            paragraphs = _excerpt(paragraphs, rng, home[1], story.title)
+        elif t == "cut90":
             paragraphs = transforms.cut_near_end(paragraphs, 0.9)
         elif t == "cut75":
             paragraphs = transforms.cut_near_end(paragraphs, 0.75)
@@ -466,7 +484,7 @@ def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED, scri
             continue
         for copy in range(1, rng.randint(*REPRINTS) + 1):
             site = rng.choice([s for s in SITES if s[0] != home[0]])
-            text, applied = _reprint(story, site, rng, pool)
+            text, applied = _reprint(story, home, site, rng, pool)
             text, converted = conversions.reprint(text, script)
             applied += converted
             docs.append(

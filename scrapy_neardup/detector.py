@@ -49,8 +49,10 @@ class Thresholds:
     Two articles sharing a disclaimer or a quoted sentence share a small part of either.
     Reprints also add lines of their own (banner, editor, promotion): ``allowance`` content
     characters of the smaller text, at most a fifth of it, may be such additions. The
-    Jaccard floor keeps a roundup that contains a whole stored article from being dropped, and
-    a short article that a long shared disclaimer dilutes.
+    Jaccard floor keeps a roundup that contains a whole stored article from being dropped.
+    A text that is itself the smaller one, contained in a stored text, adds nothing of its
+    own: an excerpt (some of the paragraphs under a source line) or a cut copy. Its floor is
+    the lower ``excerpt_jaccard``: a part of a stored story, not a story told around it.
     """
 
     containment: float = 0.7
@@ -60,9 +62,10 @@ class Thresholds:
     short_chars: int = 200  # below this, the stricter thresholds apply
     short_containment: float = 0.85
     short_jaccard: float = 0.4
+    excerpt_jaccard: float = 0.25
 
     def __post_init__(self) -> None:
-        for name in ("containment", "jaccard", "short_containment", "short_jaccard"):
+        for name in ("containment", "jaccard", "short_containment", "short_jaccard", "excerpt_jaccard"):
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise ValueError(f"threshold {name} must be in (0, 1], got {value}")
@@ -71,13 +74,16 @@ class Thresholds:
         if self.allowance < 0:
             raise ValueError(f"allowance must not be negative, got {self.allowance}")
 
-    def accepts(self, jaccard: float, containment: float, smaller_chars: int) -> bool:
-        """``containment`` is the share of the smaller text's shingles found in the other."""
+    def accepts(self, jaccard: float, containment: float, smaller_chars: int, excerpt: bool = False) -> bool:
+        """``containment`` is the share of the smaller text's shingles found in the other;
+        ``excerpt``: the text judged is that smaller text (not the stored one)."""
         allowance = min(self.allowance, smaller_chars // 5)
         forgiving = min(1.0, containment * smaller_chars / max(1, smaller_chars - allowance))
-        if smaller_chars < self.short_chars:
-            return forgiving >= self.short_containment and jaccard >= self.short_jaccard
-        return forgiving >= self.containment and jaccard >= self.jaccard
+        short = smaller_chars < self.short_chars
+        floor = self.short_jaccard if short else self.jaccard
+        if excerpt:
+            floor = min(floor, self.excerpt_jaccard)
+        return forgiving >= (self.short_containment if short else self.containment) and jaccard >= floor
 
 
 @dataclass
@@ -405,7 +411,8 @@ class Detector:
             if not methods:
                 continue  # shares a SimHash table key but is farther than k: not a candidate
             jaccard, containment = resemblance(record.sketch, other.sketch)
-            if self.thresholds.accepts(jaccard, containment, min(record.chars, other.chars)):
+            excerpt = record.chars < other.chars
+            if self.thresholds.accepts(jaccard, containment, min(record.chars, other.chars), excerpt):
                 return other, "+".join(methods), jaccard, containment
         return None
 

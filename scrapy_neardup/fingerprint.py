@@ -18,6 +18,7 @@ from itertools import repeat
 import numpy as np
 import xxhash
 
+from .notices import strip_notices
 from .prepared import cached_arrays, code_signature, file_signature, package_version
 from . import text as text_module
 from .simhash import simhash
@@ -39,7 +40,8 @@ from .text import (
 # 2: SimHash weights are integers (exact sums, the same bits in C and numpy).
 # 3: sketch keys keep 40 bits of their shingle's hash (were the sketch's 32).
 # 4: Traditional and regional variant characters fold to Simplified.
-TEXT_VERSION = 4
+# 5: site notices and credit lines are left out (notices.py).
+TEXT_VERSION = 5
 
 # A word's SimHash weight is round(idf * (1 + ln tf) * WEIGHT_SCALE), an integer, so that its
 # sums are exact whatever the order; tf counts beyond the factor table share its last factor.
@@ -297,7 +299,7 @@ class Fingerprinter:
         self.compiled = kernel is not None if compiled is None else compiled and kernel is not None
 
     def fingerprint(self, text: str) -> Fingerprint:
-        codes = fold_codes(text, self.compiled)
+        codes = strip_notices(fold_codes(text, self.compiled))
         if self.compiled:
             return self._fingerprint_compiled(codes)
         sentences = sentences_of(codes)

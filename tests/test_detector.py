@@ -5,6 +5,8 @@ from scrapy_neardup import DUPLICATE, SHORT, UNIQUE, Detector, Recipe, Threshold
 from corpus import ARTICLES, DISCLAIMER, quoting, reprint, text, with_disclaimer
 
 NAMES = list(ARTICLES)
+# A long sentence a site ends every article with that is not a notice (notices are not fingerprinted).
+SIGNATURE = "滨海新闻网每天为广大市民带来最及时、最全面的本地新闻和生活服务信息，欢迎大家继续关心和支持我们的成长并提出宝贵意见。"
 
 
 @pytest.fixture
@@ -49,15 +51,37 @@ def test_articles_ending_with_the_same_long_disclaimer_are_not_duplicates(store)
     assert [v.status for v in verdicts] == [UNIQUE] * len(NAMES)
 
 
+def test_different_short_leads_with_one_long_disclaimer_are_not_duplicates(store):
+    """Each story is one paragraph and the site's disclaimer twice as long: counted as text,
+    the disclaimer would make them alike."""
+    detector = Detector(store)
+    names = ["library", "marathon", "battery", "museum"]
+    verdicts = [detector.check(name, ARTICLES[name][0] + "\n" + DISCLAIMER) for name in names]
+    assert [v.status for v in verdicts] == [UNIQUE] * len(names)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("kept", [(0, 1, 3), (1, 2, 4), (0, 2, 3, 4)])
+def test_an_excerpt_under_a_source_line_is_a_duplicate(store, name, kept):
+    """Some of the paragraphs (here 60% or 80%), a source line on top, the reprinting site's
+    own disclaimer below."""
+    detector = Detector(store)
+    detector.check("original", text(name))
+    paragraphs = [ARTICLES[name][i] for i in kept]
+    excerpt = "\n".join(["来源：滨海新闻网  原标题：" + name, *paragraphs, DISCLAIMER])
+    verdict = detector.check("excerpt", excerpt)
+    assert verdict.status == DUPLICATE and verdict.duplicate_of == "original", verdict
+
+
 def test_boilerplate_sentence_stops_being_a_key(store):
-    """After a few stories share the disclaimer, it is neither filed nor looked up."""
+    """After a few stories share a long sentence, it is neither filed nor looked up."""
     detector = Detector(store, boilerplate_limit=3)
-    fingerprint = detector.fingerprint(DISCLAIMER)
-    disclaimer_key = fingerprint.sentence_keys[0]
+    fingerprint = detector.fingerprint(SIGNATURE)
+    signature_key = fingerprint.sentence_keys[0]
     for name in NAMES:
-        detector.check(name, with_disclaimer(name))
+        detector.check(name, text(name) + "\n" + SIGNATURE)
     filed = [store.get(i) for i in range(1, len(NAMES) + 1)]
-    with_key = [r for r in filed if r is not None and disclaimer_key in r.sentence_keys]
+    with_key = [r for r in filed if r is not None and signature_key in r.sentence_keys]
     assert len(with_key) == 3  # the first three filed it; the rest saw a boilerplate sentence
 
 
@@ -154,7 +178,7 @@ def test_a_short_reprint_with_several_edits_is_a_duplicate(store):
     detector = Detector(store)
     short = ARTICLES["library"][:2]
     first = detector.check("first", "\n".join(short))
-    copy = "\n".join([BANNER, *transforms.spread_edits(list(short), 6), EDITOR])
+    copy = "\n".join([BANNER, *transforms.spread_edits(list(short), 8), EDITOR])
     verdict = detector.check("copy", copy)
     assert first.chars < 200 and verdict.status == DUPLICATE, verdict
     assert verdict.jaccard < 0.5

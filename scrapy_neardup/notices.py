@@ -1,0 +1,151 @@
+"""Site notices: what a site writes around every story it publishes, left out of fingerprints.
+
+A reprinting site appends its own rights notice or disclaimer (免责声明：本网转载的稿件…),
+often longer than a short story, and puts a source or editor line above or below (来源：…,
+原标题：…, 责任编辑：…). Counted as text, such a notice makes a short reprint unlike its
+original, and two different short stories of one site alike. So they are cut from the folded
+text before anything is fingerprinted:
+
+- a sentence that speaks of the site itself (本网, 本站, 本报, 本文, …, not the 本报讯 or
+  本报记者 of a news story) with two or more words of rights and liability (转载, 版权,
+  授权, 观点, 真实性, …), or that begins with a notice heading (免责声明：, 版权声明：);
+- a line that begins with a source or editor label (来源：, 原标题：, 本文转载自, 责任编辑：)
+  and is no longer than such a line is.
+
+A news sentence about copyright rarely meets both conditions of the first rule; when it does,
+only that sentence is left out, in every copy of the story alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .text import fold_codes, to_text
+
+# Patterns on folded text (text.fold_codes): full-width colons and brackets are their ASCII
+# forms, and Traditional characters and some variants their Simplified ones (著 is 着).
+_SELF = ("本网站", "本网", "本站", "本报", "本刊", "本台", "本平台", "本公众号", "本号", "本文", "作者本人")
+_NOT_SELF = ("讯", "记者", "评论员", "通讯员", "特约", "驻")  # 本报讯, 本报记者: a news story's own
+_RIGHTS = (
+    "转载", "版权", "授权", "著作权", "免责", "侵权", "摘编", "复制", "出处", "追究", "法律责任",
+    "观点", "立场", "真实性", "赞同", "删除", "联系", "许可", "声明", "解释权",
+)
+# A promotion: a call to action on one of the site's channels (关注我们的公众号…, 下载…客户端).
+_CHANNELS = ("公众号", "客户端", "二维码", "微信号", "微博号", "头条号", "视频号", "小程序")
+_ACTIONS = ("关注", "下载", "扫描", "扫码", "搜索", "点击", "订阅", "分享给", "转发给")
+_HEADINGS = ("免责声明", "版权声明", "特别声明", "郑重声明", "法律声明")
+_LABELS = ("来源", "原标题", "稿件来源", "责任编辑", "编辑", "作者")  # followed by a colon
+_LINE_OPENINGS = ("本文转载自", "转载自")
+CREDIT_LINE_CHARS = 80  # a longer line that starts with a label is text, not a credit line
+
+_SENTENCE_END = "。！？!?;；…\n"
+_ENDS = re.compile(f"[{re.escape(_SENTENCE_END)}]")
+
+
+@dataclass(frozen=True)
+class _Patterns:
+    """The words above, folded like the text. Each pattern is a plain alternation of words
+    (or anchored at a line start), which the regular expression engine scans for fast."""
+
+    anchors: re.Pattern  # a self-reference, a heading or a channel
+    self_words: frozenset[str]
+    channels: frozenset[str]
+    label: re.Pattern  # matched at a line start
+    rights: re.Pattern
+    actions: re.Pattern
+
+
+@functools.lru_cache(maxsize=1)
+def _patterns() -> _Patterns:
+    def folded(values: tuple[str, ...]) -> list[str]:
+        return sorted(set(to_text(fold_codes("\n".join(values))).split("\n")), key=len, reverse=True)
+
+    def words(values: tuple[str, ...]) -> str:
+        return "|".join(map(re.escape, folded(values)))
+
+    headings = tuple(heading + ":" for heading in _HEADINGS)
+    return _Patterns(
+        anchors=re.compile(words(_SELF + headings + _CHANNELS)),
+        self_words=frozenset(folded(_SELF)),
+        channels=frozenset(folded(_CHANNELS)),
+        label=re.compile(rf"[\s(\[【]*(?:(?:{words(_LABELS)})\s*:|{words(_LINE_OPENINGS)})"),
+        rights=re.compile(words(_RIGHTS)),
+        actions=re.compile(words(_ACTIONS)),
+    )
+
+
+def notice_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) spans of ``text`` (folded) that are site notices or credit lines,
+    each ending with its sentence or line end, in order, not overlapping."""
+    patterns = _patterns()
+    spans = [(start, end) for start, end in _line_spans(text, patterns.label) if end - start <= CREDIT_LINE_CHARS]
+    for anchor in patterns.anchors.finditer(text):
+        word = anchor.group()
+        if word in patterns.self_words and text.startswith(_NOT_SELF, anchor.end()):
+            continue
+        start = _sentence_start(text, anchor.start())
+        end = _sentence_end(text, anchor.end())
+        if word in patterns.channels:
+            found = patterns.actions.search(text, start, end) is not None
+        elif word in patterns.self_words:
+            found = len(set(patterns.rights.findall(text, start, end))) >= 2
+        else:  # a notice heading
+            found = True
+        if found:
+            spans.append((start, end))
+    return _merged(spans)
+
+
+def _line_spans(text: str, label: re.Pattern) -> list[tuple[int, int]]:
+    """The lines that open with a source or editor label."""
+    spans = []
+    start = 0
+    while start < len(text):
+        end = _line_end(text, start)
+        if label.match(text, start):
+            spans.append((start, end))
+        start = end
+    return spans
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def strip_notices(codes: np.ndarray) -> np.ndarray:
+    """Folded code points without the site notices and credit lines (:func:`notice_spans`);
+    the same array when there are none."""
+    text = to_text(codes)
+    spans = notice_spans(text)
+    if not spans:
+        return codes
+    if len(text) != len(codes):  # pragma: no cover - to_text maps one code point to one char
+        raise AssertionError("folded text and code points differ in length")
+    keep = np.ones(len(codes), dtype=bool)
+    for start, end in spans:
+        keep[start:end] = False
+    return codes[keep]
+
+
+def _sentence_start(text: str, at: int) -> int:
+    return max(text.rfind(end, 0, at) for end in _SENTENCE_END) + 1
+
+
+def _sentence_end(text: str, at: int) -> int:
+    found = _ENDS.search(text, at)
+    return found.end() if found else len(text)
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end + 1
