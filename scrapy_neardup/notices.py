@@ -72,7 +72,8 @@ def _patterns() -> _Patterns:
         anchors=re.compile(words(_SELF + headings + _CHANNELS)),
         self_words=frozenset(folded(_SELF)),
         channels=frozenset(folded(_CHANNELS)),
-        label=re.compile(rf"[\s(\[【]*(?:(?:{words(_LABELS)})\s*:|{words(_LINE_OPENINGS)})"),
+        # After a line break (the text is given one in front): scanned for its first character.
+        label=re.compile(rf"\n[ \t(\[【]*(?:(?:{words(_LABELS)}) ?:|{words(_LINE_OPENINGS)})"),
         rights=re.compile(words(_RIGHTS)),
         actions=re.compile(words(_ACTIONS)),
     )
@@ -102,14 +103,8 @@ def notice_spans(text: str) -> list[tuple[int, int]]:
 
 def _line_spans(text: str, label: re.Pattern) -> list[tuple[int, int]]:
     """The lines that open with a source or editor label."""
-    spans = []
-    start = 0
-    while start < len(text):
-        end = _line_end(text, start)
-        if label.match(text, start):
-            spans.append((start, end))
-        start = end
-    return spans
+    lines = "\n" + text  # positions in it are one past those in text
+    return [(found.start(), _line_end(text, found.end() - 1)) for found in label.finditer(lines)]
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
