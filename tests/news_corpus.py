@@ -1,5 +1,6 @@
 """Eight news stories written for the store tests, with the reprints a site makes of them and
-stories that share only a long site disclaimer (a hard negative and the boilerplate guard)."""
+short stories that share only a long site line and disclaimer (a hard negative and the
+boilerplate guard)."""
 
 # Distinct stories on distinct topics.: distinct stories on distinct topics.
 ARTICLES = {
@@ -104,11 +105,29 @@ def reprinted(stories: dict[str, str]) -> list[tuple[str, str, str]]:
     return docs
 
 
+# A long line a site ends every article with that is no notice (notices are not fingerprinted).
+SIGNATURE = (
+    "滨江日报网每天为广大市民带来最及时、最全面的本地新闻和生活服务信息，欢迎大家继续关心和支持我们的成长并提出宝贵意见。"
+)
+
+# Short stories of other topics, one paragraph each, for the hard negatives below.
+LEADS = [
+    "县防汛指挥部于昨日凌晨启动三级应急响应，组织沿河低洼地带的两千三百余名群众提前转移到安置点，并为他们准备了饮用水、方便食品和药品。",
+    "记者在石门水库大坝看到，泄洪闸已全部开启，技术人员每隔两小时测量一次坝体渗流数据，目前各项指标均处于正常范围之内。",
+    "县水利局负责人介绍，今年以来全县共投入资金四千八百万元，对十七座小型水库进行了除险加固，新建自动雨量监测站三十二个。",
+    "气象部门预计，未来三天当地仍有中到大雨，局部地区可能出现暴雨，提醒市民尽量减少外出，远离河道、山坡等危险区域。",
+    "国内一家新能源企业近日宣布，其自主研发的新型固态电池完成了第三方安全测试，电芯能量密度达到每公斤四百二十瓦时。",
+    "在针刺、挤压和高温等极端测试中，样品电池没有出现起火和爆炸，测试结束后仍能正常充放电，离量产又近了一步。",
+    "业内专家指出，与传统液态锂电池相比，固态电池使用固体电解质，安全性更高，但目前仍面临材料成本高等难题。",
+    "该企业计划明年在华东地区建设一条年产两吉瓦时的中试生产线，首批产品将优先供应高端电动汽车和储能电站。",
+]
+
+
 def corpus() -> list[tuple[str, str, str]]:
-    """The reprinted stories, then hard negatives: distinct stories that end with the same
-    long site disclaimer (not each other's copies; past the boilerplate limit the disclaimer
-    is no longer a key)."""
+    """The reprinted stories, then hard negatives: distinct short stories that end with the
+    same long site line and disclaimer (not each other's copies; past the boilerplate limit
+    the site line is no longer a key, and the disclaimer never is one: it is a notice)."""
     docs = reprinted(ARTICLES)
-    for name, text in ARTICLES.items():
-        docs.append((f"https://f.example/{name}-only", f"{name}-lead", f"{text.split(chr(10))[0]}\n{DISCLAIMER}"))
+    for number, lead in enumerate(LEADS):
+        docs.append((f"https://f.example/short-{number}", f"short-{number}", f"{lead}\n{SIGNATURE}\n{DISCLAIMER}"))
     return docs

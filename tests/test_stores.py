@@ -60,7 +60,7 @@ def checked_in_batches(store: Store, size: int) -> list[dict]:
 
 
 def test_the_news_corpus_keeps_each_story_once_and_ignores_a_shared_disclaimer(store_uri):
-    """Reprints of eight stories, and eight stories that share only a long site disclaimer."""
+    """Reprints of eight stories, and eight stories that share only a long site line and disclaimer."""
 
     def verdicts(uri: str) -> list[dict]:
         with open_store(uri, "news") as store:
@@ -75,7 +75,7 @@ def test_the_news_corpus_keeps_each_story_once_and_ignores_a_shared_disclaimer(s
             assert renamed(found) == renamed(reference)
         else:
             assert found == reference
-        # The boilerplate guard was exercised: the disclaimer is a key of the first five stories only.
+        # The boilerplate guard was exercised: the site line is a key of the first five stories only.
         leads = [store.get(v["doc_id"]) for v in found if v["key"].startswith("https://f.")]
         shared = set(leads[0].sentence_keys).intersection(*(r.sentence_keys for r in leads[1:5]))
         assert shared
