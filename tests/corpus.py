@@ -60,6 +60,10 @@ DISCLAIMER = (
     "如涉及作品内容、版权和其他问题，请在三十日内与本网站联系，我们将在第一时间核实并删除相关内容，谢谢您的理解与支持。"
 )
 
+# A long line a site ends every article with that is no notice (notices are not fingerprinted):
+# the boilerplate guard's case.
+SIGNATURE = "滨海新闻网每天为广大市民带来最及时、最全面的本地新闻和生活服务信息，欢迎大家继续关心和支持我们的成长并提出宝贵意见。"
+
 BANNER = "【滨海日报讯】 来源：滨海新闻网 发布时间：2024-05-18 09:30"
 EDITOR = "责任编辑：王晓明 校对：刘芳"
 PROMOTION = "关注我们的微信公众号，回复“新闻”即可第一时间获取更多本地资讯和便民服务信息，还有机会抽取精美礼品。"

@@ -2,11 +2,9 @@ import pytest
 
 from scrapy_neardup import DUPLICATE, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
 
-from corpus import ARTICLES, DISCLAIMER, quoting, reprint, text, with_disclaimer
+from corpus import ARTICLES, DISCLAIMER, SIGNATURE, quoting, reprint, text, with_disclaimer
 
 NAMES = list(ARTICLES)
-# A long sentence a site ends every article with that is not a notice (notices are not fingerprinted).
-SIGNATURE = "滨海新闻网每天为广大市民带来最及时、最全面的本地新闻和生活服务信息，欢迎大家继续关心和支持我们的成长并提出宝贵意见。"
 
 
 @pytest.fixture

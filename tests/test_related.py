@@ -13,7 +13,7 @@ from scrapy_neardup.cli import main
 from scrapy_neardup.passages import passages_of
 from scrapy_neardup.text import content_chars, split_sentences
 
-from corpus import ARTICLES, quoting, reprint, text, with_disclaimer
+from corpus import ARTICLES, SIGNATURE, quoting, reprint, text, with_disclaimer
 
 # Arrival order: a story, an unrelated one, an article quoting the first, a reprint of the
 # first, a reprint of the quoting article, another story.
@@ -75,14 +75,20 @@ def test_a_quoting_article_lists_the_quoted_story_and_verdicts_do_not_change(sto
 
 def test_a_story_sharing_only_boilerplate_lists_nothing(store_uri):
     names = list(ARTICLES)
-    documents = [(name, with_disclaimer(name)) for name in names]
+    documents = [(name, f"{text(name)}\n{SIGNATURE}") for name in names]
     for batch in (1, 64):
         verdicts, _ = judge(store_uri, documents, True, batch)
         assert all(v.status == UNIQUE for v in verdicts)
-        # Five stories filed the disclaimer: from then on it is boilerplate, shared by nobody.
+        # Five stories filed the site line: from then on it is boilerplate, shared by nobody.
         assert verdicts[-1].related == []
     # Before that the guard had not seen it yet (a batch is read after all of it was filed).
     assert [e["key"] for e in judge(store_uri, documents, True, 1)[0][1].related] == [names[0]]
+
+
+def test_a_story_sharing_only_a_site_notice_lists_nothing(store_uri):
+    """A disclaimer is not fingerprinted, so it is never filed: no story lists another for it."""
+    verdicts, _ = judge(store_uri, [(name, with_disclaimer(name)) for name in ARTICLES], True, 1)
+    assert [v.related for v in verdicts] == [[]] * len(ARTICLES)
 
 
 def test_passages_are_runs_of_whole_clauses_shown_as_the_text_has_them():
