@@ -162,6 +162,7 @@ class SentinelGroup:
     port: int
     process: subprocess.Popen
     workdir: str
+    sentinel_password: str | None = None
     service: str = "neardup"
 
     def url(self, db: int = 0) -> str:
@@ -169,11 +170,14 @@ class SentinelGroup:
         auth = f":{quote(password, safe='')}@" if password else ""
         return f"redis+sentinel://{auth}127.0.0.1:{self.port}/{self.service}/{db}"
 
-    def primary_port(self) -> int:
-        """The port of the server the sentinel names as the primary now."""
+    def sentinel_client(self):
         import redis
 
-        with redis.Redis(host="127.0.0.1", port=self.port) as sentinel:
+        return redis.Redis(host="127.0.0.1", port=self.port, password=self.sentinel_password)
+
+    def primary_port(self) -> int:
+        """The port of the server the sentinel names as the primary now."""
+        with self.sentinel_client() as sentinel:
             return int(sentinel.sentinel_get_master_addr_by_name(self.service)[1])
 
     def stop(self) -> None:
@@ -192,9 +196,15 @@ def _until(condition, what: str, timeout: float = 20) -> None:
         time.sleep(0.05)
 
 
-def start_sentinel_group(password: str | None = None, down_after_ms: int = 500, failover_timeout_ms: int = 2000) -> SentinelGroup:
+def start_sentinel_group(
+    password: str | None = None,
+    sentinel_password: str | None = None,
+    down_after_ms: int = 500,
+    failover_timeout_ms: int = 2000,
+) -> SentinelGroup:
     """Start a primary, a replica of it and a sentinel that promotes the replica
-    ``down_after_ms`` after the primary stops answering; return once the sentinel knows both."""
+    ``down_after_ms`` after the primary stops answering; return once the sentinel knows both.
+    ``password`` is the servers', ``sentinel_password`` the sentinel's own."""
     import redis
 
     binary = sentinel_binary()
@@ -211,14 +221,16 @@ def start_sentinel_group(password: str | None = None, down_after_ms: int = 500, 
     ]
     if password:
         lines.append(f'sentinel auth-pass neardup "{password}"')
+    if sentinel_password:
+        lines.append(f'requirepass "{sentinel_password}"')
     with open(config, "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
-    group = SentinelGroup(primary, replica, port, subprocess.Popen([binary, config]), workdir)
+    group = SentinelGroup(primary, replica, port, subprocess.Popen([binary, config]), workdir, sentinel_password)
     try:
         replica_client = replica.client()
         _until(lambda: replica_client.info("replication").get("master_link_status") == "up", "the replica did not sync")
         replica_client.close()
-        sentinel = redis.Redis(host="127.0.0.1", port=port)
+        sentinel = group.sentinel_client()
 
         def knows_the_replica() -> bool:
             try:

@@ -78,6 +78,7 @@ def secured():
         ("redis+sentinel://:s3cr%23t@h1:26379,h2:26380/mymaster/0", "redis+sentinel://:***@h1:26379,h2:26380/mymaster/0"),
         ("redis+sentinel://default:s3cr@h1,h2/mymaster", "redis+sentinel://default:***@h1,h2/mymaster"),
         ("redis+sentinel://:s3cr#t/x?y@z%@h1:26379,h2:26380/m", "redis+sentinel://:***@h1:26379,h2:26380/m"),
+        ("redis+sentinel://h1,h2/m/0?sentinel_password=s3cr", "redis+sentinel://h1,h2/m/0?sentinel_password=***"),
         ("leveldb:///data/a@b", "leveldb:///data/a@b"),
         ("/data/neardup", "/data/neardup"),
     ],

@@ -64,7 +64,7 @@ async def test_a_failover_keeps_the_store_and_its_stories(group, caplog, capsys)
         ("redis+sentinel:///mymaster", "names no sentinel"),
         ("redis+sentinel://127.0.0.1:port/mymaster", "sentinel port 'port' is not a number"),
         ("redis+sentinel://127.0.0.1/mymaster/first", "db 'first' is not a number"),
-        ("redis+sentinel://127.0.0.1/mymaster?password=x", "takes no query"),
+        ("redis+sentinel://127.0.0.1/mymaster?password=x", "takes only sentinel_password in its query, not 'password'"),
     ],
 )
 def test_a_bad_sentinel_uri_says_what_is_wrong(uri, said):
@@ -82,3 +82,20 @@ def test_sentinels_that_do_not_answer_are_named_without_the_password(capsys):
     assert f"sentinels 127.0.0.1:{port} (service 'neardup')" in message and _shows_no_password(message), message
     assert main(["info", "--store", uri]) == 2
     assert _shows_no_password(capsys.readouterr().err)
+
+
+def test_sentinels_with_a_password_of_their_own_take_it_in_sentinel_kwargs_or_the_uri(capsys):
+    group = start_sentinel_group(sentinel_password=SECRET)
+    try:
+        with pytest.raises(StoreError) as refused:
+            open_store(group.url(0), retries=0)
+        message = str(refused.value)
+        assert f"sentinels 127.0.0.1:{group.port} (service 'neardup')" in message and "uthenticat" in message, message
+        with open_store(group.url(0), redis_params={"sentinel_kwargs": {"password": SECRET}}) as store:
+            assert store.count() == 0
+        uri = f"{group.url(0)}?sentinel_password={quote(SECRET, safe='')}"  # for the command line
+        assert main(["info", "--store", uri]) == 0
+        out, err = capsys.readouterr()
+        assert "sentinel_password=***" in out and _shows_no_password(out + err)
+    finally:
+        group.stop()

@@ -1,9 +1,10 @@
 """``redis+sentinel://``: the primary of a Redis group watched by Sentinel, followed across failovers.
 
-``redis+sentinel://[[user]:password@]host:port[,host:port...]/service_name[/db]`` names the
-sentinels to ask (port 26379 when left out) and the service they watch. The password, percent-
-encoded like any store URI's, is the primary's (and its replicas'); options of the sentinels
-themselves (a sentinel password, timeouts) go in ``NEARDUP_REDIS_PARAMS["sentinel_kwargs"]``.
+``redis+sentinel://[[user]:password@]host:port[,host:port...]/service_name[/db][?sentinel_password=...]``
+names the sentinels to ask (port 26379 when left out) and the service they watch. The password,
+percent-encoded like any store URI's, is the primary's (and its replicas'); ``sentinel_password``
+is the sentinels' own. Other options of the sentinels go in
+``NEARDUP_REDIS_PARAMS["sentinel_kwargs"]``.
 
 The client asks a sentinel for the primary's address each time it connects, so after a failover
 its next connection goes to the promoted replica. Until Sentinel has promoted one, calls fail
@@ -35,6 +36,7 @@ class SentinelTarget:
     db: int = 0
     username: str | None = None
     password: str | None = None
+    sentinel_password: str | None = None
 
     def address(self) -> str:
         """The sentinels and the service, for messages."""
@@ -48,9 +50,18 @@ def is_sentinel(uri: str) -> bool:
 
 def parse_sentinel_uri(uri: str) -> SentinelTarget:
     """The sentinels, service, db and credentials of ``uri``; ValueError saying what is wrong."""
-    rest = uri.split("://", 1)[1]
-    if "?" in rest or "#" in rest:
-        raise ValueError("a redis+sentinel:// URI takes no query or fragment: client options go in NEARDUP_REDIS_PARAMS")
+    rest, _, query = uri.split("://", 1)[1].partition("?")
+    if "#" in rest + query:
+        raise ValueError("a redis+sentinel:// URI takes no fragment ('#' in a password is written %23)")
+    sentinel_password = None
+    for param in filter(None, query.split("&")):
+        name, _, value = param.partition("=")
+        if name != "sentinel_password":
+            raise ValueError(
+                f"a redis+sentinel:// URI takes only sentinel_password in its query, not {name!r}: "
+                "client options go in NEARDUP_REDIS_PARAMS"
+            )
+        sentinel_password = unquote(value)
     netloc, _, path = rest.partition("/")
     userinfo, at, hosts = netloc.rpartition("@")
     username = password = None
@@ -75,7 +86,7 @@ def parse_sentinel_uri(uri: str) -> SentinelTarget:
         raise ValueError("names no service: write the service name the sentinels watch after the hosts (/mymaster)")
     if db and not db.isdigit():
         raise ValueError(f"db {db!r} is not a number (the path is /service_name[/db])")
-    return SentinelTarget(tuple(sentinels), unquote(service), int(db or 0), username, password)
+    return SentinelTarget(tuple(sentinels), unquote(service), int(db or 0), username, password, sentinel_password)
 
 
 class PrimaryConnection(SentinelManagedConnection):
@@ -97,6 +108,8 @@ def sentinel_client(uri: str, params: dict[str, Any]) -> redis.Redis:
     sentinel_kwargs = options.pop("sentinel_kwargs", None)
     if sentinel_kwargs is None:  # the sentinels answer within the same timeouts
         sentinel_kwargs = {name: value for name, value in options.items() if name.startswith("socket_")}
+    if target.sentinel_password is not None:
+        sentinel_kwargs = {"password": target.sentinel_password, **sentinel_kwargs}
     sentinel = Sentinel(list(target.sentinels), sentinel_kwargs=sentinel_kwargs)
     if target.password is not None:
         options.setdefault("password", target.password)
