@@ -51,7 +51,10 @@ def stop_at_open(crawler: Any, reason: str) -> None:
             crawler.spider = None  # Scrapy's mark of a crawl that failed to start: exit status 1
 
     crawler.signals.connect(release_spider, signal=signals.spider_closed, weak=False)
-    engine = getattr(crawler, "engine", None)
+    try:
+        engine = getattr(crawler, "engine", None)
+    except RuntimeError:  # Scrapy >= 2.19 before the crawl starts: no engine runs the spider
+        engine = None
     if _CLOSE_SPIDER_AT_OPEN or engine is None:
         raise CloseSpider(reason)
     engine.pause()

@@ -15,6 +15,7 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from news_corpus import ARTICLES
 from redis_server import free_port, start_redis
+from scrapy.exceptions import CloseSpider
 from scrapy.settings import Settings
 from test_pipeline import make_pipeline, neardup_stats
 from test_redis_crawl import Site, crawl, numbered_pages, site_pages
@@ -200,8 +201,8 @@ def test_a_server_that_may_evict_is_refused_unless_allowed(policy, capsys, caplo
         assert "noeviction" in message
         assert main(["info", "--store", server.url()]) == 2
         assert f"maxmemory-policy {policy}" in capsys.readouterr().err
-        with caplog.at_level(logging.ERROR, logger="scrapy_neardup"), pytest.raises(Exception):
-            make_pipeline(NEARDUP_STORE=server.url(), NEARDUP_NAMESPACE="evict")  # CloseSpider
+        with caplog.at_level(logging.ERROR, logger="scrapy_neardup"), pytest.raises(CloseSpider):
+            make_pipeline(NEARDUP_STORE=server.url(), NEARDUP_NAMESPACE="evict")
         assert f"maxmemory-policy {policy}" in caplog.text
         caplog.clear()
 
