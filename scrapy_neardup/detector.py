@@ -1,4 +1,5 @@
-"""Verdicts: is this text a reprint of a stored one? First seen wins.
+"""Verdicts: is this text a reprint of a stored one? First seen wins, unless a policy
+(:mod:`.prefer`) says a later copy should take the stored copy's place.
 
 Candidates come from three indexes (a shared nshash sentence, SimHash within k, a shared
 smallest shingle hash of the sketch: MinHash-style, it survives edits that break every
@@ -8,16 +9,21 @@ A false duplicate drops a unique article, so verification decides, never the ind
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from .fingerprint import Fingerprint, Fingerprinter, Recipe, is_sketch_key
 from .passages import Passages
+from .prefer import Copy, Policy, source_of
 from .record import COMMITTED, PENDING, DocRecord, clip_key
 from .simhash import hamming
 from .sketch import resemblance
 from .stores import Probe, Reservation, Store
+from .stores.base import REPLACED
+
+logger = logging.getLogger(__name__)
 
 UNIQUE = "unique"
 DUPLICATE = "duplicate"
@@ -38,6 +44,17 @@ def methods_from(value: str | Sequence[str]) -> tuple[str, ...]:
 
 # A verified match: the first stored copy, how it matched, Jaccard and containment.
 Match = tuple[DocRecord, str, float, float]
+
+
+@dataclass
+class _Outcome:
+    """What checking found: the match, and with a policy the copy to replace, or the pending
+    document to wait for."""
+
+    match: Match | None
+    replace: DocRecord | None = None
+    waits_for: int | None = None
+    recheck: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +118,14 @@ class Verdict:
     stored: bool = False  # this check filed a new document (to commit or release)
     # Asked for (passages given): other stored stories sharing a passage, [{"key", "shared"}].
     related: list[dict] | None = None
+    # A copy that a policy preferred: the key of the stored copy it takes the place of. It
+    # passes as the story's first copy (similar_id stays the story's).
+    replaces: str | None = None
+    # A copy of a pending document: the one whose outcome decides (in this process), and
+    # whether to check again when it is committed too (the copy may then win, or the
+    # pending one replaced the copy this verdict names).
+    waits_for: int | None = None
+    recheck: bool = False
 
     @property
     def is_duplicate(self) -> bool:
@@ -141,6 +166,7 @@ class Detector:
         boilerplate_limit: int = 5,
         fingerprinter: Fingerprinter | None = None,
         clock: Callable[[], float] = time.time,
+        prefer: Policy | None = None,
     ):
         unknown = set(methods) - set(METHODS)
         if unknown or not methods:
@@ -157,38 +183,52 @@ class Detector:
         self.methods = methods
         self.boilerplate_limit = boilerplate_limit
         self.clock = clock
+        self.prefer = prefer  # None: first seen wins
+        self._policy_failed = False
 
     def fingerprint(self, text: str) -> Fingerprint:
         return self.fingerprinter.fingerprint(text)
 
-    def check(self, key: str, text: str, reserve: bool = False) -> Verdict:
+    def check(self, key: str, text: str, reserve: bool = False, source: str = "") -> Verdict:
         """Judge ``text`` and store it if it is a new story.
 
         With ``reserve`` the document is stored as pending until :meth:`commit`; a pending
         document already catches its own copies, and :meth:`release` takes it out again.
+        ``source`` names the site for a ``source`` policy (default: the key's host).
         """
-        return self.check_fingerprint(key, self.fingerprint(text), reserve)
+        return self.check_fingerprint(key, self.fingerprint(text), reserve, source)
 
-    def check_fingerprint(self, key: str, fp: Fingerprint, reserve: bool = False) -> Verdict:
+    def check_fingerprint(self, key: str, fp: Fingerprint, reserve: bool = False, source: str = "") -> Verdict:
+        """:meth:`check` of a fingerprint. A copy that the policy prefers replaces the stored
+        copy (at once, or with :meth:`commit` when reserved); when another copy's
+        replacement took the story first, the copy is judged again, three times at most."""
         if fp.chars < self.thresholds.min_chars:
             return Verdict(key, SHORT, chars=fp.chars)
-        record, probe, now = self._ask(key, fp, reserve)
-        verified = []  # the best match, once a single-process store asked before filing
+        for _ in range(3):
+            record, probe, now = self._ask(key, fp, reserve, source)
+            decided: list[_Outcome] = []  # once a single-process store asked before filing
 
-        def confirm(candidates: list[DocRecord]) -> bool:
-            verified.append(self._best_match(record, probe, candidates, now))
-            return verified[0] is not None
+            def confirm(candidates: list[DocRecord]) -> bool:
+                decided.append(self._decide(record, probe, candidates, now))
+                return decided[0].match is not None and decided[0].replace is None
 
-        reservation = self.store.check_and_add(probe, record, confirm)
-        if verified:
-            match = verified[0]
-        else:  # the store filed as it read (Redis): verify now
-            match = self._best_match(record, probe, reservation.candidates, now)
-        if match is not None and reservation.doc_id:
-            self.store.remove(reservation.doc_id)
-        return self._verdict(key, fp, reservation, match)
+            reservation = self.store.check_and_add(probe, record, confirm)
+            # A store that filed as it read (Redis): verify now.
+            outcome = decided[0] if decided else self._decide(record, probe, reservation.candidates, now)
+            if outcome.replace is None:
+                if outcome.match is not None and reservation.doc_id:
+                    self.store.remove(reservation.doc_id)
+                return self._verdict(key, fp, reservation, outcome)
+            held = self.store.replace(record, outcome.replace)
+            if held == REPLACED:
+                return self._verdict(key, fp, reservation, outcome)
+            self.store.remove(reservation.doc_id)  # another copy took the story first
+        # Still losing: a duplicate of the copy it matched, waiting for the one holding it.
+        return self._verdict(key, fp, Reservation(0, []), _Outcome(outcome.match, waits_for=held if held > 0 else None))
 
-    def check_many(self, documents: list[tuple[str, Fingerprint]], reserve: bool = False) -> list[Verdict]:
+    def check_many(
+        self, documents: list[tuple[str, Fingerprint]], reserve: bool = False, sources: list[str] | None = None
+    ) -> list[Verdict]:
         """Verdicts of several documents in arrival order, as :meth:`check_fingerprint` of
         each in turn would give them.
 
@@ -201,23 +241,28 @@ class Detector:
         few documents sooner (candidates change, verification does not). Other stores check
         one by one. ``reserve`` files new stories as pending, as :meth:`check` does.
         """
-        return self.start_many(documents, reserve=reserve)()
+        return self.start_many(documents, reserve=reserve, sources=sources)()
 
     def start_many(
         self,
         documents: list[tuple[str, Fingerprint]],
         passages: list[Passages] | None = None,
         reserve: bool = False,
+        sources: list[str] | None = None,
     ) -> Callable[[], list[Verdict]]:
         """:meth:`check_many` in two steps: hand the batch to the store, and (calling the
         function returned) read the store's answer and verify. A server store (Redis) works on
         the batch in between, while the caller fingerprints the next one. Nothing else may
         check documents in between: the next batch is started after this one's verdicts.
         With ``passages`` (each document's, :func:`.passages.passages_of`), each verdict lists
-        its related stories (:meth:`add_related`).
+        its related stories (:meth:`add_related`); ``sources``, each document's site (for a
+        ``source`` policy).
         """
+        sources = sources or [""] * len(documents)
         if not self.store.files_before_verifying:
-            verdicts = [self.check_fingerprint(key, fp, reserve) for key, fp in documents]
+            verdicts = [
+                self.check_fingerprint(key, fp, reserve, source) for (key, fp), source in zip(documents, sources)
+            ]
             if passages is not None:
                 self.add_related(verdicts, passages)
             return lambda: verdicts
@@ -227,22 +272,34 @@ class Detector:
             if fp.chars < self.thresholds.min_chars:
                 shown[index] = Verdict(key, SHORT, chars=fp.chars)
             else:
-                asked.append((index, *self._ask(key, fp, reserve)))
+                asked.append((index, *self._ask(key, fp, reserve, sources[index])))
         receive = self.store.start_check_and_add_many([a[2] for a in asked], [a[1] for a in asked])
 
         def finish() -> list[Verdict]:
             verdicts = list(shown)
-            removed: set[int] = set()
+            removed: set[int] = set()  # duplicates of the batch, taken out with the next call
+            sent: set[int] = set()  # of those, taken out already
+            gone: set[int] = set()  # copies replaced by a document of the batch
+            taken: dict[int, DocRecord] = {}  # document of the batch -> as it replaced a copy
             for (index, record, probe, now), reservation in zip(asked, receive()):
-                candidates = [c for c in reservation.candidates if c.doc_id not in removed]
-                match = self._best_match(record, probe, candidates, now)
-                if match is not None and reservation.doc_id:
-                    removed.add(reservation.doc_id)
+                candidates = [taken.get(c.doc_id, c) for c in reservation.candidates if c.doc_id not in removed | gone]
+                outcome = self._decide(record, probe, candidates, now)
                 key, fp = documents[index]
-                verdicts[index] = self._verdict(key, fp, reservation, match)
-            self.store.remove_later(sorted(removed))
+                if outcome.replace is not None:
+                    if self.store.replace(record, outcome.replace) == REPLACED:
+                        gone.add(outcome.replace.doc_id)
+                        taken[record.doc_id] = record
+                    else:  # another process's copy took the story first: judge it alone
+                        self.store.remove_many(sorted(removed - sent) + [record.doc_id])
+                        sent |= removed
+                        verdicts[index] = self.check_fingerprint(key, fp, reserve, sources[index])
+                        continue
+                elif outcome.match is not None and reservation.doc_id:
+                    removed.add(reservation.doc_id)
+                verdicts[index] = self._verdict(key, fp, reservation, outcome)
+            self.store.remove_later(sorted(removed - sent))
             if passages is not None:
-                self.add_related(verdicts, passages, removed)  # type: ignore[arg-type]
+                self.add_related(verdicts, passages, removed | gone)  # type: ignore[arg-type]
             return verdicts  # type: ignore[return-value]
 
         return finish
@@ -280,7 +337,9 @@ class Detector:
         for own, skip, key, candidates in zip(passages, skips, keys, self.store.find_candidates(probes)):
             shown = []
             for other in candidates:
-                if other.doc_id in skip or other.time < not_before or (key is not None and other.key == clip_key(key)):
+                if other.doc_id in skip or other.story_id in skip or other.time < not_before or (
+                    key is not None and other.key == clip_key(key)
+                ):
                     continue
                 filed = set(other.sentence_keys)
                 shared = [own.show(k) for k in own.keys if k in filed]
@@ -337,12 +396,14 @@ class Detector:
                 continue
             jaccard, containment = resemblance(record.sketch, other.sketch)
             if containment >= floor or other.doc_id == first:
-                similar = Similar(other.key, round(containment, 4), round(jaccard, 4), other.doc_id == first, other.doc_id)
+                similar = Similar(
+                    other.key, round(containment, 4), round(jaccard, 4), other.doc_id == first, other.story_id
+                )
                 listed.append(similar)
         listed.sort(key=lambda s: (-s.similarity, -s.jaccard, s.similar_id))
         return listed[:k]
 
-    def _ask(self, key: str, fp: Fingerprint, reserve: bool) -> tuple[DocRecord, Probe, float]:
+    def _ask(self, key: str, fp: Fingerprint, reserve: bool, source: str = "") -> tuple[DocRecord, Probe, float]:
         """The record to file and the buckets to read for one document."""
         now = self.clock()
         record = DocRecord(
@@ -353,6 +414,7 @@ class Detector:
             sketch=fp.sketch,
             chars=fp.chars,
             state=PENDING if reserve else COMMITTED,
+            source=source if self.prefer is not None else "",
         )
         probe = Probe(
             # Sketch keys go first so that all of them are filed, then the n longest sentences.
@@ -364,7 +426,8 @@ class Detector:
         )
         return record, probe, now
 
-    def _verdict(self, key: str, fp: Fingerprint, reservation: Reservation, match: Match | None) -> Verdict:
+    def _verdict(self, key: str, fp: Fingerprint, reservation: Reservation, outcome: _Outcome) -> Verdict:
+        match = outcome.match
         if match is None:
             return Verdict(
                 key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True
@@ -372,19 +435,61 @@ class Detector:
         first, method, jaccard, containment = match
         if first.key == clip_key(key):
             # The same document seen again (a resumed batch, a re-crawled URL): not a reprint.
-            return Verdict(key, UNIQUE, first.doc_id, first.doc_id, chars=fp.chars)
-        return Verdict(
-            key,
-            DUPLICATE,
-            doc_id=None,
-            similar_id=first.doc_id,
-            duplicate_of=first.key,
+            return Verdict(key, UNIQUE, first.doc_id, first.story_id, chars=fp.chars)
+        shown = dict(
             method=method,
             jaccard=round(jaccard, 4),
             containment=round(containment, 4),
             distance=hamming(fp.simhash, first.simhash),
             chars=fp.chars,
         )
+        if outcome.replace is not None:  # replaced: the story's first copy from now on
+            return Verdict(
+                key, UNIQUE, reservation.doc_id, first.story_id, stored=True, replaces=first.key, **shown
+            )
+        return Verdict(
+            key,
+            DUPLICATE,
+            doc_id=None,
+            similar_id=first.story_id,
+            duplicate_of=first.key,
+            waits_for=outcome.waits_for or first.doc_id,
+            recheck=outcome.recheck,
+            **shown,
+        )
+
+    def _decide(self, record: DocRecord, probe: Probe, candidates: list[DocRecord], now: float) -> _Outcome:
+        """The best match and, with a policy, whether the new copy takes its place.
+
+        A copy can replace only a committed copy that no other copy is replacing: a copy of a
+        pending document (a new story, or a replacement, still passing later pipelines) waits
+        for its outcome and is judged again if the pending one is committed and may not be
+        the last word (the new copy may beat it, or it replaced the copy matched).
+        """
+        match = self._best_match(record, probe, candidates, now)
+        if match is None or self.prefer is None or match[0].key == record.key:
+            return _Outcome(match)
+        first = match[0]
+        if first.state == PENDING:
+            return _Outcome(match, waits_for=first.doc_id, recheck=self._wins(record, first))
+        for other in candidates:
+            if other.replaces == first.doc_id and other.state == PENDING and other.doc_id != record.doc_id:
+                return _Outcome(match, waits_for=other.doc_id, recheck=True)
+        if self._wins(record, first):
+            return _Outcome(match, replace=first)
+        return _Outcome(match)
+
+    def _wins(self, record: DocRecord, stored: DocRecord) -> bool:
+        """The policy's answer; a policy that fails keeps the stored copy (said once)."""
+        new = Copy(record.key, record.chars, source_of(record.key, record.source))
+        old = Copy(stored.key, stored.chars, source_of(stored.key, stored.source))
+        try:
+            return bool(self.prefer(new, old))  # type: ignore[misc]
+        except Exception as exc:
+            if not self._policy_failed:
+                self._policy_failed = True
+                logger.error("NEARDUP_PREFER policy %r failed (%r); the stored copies are kept", self.prefer, exc)
+            return False
 
     def _best_match(
         self,
@@ -393,12 +498,13 @@ class Detector:
         candidates: list[DocRecord],
         now: float,
     ) -> Match | None:
-        """The earliest stored document that verification confirms, with how it matched."""
+        """The earliest stored story's document that verification confirms, with how it matched."""
         if not candidates:
             return None  # most new stories: no need for the key sets below
         not_before = now - self.ttl if self.ttl else float("-inf")
         own_sentences, own_sketches = _own_keys(probe)
-        for other in sorted(candidates, key=lambda r: r.doc_id):
+        # Stories in the order they were first seen; within one, a replacing copy first.
+        for other in sorted(candidates, key=lambda r: (r.story_id, -r.doc_id)):
             if other.doc_id == record.doc_id or other.time < not_before:
                 continue
             methods = []

@@ -14,6 +14,11 @@ PENDING = 1  # reserved by a crawl, waiting for the item to pass every pipeline
 # doc_id, time, simhash, sketch size, content chars, state, number of sentence keys
 _HEAD = struct.Struct("<QdQIIBB")
 _TIME = struct.Struct("<d")  # at offset 8 of the head
+# Keys are clipped far below 32 KiB, so the top bit of the key's length is free: set, it says
+# that the story fields (story id, the id it replaces, the source) follow the key. A record
+# without them is written as records always were, so stores of either kind read alike.
+_STORY_FLAG = 0x8000
+_STORY = struct.Struct("<QQB")  # story id, replaced id, length of the source
 
 
 @dataclass
@@ -26,9 +31,21 @@ class DocRecord:
     chars: int
     state: int = COMMITTED
     sentence_keys: list[int] = field(default_factory=list)  # the nshash keys it is filed under
+    story: int = 0  # the story's id when it differs from doc_id (a copy that replaced another)
+    replaces: int = 0  # the id of the copy this one replaces (pending until it is committed)
+    source: str = ""  # the site it came from when given apart from its key (NEARDUP_SOURCE_FIELD)
+
+    @property
+    def story_id(self) -> int:
+        """The story's id, its ``similar_id``: the first copy's id, kept by a copy replacing it."""
+        return self.story or self.doc_id
 
     def to_bytes(self) -> bytes:
         key = self.key.encode("utf-8")
+        story = b""
+        if self.story or self.replaces or self.source:
+            source = self.source.encode("utf-8")[:255].decode("utf-8", "ignore").encode("utf-8")
+            story = _STORY.pack(self.story, self.replaces, len(source)) + source
         return b"".join(
             [
                 _HEAD.pack(
@@ -36,8 +53,9 @@ class DocRecord:
                     self.state, len(self.sentence_keys),
                 ),
                 struct.pack(f"<{len(self.sentence_keys)}Q", *self.sentence_keys),
-                struct.pack("<H", len(key)),
+                struct.pack("<H", len(key) | (_STORY_FLAG if story else 0)),
                 key,
+                story,
                 self.sketch.to_bytes(),
             ]
         )
@@ -55,10 +73,18 @@ class DocRecord:
         offset += 8 * nkeys
         (key_length,) = struct.unpack_from("<H", data, offset)
         offset += 2
+        has_story, key_length = key_length & _STORY_FLAG, key_length & ~_STORY_FLAG
         key = data[offset : offset + key_length].decode("utf-8")
         offset += key_length
+        story = replaces = 0
+        source = ""
+        if has_story:
+            story, replaces, source_length = _STORY.unpack_from(data, offset)
+            offset += _STORY.size
+            source = data[offset : offset + source_length].decode("utf-8", "replace")
+            offset += source_length
         sketch = Sketch.from_bytes(data[offset:], sketch_size)
-        return cls(doc_id, key, time, simhash, sketch, chars, state, sentence_keys)
+        return cls(doc_id, key, time, simhash, sketch, chars, state, sentence_keys, story, replaces, source)
 
 
 def clip_key(key: str, limit: int = 2000) -> str:

@@ -2,11 +2,16 @@
 Redis). Backend-only behaviour (files, keys, scripts, races) is tested beside it in
 test_store.py (LevelDB) and test_redis_store.py."""
 
+import time
+
 import pytest
 import redis
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
-from scrapy_neardup.stores import STORES_BASE, Store, StoreError
+from scrapy_neardup.prefer import PreferSources, prefer_longest
+from scrapy_neardup.record import DocRecord
+from scrapy_neardup.stores import STORES_BASE, Probe, Store, StoreError
+from scrapy_neardup.stores.base import GONE, REPLACED
 from scrapy_neardup.stores.memory import MemoryStore
 
 import news_corpus
@@ -223,6 +228,123 @@ def test_a_time_window_ignores_old_documents(store_uri):
         assert detector.check("mid", reprint("marathon")).status == DUPLICATE
         now[0] += 7200
         assert detector.check("new", reprint("marathon")).status == UNIQUE
+
+
+def excerpt(name: str) -> str:
+    """A portal's cut-down copy: a source line and the first three of five paragraphs."""
+    return "来源：滨江日报\n" + "\n".join(text(name).split("\n")[:3])
+
+
+def near_complete(name: str) -> str:
+    """A third copy: the whole article with the end of its last sentence cut."""
+    return text(name)[:-15]
+
+
+def test_a_longer_copy_replaces_the_stored_excerpt_and_keeps_the_story(store_uri):
+    with open_store(store_uri, "prefer") as store:
+        detector = Detector(store, prefer=prefer_longest)
+        first = detector.check("https://portal.example/rice", excerpt("rice"))
+        detector.check("https://a.example/museum", text("museum"))
+        complete = detector.check("https://a.example/rice", text("rice"))
+        assert complete.status == UNIQUE and complete.replaces == "https://portal.example/rice"
+        assert complete.similar_id == first.similar_id and complete.doc_id != first.doc_id
+        assert store.get(first.doc_id) is None and store.count() == 2
+        # Every later copy names the winner; the superseded copy is a duplicate of it now.
+        third = detector.check("https://c.example/rice", near_complete("rice"))
+        again = detector.check("https://portal.example/rice", excerpt("rice"))
+        for verdict in (third, again):
+            assert verdict.status == DUPLICATE and verdict.replaces is None
+            assert (verdict.duplicate_of, verdict.similar_id) == ("https://a.example/rice", first.similar_id)
+    with open_store(store_uri, "prefer") as store:  # as stored, across a reopen
+        winner = store.get(complete.doc_id)
+        assert (winner.story_id, winner.replaces, winner.state) == (first.similar_id, first.doc_id, 0)
+        assert Detector(store).check("https://d.example/rice", text("rice")).duplicate_of == "https://a.example/rice"
+
+
+def test_a_copy_too_little_longer_or_seen_first_is_a_plain_duplicate(store_uri):
+    with open_store(store_uri, "prefer") as store:
+        detector = Detector(store, prefer=prefer_longest)
+        kept = detector.check("https://a.example/library", text("library"))
+        for key, body in [("https://b.example/library", excerpt("library")), ("https://c.example/library", near_complete("library"))]:
+            verdict = detector.check(key, body)
+            assert verdict.status == DUPLICATE and verdict.duplicate_of == kept.key and verdict.replaces is None
+        assert [r.key for r in store.records()] == [kept.key]
+
+
+def test_the_first_policy_gives_todays_verdicts_and_records(store_uri):
+    stream = [("https://portal.example/rice", excerpt("rice")), ("https://a.example/rice", text("rice"))]
+    found = []
+    for policy in (None, prefer_longest):
+        with open_store(store_uri, f"first-{policy is None}") as store:
+            detector = Detector(store, prefer=policy)
+            verdicts = [detector.check(key, body) for key, body in stream]
+            found.append(([v.status for v in verdicts], [r.to_bytes()[8:24] for r in store.records()]))
+            if policy is None:
+                assert verdicts[1].duplicate_of == "https://portal.example/rice"
+                assert all(r.story == r.replaces == 0 and r.source == "" for r in store.records())
+    assert found[0][0] == [UNIQUE, DUPLICATE] and found[1][0] == [UNIQUE, UNIQUE]
+
+
+def test_a_reserved_replacement_takes_the_old_copy_out_only_when_committed(store_uri):
+    with open_store(store_uri, "pending") as store:
+        detector = Detector(store, prefer=prefer_longest)
+        old = detector.check("https://portal.example/battery", excerpt("battery"))
+        winner = detector.check("https://a.example/battery", text("battery"), reserve=True)
+        assert winner.replaces == old.key and store.get(old.doc_id) is not None
+        # A copy meanwhile names the pending winner and waits for its outcome.
+        third = detector.check("https://c.example/battery", near_complete("battery"))
+        assert (third.status, third.duplicate_of, third.waits_for) == (DUPLICATE, winner.key, winner.doc_id)
+        # A later pipeline dropped the winner: the old copy stays the story's.
+        detector.release(winner)
+        assert store.get(winner.doc_id) is None and [r.key for r in store.records()] == [old.key]
+        again = detector.check("https://a.example/battery", text("battery"), reserve=True)
+        assert again.replaces == old.key and again.similar_id == old.similar_id
+        detector.commit(again)
+        assert [r.key for r in store.records()] == ["https://a.example/battery"]
+        assert detector.check("https://c.example/battery", near_complete("battery")).duplicate_of == again.key
+
+
+def filed(store: Store, key: str, body: str, pending: bool = False) -> DocRecord:
+    """``body`` filed as a story of its own, whatever the store holds."""
+    fp = Detector(store).fingerprint(body)
+    record = DocRecord(0, key, time.time(), fp.simhash, fp.sketch, fp.chars, state=int(pending))
+    store.check_and_add(Probe([], []), record)
+    return store.get(record.doc_id)
+
+
+def test_of_two_copies_replacing_one_story_one_wins(store_uri):
+    with open_store(store_uri, "race") as store:
+        old = filed(store, "https://portal.example/marathon", excerpt("marathon"))
+        one = filed(store, "https://a.example/marathon", text("marathon"), pending=True)
+        two = filed(store, "https://b.example/marathon", near_complete("marathon"), pending=True)
+        assert store.replace(one, old) == REPLACED
+        assert store.replace(two, old) == one.doc_id  # claimed by the pending one
+        store.commit(one.doc_id)
+        assert store.replace(two, old) == GONE and store.get(old.doc_id) is None
+        assert store.get(one.doc_id).story_id == old.doc_id and store.get(two.doc_id).story_id == two.doc_id
+        # A released claim frees the copy for the next one.
+        late = filed(store, "https://portal.example/rice", excerpt("rice"))
+        three = filed(store, "https://a.example/rice", text("rice"), pending=True)
+        four = filed(store, "https://b.example/rice", near_complete("rice"))
+        assert store.replace(three, late) == REPLACED
+        store.remove(three.doc_id)
+        assert store.get(late.doc_id) is not None
+        # Committed at once: the first replacement takes the copy out, the second finds it gone.
+        five = filed(store, "https://c.example/rice", text("rice"))
+        assert store.replace(four, late) == REPLACED and store.replace(five, late) == GONE
+        assert store.get(late.doc_id) is None and store.get(four.doc_id).story_id == late.doc_id
+
+
+def test_a_source_policy_prefers_the_higher_ranked_site(store_uri):
+    with open_store(store_uri, "sources") as store:
+        detector = Detector(store, prefer=PreferSources(["xinhua.example", "a.example"]))
+        detector.check("https://a.example/reservoir", text("reservoir"))
+        ranked = detector.check("https://news.xinhua.example/1", edited(text("reservoir")))
+        assert ranked.replaces == "https://a.example/reservoir"
+        # Ranked by the source given, not the key's site; unlisted sites rank last.
+        listed = detector.check("https://mirror.example/2", text("reservoir"), source="XINHUA.example")
+        assert listed.status == DUPLICATE and listed.duplicate_of == "https://news.xinhua.example/1"
+        assert detector.check("https://z.example/3", text("reservoir")).status == DUPLICATE
 
 
 def snapshot(store_uri: str, store) -> tuple:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from ..fingerprint import Recipe
-from ..record import PENDING, DocRecord
+from ..record import COMMITTED, PENDING, DocRecord
 from ..simhash import PermutedTables
 
 # Bump when the byte layout of records or keys changes (a store class may have its own).
@@ -40,6 +40,10 @@ class StoreFormatError(StoreError):
 
 # Called with the candidate records before filing; True means "a duplicate: do not file".
 Confirm = Callable[[list[DocRecord]], bool]
+
+# What Store.replace answers, besides the id of the copy that holds the story instead.
+REPLACED = 0
+GONE = -1  # the copy to replace, or the one replacing it, is no longer stored
 
 
 # Recipe fields a user sets (NEARDUP_NSHASH_N, NEARDUP_SIMHASH_DISTANCE, or the command
@@ -193,7 +197,22 @@ class Store(ABC):
 
     @abstractmethod
     def commit(self, doc_id: int) -> None:
-        """Turn a pending reservation into a committed document."""
+        """Turn a pending reservation into a committed document; one that replaces a copy
+        (:meth:`replace`) takes that copy out in the same step."""
+
+    def replace(self, record: DocRecord, old: DocRecord) -> int:
+        """Make the filed document ``record`` its story's copy in place of ``old``, in one
+        atomic step: ``record`` takes ``old``'s story id (its ``similar_id``) and ``old`` is
+        taken out, at once for a committed ``record`` and by :meth:`commit` for a pending one
+        (until then ``old`` stays, and :meth:`remove` of ``record`` leaves it in place).
+
+        Of two copies replacing one story, one wins: :data:`REPLACED` for it; for the other
+        the id of the pending copy replacing ``old`` already, or :data:`GONE` when ``old`` (or
+        ``record``) is no longer stored.
+        """
+        raise StoreError(
+            f"store {self.describe()} cannot replace a stored copy: keep NEARDUP_PREFER = 'first' with it"
+        )
 
     @abstractmethod
     def get(self, doc_id: int) -> DocRecord | None: ...
@@ -283,13 +302,55 @@ class LocalStore(Store):
     def remove(self, doc_id: int) -> None:
         record = self.get(doc_id)
         if record is not None:
+            self._superseded(record, taken=False)
             self._delete(record, self.buckets_of(record))
 
     def commit(self, doc_id: int) -> None:
         record = self.get(doc_id)
         if record is not None and record.state == PENDING:
-            record.state = 0
+            record.state = COMMITTED
+            old = self._superseded(record)
+            if old is None:
+                self._save(record, [])
+            else:
+                self._swap(record, old)
+
+    def replace(self, record: DocRecord, old: DocRecord) -> int:
+        claims = self._claims()
+        if self.get(old.doc_id) is None or self.get(record.doc_id) is None:
+            return GONE
+        holder = claims.get(old.doc_id, record.doc_id)
+        if holder != record.doc_id:
+            held = self.get(holder)
+            if held is not None and held.state == PENDING and held.replaces == old.doc_id:
+                return holder
+        record.story, record.replaces = old.story_id, old.doc_id
+        if record.state == PENDING:
+            claims[old.doc_id] = record.doc_id
             self._save(record, [])
+        else:
+            claims.pop(old.doc_id, None)
+            self._swap(record, old)
+        return REPLACED
+
+    def _claims(self) -> dict[int, int]:
+        """Copies being replaced -> the pending copy replacing each (one at a time)."""
+        return self.__dict__.setdefault("_claimed", {})
+
+    def _superseded(self, record: DocRecord, taken: bool = True) -> DocRecord | None:
+        """Forget ``record``'s claim on the copy it replaces; that copy, if ``taken``."""
+        if not record.replaces:
+            return None
+        claims = self._claims()
+        if claims.get(record.replaces) == record.doc_id:
+            del claims[record.replaces]
+        return self.get(record.replaces) if taken else None
+
+    def _swap(self, record: DocRecord, old: DocRecord) -> None:
+        """Write ``record`` (filed already) and take ``old`` out; a store on disk does both
+        in one write."""
+        self._save(record, [])
+        self._delete(old, self.buckets_of(old))
 
     def get(self, doc_id: int) -> DocRecord | None:
         found = self._records([doc_id])

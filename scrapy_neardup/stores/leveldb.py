@@ -77,6 +77,9 @@ class _Shared:
         self.users = 0
         self.last_ids: dict[bytes, list[int]] = {}  # namespace prefix -> [last document id]
         self.indexes: dict[bytes, BucketIndex] = {}  # namespace prefix -> its buckets
+        # namespace prefix -> copies being replaced -> the pending copy replacing each; like
+        # the pending copies themselves, they do not outlive the process
+        self.claims: dict[bytes, dict[int, int]] = {}
 
 
 class LevelDBError(StoreError):
@@ -321,6 +324,9 @@ class LevelDBStore(LocalStore):
     def _write_meta(self, meta: dict) -> None:
         self._db.put(b"m", encode_meta(meta))
 
+    def _claims(self) -> dict[int, int]:
+        return self._shared.claims.setdefault(self._prefix, {})
+
     def _members(self, bucket: bytes, limit: int) -> list[int]:
         return self._index.members_each([bucket], limit)[0]
 
@@ -352,14 +358,33 @@ class LevelDBStore(LocalStore):
 
     @_guarded
     def commit(self, doc_id: int) -> None:
-        """Only the record and the pending mark change: a new document's write has no delete."""
+        """Only the record and the pending mark change: a new document's write has no delete
+        (but one that replaces a copy, which takes that copy out in the same write)."""
         record = self.get(doc_id)
         if record is not None and record.state == PENDING:
             record.state = COMMITTED
+            old = self._superseded(record)
+            if old is not None:
+                self._swap(record, old)
+                return
             doc = _u64(doc_id)
             with self._db.write_batch() as batch:
                 batch.put(b"d" + doc, record.to_bytes())
                 batch.delete(b"p" + doc)
+
+    @_guarded
+    def _swap(self, record: DocRecord, old: DocRecord) -> None:
+        """One write batch: the replacing record (committed or pending), and the replaced
+        copy out. A process killed at any moment leaves one copy of the story or the other."""
+        doc, gone = _u64(record.doc_id), _u64(old.doc_id)
+        with self._db.write_batch() as batch:
+            batch.put(b"d" + doc, record.to_bytes())
+            if record.state == COMMITTED:
+                batch.delete(b"p" + doc)
+            batch.delete(b"d" + gone)
+            batch.delete(b"p" + gone)
+            batch.put(b"n", _u64(self._last[0]))
+        self._index.remove(self.buckets_of(old), old.doc_id)
 
     @_guarded
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None:

@@ -27,6 +27,10 @@ class MemoryStore(LocalStore):
         self._buckets: dict[bytes, dict[int, None]] = space.setdefault("buckets", {})
         self._meta: dict = space.setdefault("meta", {})
         self._counter: list[int] = space.setdefault("counter", [0])
+        self._claimed: dict[int, int] = space.setdefault("claims", {})
+
+    def _claims(self) -> dict[int, int]:
+        return self._claimed
 
     def _read_meta(self) -> dict | None:
         return self._meta.get("meta")

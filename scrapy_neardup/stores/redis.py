@@ -38,9 +38,10 @@ from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError
 
 from ..fingerprint import Recipe
-from ..record import _HEAD, PENDING, DocRecord
+from ..record import _HEAD, COMMITTED, PENDING, DocRecord
 from . import redact
 from .base import (
+    REPLACED,
     Confirm,
     Probe,
     Reservation,
@@ -89,8 +90,9 @@ def _script(*names: str) -> str:
 CHECK_AND_ADD = _script("mark", "live", "check", "check_and_add")
 CHECK_AND_ADD_MANY = _script("mark", "live", "check", "check_and_add_many")
 _CHECK_ARGS = 18  # arguments of one document in CHECK_AND_ADD_MANY (its ARGS)
-COMMIT = _script("mark", "commit")
-REMOVE = _script("mark", "remove")
+COMMIT = _script("mark", "drop", "commit")
+REMOVE = _script("mark", "drop", "remove")
+REPLACE = _script("mark", "drop", "replace")
 COUNT = _script("mark", "live", "count")
 LOOKUP = _script("mark", "live", "lookup")
 LOST = "NEARDUP_STORE_LOST"  # the error of a script whose namespace marker is gone
@@ -264,6 +266,8 @@ class RedisStore(Store):
         self._client_id = f"{self._pid}-{os.urandom(6).hex()}"
         self._seq = count(1)
         self._filed: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()
+        # pending documents replacing a copy -> that copy's id, window and bucket entries
+        self._replacing: dict[int, tuple[int, bytes, bytes]] = {}
         self._batch: Any = None  # the connection of start_check_and_add_many
         self._sent = count(1)  # batches sent on it
         self._unread = 0  # the batch sent on it whose answer is not read yet (0: none)
@@ -293,6 +297,7 @@ class RedisStore(Store):
         self._check_and_add_many = self.client.register_script(CHECK_AND_ADD_MANY)
         self._commit = self.client.register_script(COMMIT)
         self._remove = self.client.register_script(REMOVE)
+        self._replace = self.client.register_script(REPLACE)
         self._count = self.client.register_script(COUNT)
         self._lookup = self.client.register_script(LOOKUP)
         try:
@@ -614,6 +619,7 @@ class RedisStore(Store):
         doc_ids, self._to_remove = self._to_remove, []
         removals = []
         for doc_id in doc_ids:
+            self._replacing.pop(doc_id, None)
             where = self._filed.pop(doc_id, None) or self._where(self.get(doc_id))
             removals.append([self._prefix, doc_id, _member(doc_id), *where, self._mark])
         return removals
@@ -631,7 +637,28 @@ class RedisStore(Store):
         self._filed.pop(doc_id, None)
         # the state byte is the next to last byte of the head (1-based position for Lua)
         args = [self._prefix, doc_id, _member(doc_id), _HEAD_SIZE - 1, self._ttl_ms, self._mark]
+        replacing = self._replacing.pop(doc_id, None)
+        if replacing is not None:  # the copy it replaces goes in the same step
+            old_id, window, blob = replacing
+            args += [old_id, _member(old_id), window, blob]
         self._call(self._commit, keys=[], args=args)
+
+    def replace(self, record: DocRecord, old: DocRecord) -> int:
+        """One script call (lua/replace.lua); a pending document remembers where the copy it
+        replaces is filed, for its commit."""
+        kept = record.story, record.replaces
+        record.story, record.replaces = old.story_id, old.doc_id
+        window, blob = self._where(old)
+        args = [
+            self._prefix, self._mark, record.doc_id, record.to_bytes(), int(record.state == COMMITTED),
+            self._pending_ms, old.doc_id, _member(old.doc_id), window, blob,
+        ]
+        held = int(self._call(self._replace, keys=[], args=args))
+        if held != REPLACED:
+            record.story, record.replaces = kept
+        elif record.state == PENDING:
+            self._replacing[record.doc_id] = (old.doc_id, window, blob)
+        return held
 
     def get(self, doc_id: int) -> DocRecord | None:
         data = self._call(self.client.get, self._key(f"r:{doc_id}"))
