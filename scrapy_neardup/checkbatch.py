@@ -18,12 +18,13 @@ from .fingerprint import Fingerprint
 
 __all__ = ["CheckBatcher"]
 
-Send = Callable[[list[tuple[str, Fingerprint]]], Any]
+Send = Callable[[list[tuple[str, Fingerprint, str]]], Any]
 
 
 class CheckBatcher:
-    """Queues checks and sends them through ``send``: a function taking ``(key, fingerprint)``
-    pairs and returning their verdicts, or a Deferred of them (a store called on its thread).
+    """Queues checks and sends them through ``send``: a function taking ``(key, fingerprint,
+    source)`` triples and returning their verdicts, or a Deferred of them (a store called on
+    its thread).
 
     A failed batch fails each of its checks with the same error, as checking them one by one
     against a store that went away would.
@@ -37,16 +38,17 @@ class CheckBatcher:
         self._send = send
         self.limit = limit
         self._call_later = call_later
-        self._waiting: list[tuple[str, Fingerprint, Deferred]] = []
+        self._waiting: list[tuple[str, Fingerprint, str, Deferred]] = []
         self._busy = False
         self._due = False  # a send is scheduled for the end of this reactor turn
         self.batches = 0  # round trips made, for stats and tests
         self.largest = 0
 
-    def check(self, key: str, fingerprint: Fingerprint) -> Deferred:
-        """A Deferred firing with the verdict of ``(key, fingerprint)``."""
+    def check(self, key: str, fingerprint: Fingerprint, source: str = "") -> Deferred:
+        """A Deferred firing with the verdict of ``(key, fingerprint)``; ``source`` names its
+        site for a NEARDUP_PREFER policy."""
         answer: Deferred = Deferred()
-        self._waiting.append((key, fingerprint, answer))
+        self._waiting.append((key, fingerprint, source, answer))
         if not self._busy and not self._due:
             self._due = True
             self._call_later(0, self._next)
@@ -60,7 +62,7 @@ class CheckBatcher:
             self.batches += 1
             self.largest = max(self.largest, len(batch))
             try:
-                result = self._send([(key, fingerprint) for key, fingerprint, _ in batch])
+                result = self._send([(key, fingerprint, source) for key, fingerprint, source, _ in batch])
             except Exception as exc:  # an inline call that failed
                 self._answer(batch, None, exc)
                 continue
@@ -78,7 +80,7 @@ class CheckBatcher:
 
     def _answer(self, batch: list, verdicts: list | None, error: BaseException | None) -> None:
         self._busy = False
-        for index, (_, _, answer) in enumerate(batch):
+        for index, (*_, answer) in enumerate(batch):
             if error is not None:
                 answer.errback(error)
             else:

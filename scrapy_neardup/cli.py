@@ -26,6 +26,7 @@ from .batching import ahead, chunks, overlapped
 from .detector import DUPLICATE, METHODS, MIN_SIMILARITY, SHORT, Detector, Thresholds, Verdict, methods_from
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
 from .passages import passages_of
+from .prefer import PREFER_CHOICES, policy_from
 from .record import PENDING, DocRecord, clip_key, content_key
 from .stores import Store, StoreError, StoreFormatError, open_store, read_meta, redact
 
@@ -36,10 +37,12 @@ class Summary:
     unique: int = 0
     duplicates: int = 0
     skipped: int = 0  # not JSON, not an object, no usable text, or too short to judge
+    replaced: int = 0  # of the unique, those that replaced a stored copy (--prefer)
 
     def line(self) -> str:
+        replacing = f" ({self.replaced} replacing a stored copy)" if self.replaced else ""
         return (
-            f"{self.records} records: {self.unique} unique, {self.duplicates} duplicates, "
+            f"{self.records} records: {self.unique} unique{replacing}, {self.duplicates} duplicates, "
             f"{self.skipped} skipped"
         )
 
@@ -155,6 +158,17 @@ def _check_related_field(args: argparse.Namespace, *written: str) -> None:
 
 def dedup(args: argparse.Namespace) -> int:
     _check_related_field(args, args.duplicate_of_field, args.similar_id_field)
+    taken = (args.text_field, args.key_field, args.duplicate_of_field, args.similar_id_field)
+    taken += (args.related_field,) if args.related else ()
+    if args.replaces_field in taken:
+        raise CommandError(
+            f"--replaces-field must name a field of its own, not {args.replaces_field!r} "
+            "(the text or key field, or one the other --*-field options write)"
+        )
+    try:
+        args.policy = policy_from(args.prefer, [s for s in args.prefer_sources.split(",") if s.strip()])
+    except ValueError as exc:
+        raise CommandError(f"--prefer: {exc}") from None
     recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
     thresholds = Thresholds(containment=args.threshold, min_chars=args.min_chars)
     return _run_lines(args, recipe, thresholds, _decide, Summary(), create=True)
@@ -205,7 +219,7 @@ def _run_lines(
             _warn(str(exc))
             return 2
         stack.callback(store.close)
-        detector = Detector(store, thresholds, ttl=args.ttl or None, methods=args.methods)
+        detector = Detector(store, thresholds, ttl=args.ttl or None, methods=args.methods, prefer=getattr(args, "policy", None))
         progress = _Progress(args, source)
         stack.callback(progress.close)
         fingerprint = _fingerprinting(args, detector, stack)
@@ -345,7 +359,8 @@ def _decide(detector: Detector, batch: Batch, args: argparse.Namespace, summary:
     write (None: dropped) and, if passed through untouched, why."""
     judged = [(item, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
     passages = [passages_of(item.text or "") for item, _ in judged] if args.related else None
-    finish = detector.start_many([(item.key, fp) for item, fp in judged], passages)
+    sources = [_source(item, args) for item, _ in judged]
+    finish = detector.start_many([(item.key, fp) for item, fp in judged], passages, sources)
 
     def outcomes() -> Outcomes:
         verdicts = iter(finish())
@@ -361,6 +376,12 @@ def _decide(detector: Detector, batch: Batch, args: argparse.Namespace, summary:
     return outcomes
 
 
+def _source(item: _Parsed, args: argparse.Namespace) -> str:
+    """The record's site for --prefer source: its --source-field as text, else "" (the key's host)."""
+    value = item.record.get(args.source_field) if args.source_field and item.record else None
+    return value.strip() if isinstance(value, str) else ""
+
+
 def _written(item: _Parsed, verdict: Verdict, args: argparse.Namespace, summary: Summary) -> tuple[bytes | None, str | None]:
     if verdict.status == SHORT:
         return item.line, f"text too short to judge ({verdict.chars} characters)"
@@ -374,6 +395,9 @@ def _written(item: _Parsed, verdict: Verdict, args: argparse.Namespace, summary:
     assert record is not None
     record[args.duplicate_of_field] = verdict.duplicate_of
     record[args.similar_id_field] = verdict.similar_id
+    if verdict.replaces is not None:
+        summary.replaced += 1
+        record[args.replaces_field] = verdict.replaces
     if args.explain and verdict.status == DUPLICATE:
         record["neardup"] = {
             "method": verdict.method,
@@ -666,6 +690,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--duplicate-of-field", default="duplicate_of")
     run.add_argument("--similar-id-field", default="similar_id")
     run.add_argument("--explain", action="store_true", help="add how each duplicate matched")
+    run.add_argument(
+        "--prefer", default="first",
+        help=f"which copy of a story to keep: {', '.join(PREFER_CHOICES)} (default first: the first "
+        "seen), or a dotted path to a callable (new, stored) -> bool; a preferred later copy "
+        "replaces the stored one and gets --replaces-field",
+    )
+    run.add_argument("--prefer-sources", default="",
+                     help="for --prefer source: domains or site names, best first, comma-separated")
+    run.add_argument("--source-field", default="",
+                     help="field naming a record's site for --prefer source (default: the key's host)")
+    run.add_argument("--replaces-field", default="replaces",
+                     help="field that receives the key of the copy a preferred copy replaces")
     _related_options(run)
     _store_options(run)
     run.set_defaults(func=dedup)

@@ -18,6 +18,7 @@ from scrapy.utils.misc import load_object
 
 from .detector import METHODS, Thresholds, methods_from
 from .fingerprint import Recipe
+from .prefer import PREFER_CHOICES, Policy, policy_from
 from .stores import STORES_BASE, redact, scheme_of
 
 DEFAULT_EXTRACTOR = "scrapy_neardup.extract.html_to_text"
@@ -70,6 +71,10 @@ class NearDupConfig:
     store_down_timeout: float = 60.0  # seconds items wait for a store that went down; then the crawl stops
     related: bool = False  # list the other stored stories sharing a long passage with each item
     related_field: str = "related"
+    prefer: str | Callable = "first"  # which copy of a story to keep: first, longest, source, a callable
+    prefer_sources: tuple = ()  # sites best first, for prefer = "source"
+    source_field: str = ""  # item field naming the site; "" = the key's host
+    replaces_field: str = "replaces"  # receives the key of the copy a preferred copy replaces
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":
@@ -110,6 +115,14 @@ class NearDupConfig:
                 f"{origin['NEARDUP_RELATED_FIELD']} {self.related_field!r} is already the text, HTML, key "
                 "or a tag field; name a field of its own for the related stories"
             )
+        if self.replaces_field in (
+            self.text_field, self.html_field, self.key_field, self.duplicate_of_field,
+            self.similar_id_field, self.related_field, self.text_out_field,
+        ):
+            raise ValueError(
+                f"{origin['NEARDUP_REPLACES_FIELD']} {self.replaces_field!r} is already the text, HTML, key "
+                "or another tag field; name a field of its own for the key of the replaced copy"
+            )
         if self.text_out_field and self.text_out_field in (
             self.key_field, self.html_field, self.duplicate_of_field, self.similar_id_field
         ):
@@ -141,6 +154,10 @@ class NearDupConfig:
 
     def recipe(self) -> Recipe:
         return Recipe(tokenizer=self.tokenizer, nshash_n=self.nshash_n, simhash_k=self.simhash_distance)
+
+    def policy(self) -> Policy | None:
+        """The NEARDUP_PREFER policy; None for first seen wins."""
+        return policy_from(self.prefer, self.prefer_sources)
 
     def thresholds(self) -> Thresholds:
         base = Thresholds()
@@ -302,6 +319,26 @@ def _extractor(settings: BaseSettings, name: str) -> str | Callable[[Any], str]:
     return value.strip()
 
 
+def _prefer(settings: BaseSettings, name: str) -> str | Callable:
+    """A policy name or a callable (new, stored) -> bool; ``source`` needs its sources."""
+    value = settings.get(name)
+    policy_from(value, _names(settings, "NEARDUP_PREFER_SOURCES") if settings.get("NEARDUP_PREFER_SOURCES") else ())
+    if callable(value):
+        return value
+    text = value.strip()
+    return text.lower() if text.lower() in PREFER_CHOICES else text
+
+
+def _names(settings: BaseSettings, name: str) -> tuple[str, ...]:
+    """A list of names (or a comma-separated string of them)."""
+    value = settings.get(name)
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"must be a list of domains or site names, best first, got {value!r}")
+    return tuple(v.strip() for v in value if v.strip())
+
+
 def _dict(settings: BaseSettings, name: str) -> dict:
     try:
         return dict(settings.getdict(name))
@@ -343,6 +380,10 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_STORE_DOWN_TIMEOUT": _seconds("stop at the first failure"),
     "NEARDUP_RELATED": _bool,
     "NEARDUP_RELATED_FIELD": _name,
+    "NEARDUP_PREFER": _prefer,
+    "NEARDUP_PREFER_SOURCES": _names,
+    "NEARDUP_SOURCE_FIELD": _optional_name,
+    "NEARDUP_REPLACES_FIELD": _name,
 }
 
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)

@@ -184,6 +184,7 @@ class NearDupPipeline:
             ttl=config.ttl or None,
             methods=config.methods,
             fingerprinter=self.preparer.fingerprinter if self.preparer else _NoFingerprinter(),
+            prefer=config.policy(),
         )
         if config.ttl:
             try:
@@ -192,7 +193,11 @@ class NearDupPipeline:
                 self._once("purge", logging.WARNING, "Could not purge old documents: %s", exc)
         calls = self._shared.calls
         if not is_local(self._shared.store):  # a server store: one round trip per batch of checks
-            self._checks = CheckBatcher(lambda documents: calls.run(self.detector.check_many, documents, True))
+            self._checks = CheckBatcher(
+                lambda checks: calls.run(
+                    self.detector.check_many, [(key, fp) for key, fp, _ in checks], True, [s for *_, s in checks]
+                )
+            )
         self.reservations = Reservations(
             lambda verdict: calls.run(self.detector.commit, verdict),
             lambda verdict: calls.run(self.detector.release, verdict),
@@ -391,13 +396,14 @@ class NearDupPipeline:
         it is never dropped unseen.
         """
         calls = self._shared.calls
+        source = self._source_name(item)
         waited = False
         while True:
             try:
                 if self._checks is not None:
-                    check = self._checks.check(key, prepared.fingerprint)
+                    check = self._checks.check(key, prepared.fingerprint, source)
                 else:
-                    check = calls.run(self.detector.check_fingerprint, key, prepared.fingerprint, True)
+                    check = calls.run(self.detector.check_fingerprint, key, prepared.fingerprint, True, source)
                 verdict = await maybe_await(check)
                 break
             except StoreUnavailable as exc:
@@ -476,6 +482,10 @@ class NearDupPipeline:
     def _act(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> Any:
         if verdict.status == UNIQUE:
             self._inc("unique")
+            if verdict.replaces is not None:  # in both modes: the storage pipeline replaces its row
+                self._inc("replaced")
+                self._set(item, adapter, self.config.replaces_field, verdict.replaces, "NEARDUP_REPLACES_FIELD",
+                          "replaces_field_missing", "without the key of the copy they replace")
         else:
             self._inc("duplicate")
             for method in (verdict.method or "").split("+"):
@@ -495,21 +505,26 @@ class NearDupPipeline:
         return item
 
     def _write_related(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> None:
-        field = self.config.related_field
-        if verdict.related is None:
-            return
+        if verdict.related is not None:
+            self._set(item, adapter, self.config.related_field, verdict.related, "NEARDUP_RELATED_FIELD",
+                      "related_field_missing", "without related stories")
+
+    def _set(self, item: Any, adapter: ItemAdapter, field: str, value: Any, setting: str, stat: str, missing: str) -> None:
+        """Write ``value`` to ``field``; an item class without the field passes without it,
+        counted under ``stat`` and said once."""
         if not isinstance(item, dict) and field not in adapter.field_names():
-            self._inc("related_field_missing")
+            self._inc(stat)
             self._once(
-                ("related_field_missing", type(item)),
+                (stat, type(item)),
                 logging.WARNING,
-                "Item class %s has no field %r (NEARDUP_RELATED_FIELD): its items pass without "
-                "related stories. Declare the field in the item class",
+                "Item class %s has no field %r (%s): its items pass %s. Declare the field in the item class",
                 f"{type(item).__module__}.{type(item).__qualname__}",
                 field,
+                setting,
+                missing,
             )
             return
-        adapter[field] = verdict.related
+        adapter[field] = value
 
     def _reason(self, verdict: Verdict) -> str:
         return (
@@ -611,6 +626,15 @@ class NearDupPipeline:
             self._describe(adapter),
             type(value).__name__,
         )
+
+    def _source_name(self, item: Any) -> str:
+        """The item's site for a ``source`` policy: NEARDUP_SOURCE_FIELD when the item has it
+        as text, else "" (the engine takes the key's host)."""
+        field = self.config.source_field
+        if not field or self.detector is None or self.detector.prefer is None or not ItemAdapter.is_item(item):
+            return ""
+        value = ItemAdapter(item).get(field)
+        return value.strip() if isinstance(value, str) else ""
 
     def _key(self, adapter: ItemAdapter, source: str | bytes) -> str:
         """The key field, else a key derived from the content (see :func:`.record.content_key`)."""

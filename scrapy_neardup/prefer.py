@@ -62,7 +62,10 @@ class PreferSources:
     def __init__(self, sources: Sequence[str]):
         self.sources = [s.strip().lower().removeprefix("www.") for s in sources if s.strip()]
         if not self.sources:
-            raise ValueError("the source policy needs a non-empty list of sources, best first")
+            raise ValueError(
+                "the source policy needs a list of domains or site names, best first "
+                "(NEARDUP_PREFER_SOURCES, or --prefer-sources)"
+            )
 
     def rank(self, source: str) -> int:
         for rank, name in enumerate(self.sources):

@@ -128,15 +128,20 @@ class Reservations:
     ) -> Verdict | None:
         """The final verdict of a copy: while its first copy is pending, wait for its outcome.
 
-        Committed: the copy is its duplicate. Released: ``recheck()`` checks the copy again
-        (it may now be the first copy of its story). At most three rounds.
+        Committed: the copy is its duplicate, unless the verdict asks to be checked again
+        (with a NEARDUP_PREFER policy the copy may win, or the pending copy replaced the one
+        it names). Released: ``recheck()`` checks the copy again (it may now be the first
+        copy of its story). At most three rounds.
         """
         for _ in range(3):
-            if verdict is None or verdict.status != DUPLICATE or verdict.similar_id not in self.waiting:
+            if verdict is None or verdict.status != DUPLICATE:
+                break
+            pending = verdict.waits_for if verdict.waits_for is not None else verdict.similar_id
+            if pending not in self.waiting:
                 break
             waiter = Deferred()
-            self.waiting[verdict.similar_id].append(waiter)
-            if await wait(waiter):
+            self.waiting[pending].append(waiter)
+            if await wait(waiter) and not verdict.recheck:
                 break  # the first copy was stored: this one is its duplicate
             verdict = await maybe_await(recheck())
         return verdict

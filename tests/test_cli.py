@@ -362,3 +362,61 @@ def test_a_run_stopped_early_keeps_the_old_output_and_leaves_no_partial_file(tmp
     assert process.wait(timeout=60) == 130
     assert target.read_text() == "yesterday's output\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+
+
+def excerpt_records():
+    """Each story's excerpt under a source line, its complete article later, then a copy
+    with the end cut (near-complete)."""
+    records = []
+    for name in ARTICLES:
+        kept = "\n".join(text(name).split("\n")[:3])
+        records.append({"id": f"https://portal.example/{name}", "text": f"来源：滨江日报\n{kept}", "site": "portal"})
+    for name in ARTICLES:
+        records.append({"id": f"https://a.example/{name}", "text": text(name), "site": "daily"})
+        records.append({"id": f"https://c.example/{name}", "text": text(name)[:-15], "site": "mirror"})
+    return records
+
+
+def test_dedup_prefer_longest_replaces_excerpts_with_the_complete_article(tmp_path, capsys, store_uri):
+    """On Redis the records go in batches: a batch's later copies see its replacements."""
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    write_lines(source, excerpt_records())
+    store = store_uri
+    assert main(["dedup", str(source), "-o", str(target), "--store", store, "--prefer", "longest", "--drop"]) == 0
+    out = {record["id"]: record for record in map(json.loads, read_lines(target))}
+    assert sorted(out) == sorted([f"https://portal.example/{n}" for n in ARTICLES] + [f"https://a.example/{n}" for n in ARTICLES])
+    for name in ARTICLES:
+        complete, portal = out[f"https://a.example/{name}"], out[f"https://portal.example/{name}"]
+        assert complete["replaces"] == portal["id"] and complete["similar_id"] == portal["similar_id"]
+        assert "replaces" not in portal
+    summary = capsys.readouterr().err.strip().splitlines()[-1]
+    n = len(ARTICLES)
+    assert summary == f"{3 * n} records: {2 * n} unique ({n} replacing a stored copy), {n} duplicates, 0 skipped"
+
+
+def test_dedup_prefer_source_ranks_by_the_source_field(tmp_path):
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    write_lines(source, excerpt_records())
+    assert main([
+        "dedup", str(source), "-o", str(target), "--prefer", "source", "--prefer-sources", "mirror,daily",
+        "--source-field", "site", "--replaces-field", "supersedes",
+    ]) == 0
+    out = [json.loads(line) for line in read_lines(target)]
+    name = next(iter(ARTICLES))
+    by_id = {record["id"]: record for record in out}
+    assert by_id[f"https://a.example/{name}"]["supersedes"] == f"https://portal.example/{name}"
+    assert by_id[f"https://c.example/{name}"]["supersedes"] == f"https://a.example/{name}"  # ranked first
+    assert by_id[f"https://c.example/{name}"]["duplicate_of"] is None
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--prefer", "newest"], "--prefer: must be one of first, longest, source or a dotted path"),
+    (["--prefer", "source"], "NEARDUP_PREFER_SOURCES, or --prefer-sources"),
+    (["--prefer", "no.such.policy"], "--prefer: cannot import 'no.such.policy'"),
+    (["--replaces-field", "text"], "--replaces-field must name a field of its own"),
+])
+def test_dedup_refuses_a_bad_prefer_option(tmp_path, capsys, options, message):
+    source = tmp_path / "in.jsonl"
+    write_lines(source, excerpt_records())
+    assert main(["dedup", str(source), "-o", str(tmp_path / "out.jsonl"), *options]) == 2
+    assert message in capsys.readouterr().err

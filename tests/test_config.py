@@ -10,6 +10,7 @@ from scrapy.settings import Settings
 from scrapy_neardup import Recipe, Thresholds
 from scrapy_neardup.config import SETTINGS, NearDupConfig, default_workers, typos
 from scrapy_neardup.extract import html_to_text
+from scrapy_neardup.prefer import prefer_longest
 
 
 def parse(spider=None, **values):
@@ -131,6 +132,13 @@ def test_stores_merge_the_base_and_the_users_registry():
         ("NEARDUP_STORE", "leveldb://", "NEARDUP_STORE: names no directory"),
         ("NEARDUP_STORE", 5, "NEARDUP_STORE: must be a store URI string, got 5"),
         ("NEARDUP_REDIS_PARAMS", "not json", "NEARDUP_REDIS_PARAMS: must be a dict"),
+        ("NEARDUP_PREFER", "newest", "NEARDUP_PREFER: must be one of first, longest, source or a dotted path"),
+        ("NEARDUP_PREFER", "source", "NEARDUP_PREFER: the source policy needs a list of domains"),
+        ("NEARDUP_PREFER", "no.such.policy", "NEARDUP_PREFER: cannot import 'no.such.policy'"),
+        ("NEARDUP_PREFER", "scrapy_neardup.prefer.LONGER_BY", "NEARDUP_PREFER: 'scrapy_neardup.prefer.LONGER_BY' is not callable"),
+        ("NEARDUP_PREFER_SOURCES", [1, 2], "NEARDUP_PREFER_SOURCES: must be a list of domains or site names"),
+        ("NEARDUP_REPLACES_FIELD", "", "NEARDUP_REPLACES_FIELD: must be a non-empty string"),
+        ("NEARDUP_REPLACES_FIELD", "text", "NEARDUP_REPLACES_FIELD 'text' is already the text, HTML, key"),
     ],
 )
 def test_invalid_values_name_the_setting(name, value, message):
@@ -227,3 +235,14 @@ def test_methods_and_the_text_out_field():
             NearDupConfig.from_settings(Settings({"NEARDUP_METHODS": bad}))
     with pytest.raises(ValueError, match="NEARDUP_TEXT_OUT_FIELD 'html' is already"):
         NearDupConfig.from_settings(Settings({"NEARDUP_TEXT_OUT_FIELD": "html"}))
+
+
+def test_prefer_policies_and_their_fields():
+    assert parse().policy() is None and parse().replaces_field == "replaces"
+    longest = parse(NEARDUP_PREFER=" Longest ")
+    assert longest.prefer == "longest" and longest.policy() is prefer_longest
+    ranked = parse(NEARDUP_PREFER="source", NEARDUP_PREFER_SOURCES="xinhuanet.com, people.com.cn",
+                   NEARDUP_SOURCE_FIELD="site", NEARDUP_REPLACES_FIELD="supersedes")
+    assert ranked.prefer_sources == ("xinhuanet.com", "people.com.cn") and ranked.source_field == "site"
+    assert ranked.policy().rank("www.news.xinhuanet.com") == 0 and ranked.replaces_field == "supersedes"
+    assert parse(NEARDUP_PREFER="scrapy_neardup.prefer.prefer_longest").policy() is prefer_longest

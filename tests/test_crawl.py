@@ -674,3 +674,60 @@ def test_the_extracted_body_is_handed_on_in_the_text_out_field(local_site, tmp_p
         assert isinstance(body, str) and len(body) > 100
         assert "<" not in body  # the article's text, not its markup
         assert body.split("\n")[0] in ItemAdapter(item)["html"]
+
+
+# -- keeping the complete copy (NEARDUP_PREFER) ------------------------------------------------
+
+PORTAL_FIRST = ["/p/oranges.html", "/p/robots.html", "/a/oranges.html", "/a/robots.html", "/bad/broken.html"]
+
+
+@pytest.mark.parametrize("action", ["drop", "tag"])
+@pytest_twisted.inlineCallbacks
+def test_the_complete_article_replaces_the_portals_excerpt(local_site, tmp_path, action):
+    settings = settings_for(tmp_path / "store", NEARDUP_PREFER="longest", NEARDUP_ACTION=action)
+    result = yield run(settings, NewsSpider, root=local_site.root, paths=PORTAL_FIRST)
+    items = {_path(item["url"]): item for item in result.items}
+    url = local_site.url
+    assert items["/a/oranges.html"]["replaces"] == url("/p/oranges.html")
+    assert items["/a/robots.html"]["replaces"] == url("/p/robots.html")
+    assert not any("replaces" in items[path] for path in ("/p/oranges.html", "/p/robots.html"))
+    assert result.neardup["neardup/replaced"] == 2 and result.neardup["neardup/unique"] == 4
+    if action == "drop":  # the third copy names the complete article, and goes
+        assert [(_path(i["url"]), name) for i, name in result.dropped] == [("/bad/broken.html", "NearDuplicateItem")]
+    else:  # similar_id stays the story's: the excerpt's
+        broken, complete = items["/bad/broken.html"], items["/a/robots.html"]
+        assert broken["duplicate_of"] == url("/a/robots.html")
+        assert broken["similar_id"] == complete["similar_id"] == items["/p/robots.html"]["similar_id"]
+        assert complete["duplicate_of"] is None
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_complete_article_dropped_later_leaves_the_excerpt_in_place(local_site, tmp_path):
+    """/a/robots waits 1 s in a later pipeline that then drops it; /bad/broken, a near-complete
+    copy arriving meanwhile, waits for it, then replaces the excerpt itself."""
+
+    class Spider(NewsSpider):
+        delay_later = {"/a/robots.html": 1.0}
+        drop_later = {"/a/oranges.html"}
+
+    settings = settings_for(tmp_path / "store", NEARDUP_PREFER="longest", **LATER)
+    result = yield run(settings, Spider, root=local_site.root, paths=PORTAL_FIRST)
+    assert result.paths() == ["/p/oranges.html", "/p/robots.html", "/bad/broken.html"]
+    assert result.items[-1]["replaces"] == local_site.url("/p/robots.html")
+    assert result.neardup["neardup/released"] == 2 and result.neardup["neardup/replaced"] == 3
+    # The next run finds the excerpt of oranges still stored, and replaces it then; the
+    # complete robots article holds 15% more than the broken page's text, and replaces it.
+    again = yield run(settings_for(tmp_path / "store", NEARDUP_PREFER="longest"), NewsSpider,
+                      root=local_site.root, paths=["/a/oranges.html", "/a/robots.html"])
+    assert [item["replaces"] for item in again.items] == [
+        local_site.url("/p/oranges.html"), local_site.url("/bad/broken.html")
+    ]
+
+
+@pytest_twisted.inlineCallbacks
+def test_an_item_class_without_the_replaces_field_passes_without_it(local_site, tmp_path, caplog):
+    settings = settings_for(tmp_path / "store", NEARDUP_PREFER="longest")
+    result = yield run(settings, NewsSpider, root=local_site.root, paths=PORTAL_FIRST[:3], item="item")
+    assert result.paths() == PORTAL_FIRST[:3]
+    assert result.neardup["neardup/replaces_field_missing"] == 1
+    assert sum("has no field 'replaces' (NEARDUP_REPLACES_FIELD)" in r.getMessage() for r in caplog.records) == 1

@@ -13,6 +13,7 @@ import random
 
 
 from scrapy_neardup import UNIQUE, Detector, Fingerprinter, open_store
+from scrapy_neardup.prefer import prefer_longest
 
 PROCESSES = 4
 STORIES = 24
@@ -87,24 +88,28 @@ def _worker(uri: str, proc: int, rounds, barrier, results) -> None:
         store.close()
 
 
-def test_four_processes_keep_one_copy_per_story(redis_url):
-    rounds = stream()
-    fingerprinter = Fingerprinter()
-    prints = [(story, [fingerprinter.fingerprint(c) for c in copies]) for story, copies in rounds]
+def _race(worker, uri: str, rounds) -> list:
+    """Run ``worker`` in PROCESSES spawned processes over ``rounds``; their verdicts, in order."""
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(PROCESSES)
     results = context.Queue()
     workers = [
-        context.Process(target=_worker, args=(redis_url, proc, prints, barrier, results))
-        for proc in range(PROCESSES)
+        context.Process(target=worker, args=(uri, proc, rounds, barrier, results)) for proc in range(PROCESSES)
     ]
-    for worker in workers:
-        worker.start()
+    for process in workers:
+        process.start()
     collected = dict(results.get(timeout=300) for _ in workers)
-    for worker in workers:
-        worker.join(60)
-        assert worker.exitcode == 0
-    verdicts = [v for proc in range(PROCESSES) for v in collected[proc]]
+    for process in workers:
+        process.join(60)
+        assert process.exitcode == 0
+    return [v for proc in range(PROCESSES) for v in collected[proc]]
+
+
+def test_four_processes_keep_one_copy_per_story(redis_url):
+    rounds = stream()
+    fingerprinter = Fingerprinter()
+    prints = [(story, [fingerprinter.fingerprint(c) for c in copies]) for story, copies in rounds]
+    verdicts = _race(_worker, redis_url, prints)
 
     kept = [v for v in verdicts if v[2] == UNIQUE]
     kept_stories = [story for _, story, *_ in kept]
@@ -134,3 +139,55 @@ def test_four_processes_keep_one_copy_per_story(redis_url):
             if detector.check(f"{proc}/{story}", copies[proc]).status == UNIQUE
         }
     assert set(kept_stories) == single
+
+
+# -- replacing a story's copy (NEARDUP_PREFER) ------------------------------------------------
+
+
+def _replacing_worker(uri: str, proc: int, rounds, barrier, results) -> None:
+    store = open_store(uri, "replace-race")
+    try:
+        detector = Detector(store, fingerprinter=_Precomputed(), prefer=prefer_longest)
+        verdicts = []
+        for number, (story, fingerprints) in enumerate(rounds):
+            reserve = number % 2 == 1  # pending replacements, committed once every process checked
+            barrier.wait(timeout=120)
+            verdict = detector.check_fingerprint(f"p{proc}/{story}", fingerprints[proc], reserve)
+            barrier.wait(timeout=120)
+            detector.commit(verdict)
+            verdicts.append((story, verdict.status, verdict.replaces, verdict.duplicate_of, verdict.similar_id, verdict.key))
+        results.put((proc, verdicts))
+    finally:
+        store.close()
+
+
+def test_of_four_processes_replacing_one_story_exactly_one_wins(redis_url):
+    """Each story's excerpt is stored; then four processes check a complete copy each at the
+    same moment, half the rounds reserved (committed after), half committed at once."""
+    rng = random.Random(20251125)
+    fingerprinter = Fingerprinter()
+    rounds, excerpts = [], {}
+    for number in range(12):
+        text = _story(rng)
+        story = f"story-{number:02d}"
+        excerpts[story] = "来源：门户网\n" + "\n".join(text.split("\n")[:2])
+        copies = _copies(text, rng)
+        copies[2] = f"{text}\n（编辑：王军）"  # the cut copy of the other race is not complete here
+        rounds.append((story, [fingerprinter.fingerprint(c) for c in copies]))
+    with open_store(redis_url, "replace-race") as store:
+        detector = Detector(store, fingerprinter=fingerprinter)
+        ids = {story: detector.check(f"portal/{story}", body).doc_id for story, body in excerpts.items()}
+    verdicts = _race(_replacing_worker, redis_url, rounds)
+    winners = set()
+    for story, _ in rounds:
+        mine = [v for v in verdicts if v[0] == story]
+        won = [v for v in mine if v[2] is not None]
+        assert len(won) == 1 and won[0][1] == UNIQUE and won[0][2] == f"portal/{story}"
+        winners.add(won[0][5])
+        assert all(v[4] == ids[story] for v in mine)  # similar_id stays the story's
+        # the others lost the race and, judged again, are duplicates of the winner
+        assert all(v[1] == "duplicate" and v[3] == won[0][5] for v in mine if v is not won[0])
+    with open_store(redis_url, "replace-race") as store:
+        stored = list(store.records())
+    assert sorted(record.key for record in stored) == sorted(winners)  # one copy a story: the winner
+    assert sorted(record.story_id for record in stored) == sorted(ids.values())

@@ -250,12 +250,21 @@ def _pages() -> tuple[dict[str, str | bytes], dict[str, str]]:
     gbk = page_b(title, banner(paragraphs, "南方快讯", title, "陈静")).replace("charset=utf-8", "charset=gbk")
     pages["/bad/gbk.html"] = gbk.encode("gbk")  # charset only in <meta>
 
+    # A portal posts excerpts before the source sites: the first paragraphs under a source line.
+    for path, (name, kept) in EXCERPT_OF.items():
+        title, paragraphs = _story(name)
+        add(path, page_b(title, [f"来源：江城日报 {title}（摘编）", *paragraphs[:kept]]))
+
     links = "".join(f'<a href="{path}">{path}</a><br>\n' for path in ARTICLES)
     add("/index.html", f"<html><body>{links}</body></html>")
     pages["/bad/huge.html"] = _huge_page()
     types["/bad/huge.html"] = "text/html; charset=utf-8"
     return pages, types
 
+
+# A portal's excerpts (not linked from the index): path -> (story, paragraphs kept), about
+# two thirds of the article, which site A publishes whole.
+EXCERPT_OF: dict[str, tuple[str, int]] = {"/p/oranges.html": ("oranges", 4), "/p/robots.html": ("robots", 4)}
 
 # The articles in their link order (originals first, then reprints) and the story each tells.
 STORY_OF: dict[str, str] = {
