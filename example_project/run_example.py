@@ -4,8 +4,11 @@
 
 Runs the ``news`` spider (reprints dropped) and the ``news_tagged`` spider (reprints tagged)
 in one CrawlerProcess: they share the LevelDB store in ``.scrapy/neardup`` under different
-namespaces. Exit status 0 when every story was kept exactly once and no article was called a
-reprint of a different story; 1 otherwise.
+namespaces. A portal of the world posts excerpts of some stories before their source sites
+publish them; the project keeps the complete article (``NEARDUP_PREFER = "longest"``), whose
+item names the excerpt in ``replaces``, and the storage pipeline deletes the excerpt's row.
+Exit status 0 when every story was kept exactly once, as its complete article where an excerpt
+came first, and no article was called a reprint of a different story; 1 otherwise.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from urllib.parse import urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPIDERS = ("news", "news_tagged")
+EXCERPT_EVERY = 3  # every third story of the world is posted first as a portal's excerpt
 
 
 def _path(url: str) -> str:
@@ -34,8 +38,23 @@ def _read_feed(path: str) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def replaced(items: list[dict]) -> set[str]:
+    """Urls that a later item of the feed replaced (its ``replaces``): no longer kept."""
+    return {item["replaces"] for item in items if item.get("replaces")}
+
+
+def excerpts(world: Any) -> set[str]:
+    """The portal's excerpt pages."""
+    return {path for path, site in world.site_of.items() if site == "kx"}
+
+
 def check_dropped(world: Any, kept: list[dict], stats: dict) -> tuple[bool, list[str]]:
-    """Drop mode: the feed should hold exactly one copy of every story."""
+    """Drop mode: the feed, less the rows that later items replaced, should hold exactly one
+    copy of every story, and no excerpt."""
+    gone = replaced(kept)
+    passed = len(kept)
+    kept = [item for item in kept if item["url"] not in gone]
+    left = sorted(_path(item["url"]) for item in kept if _path(item["url"]) in excerpts(world))
     copies = world.copies()
     kept_by_story: dict[str, list[str]] = {}
     for item in kept:
@@ -49,6 +68,8 @@ def check_dropped(world: Any, kept: list[dict], stats: dict) -> tuple[bool, list
         f"pages crawled {stats.get('response_received_count', 0)}, "
         f"articles {stats.get('neardup/items', 0)}, kept {len(kept)}, "
         f"reprints dropped {stats.get('neardup/dropped', 0)}",
+        f"copies replaced by a more complete one: {len(gone)} ({passed} items passed, their rows "
+        f"deleted); excerpts still kept: {len(left)}" + (f": {', '.join(left)}" if left else ""),
         f"ground truth: {len(copies)} stories in {len(world.story_of)} article pages "
         f"({sum(len(c) == 1 for c in copies.values())} never reprinted)",
         f"stored once: {len(once)}/{len(copies)} stories"
@@ -61,11 +82,13 @@ def check_dropped(world: Any, kept: list[dict], stats: dict) -> tuple[bool, list
     for story in sorted(kept_by_story):
         dropped = len(copies.get(story, [])) - len(kept_by_story[story])
         lines.append(f"  {story}  {kept_by_story[story][0]}  (reprints dropped: {dropped})")
-    return not lost and not twice, lines
+    return not lost and not twice and not left, lines
 
 
 def check_tagged(world: Any, items: list[dict], stats: dict) -> tuple[bool, list[str]]:
-    """Tag mode: every copy kept; a tagged copy must point at a copy of the same story."""
+    """Tag mode: every copy kept; a tagged copy must point at a copy of the same story, and
+    each story has one untagged copy that no later copy replaced."""
+    gone = replaced(items)
     firsts: dict[str, int] = {}
     right = wrong = 0
     groups: dict[Any, set[str]] = {}
@@ -78,7 +101,7 @@ def check_tagged(world: Any, items: list[dict], stats: dict) -> tuple[bool, list
                 right += 1
             else:
                 wrong += 1
-        else:
+        elif item["url"] not in gone:
             firsts[story] = firsts.get(story, 0) + 1
     copies = world.copies()
     once = sum(firsts.get(s, 0) == 1 for s in copies)
@@ -100,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", help="NEARDUP_STORE URI (default: LevelDB in .scrapy/neardup)")
     parser.add_argument("--workers", type=int, help="NEARDUP_WORKERS (worker processes for extraction)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the news world")
+    parser.add_argument("--excerpts", type=int, default=EXCERPT_EVERY,
+                        help="every n-th story is posted first as a portal's excerpt (0: none)")
     parser.add_argument("--log-level", default="WARNING", help="Scrapy LOG_LEVEL (default WARNING)")
     args = parser.parse_args(argv)
 
@@ -120,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.keep_store and not settings.get("NEARDUP_STORE"):
         shutil.rmtree(data_path("neardup"), ignore_errors=True)  # this example's own default store
 
-    world = build_world(seed=args.seed)
+    world = build_world(seed=args.seed, excerpt_every=args.excerpts)
     server, base_url = serve(world)
     print(f"news world at {base_url}: {len(world.pages)} pages on {len(world.start_paths)} sites", flush=True)
     names = SPIDERS if args.spider == "both" else (args.spider,)

@@ -13,7 +13,9 @@ class ArticleStorePipeline:
     """Stores each article that got this far in ``<ARTICLE_STORE_DIR>/<spider>.sqlite3``.
 
     Reprints dropped by NearDupPipeline never arrive here; tagged ones arrive with their
-    ``duplicate_of`` and ``similar_id``, which are stored alongside.
+    ``duplicate_of`` and ``similar_id``, which are stored alongside. A copy that replaced the
+    story's stored copy (NEARDUP_PREFER: the complete article after a portal's excerpt)
+    arrives with ``replaces``, the url of that copy: its row goes, the new copy takes its place.
     """
 
     def __init__(self, crawler: Any):
@@ -38,6 +40,8 @@ class ArticleStorePipeline:
     def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
         assert self.db is not None
+        if adapter.get("replaces"):
+            self.db.execute("DELETE FROM articles WHERE url = ?", (adapter["replaces"],))
         self.db.execute(
             "INSERT OR REPLACE INTO articles VALUES (?, ?, ?, ?, ?)",
             (

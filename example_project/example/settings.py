@@ -32,6 +32,10 @@ NEARDUP_ACTION = "drop"  # or "tag": keep the item, set duplicate_of / similar_i
 NEARDUP_TEXT_FIELD = "text"  # used when the item has it; these items don't ...
 NEARDUP_HTML_FIELD = "html"  # ... so the page HTML goes through readability-lxml
 NEARDUP_KEY_FIELD = "url"  # what `duplicate_of` points at
+# Not the default ("first"): keep the complete article when a portal posted an excerpt of it
+# first. The complete copy then arrives with `replaces` (the excerpt's url), and the storage
+# pipeline (example.pipelines) deletes the excerpt's row.
+NEARDUP_PREFER = "longest"
 
 # The kept articles (url and title; the HTML is in output/news.sqlite3).
 FEEDS = {
@@ -39,7 +43,7 @@ FEEDS = {
         "format": "jsonlines",
         "encoding": "utf-8",
         "overwrite": True,
-        "fields": ["url", "title"],
+        "fields": ["url", "title", "replaces"],
     },
 }
 ARTICLE_STORE_DIR = "output"

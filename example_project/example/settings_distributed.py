@@ -14,6 +14,9 @@ NEWSPIDER_MODULE = "example.distributed"
 REDIS_URL = "redis://127.0.0.1:6379/0"
 NEARDUP_STORE = REDIS_URL
 NEARDUP_NAMESPACE = "distributed"
+# First seen wins: each process stores its own rows, so a copy replacing another process's row
+# (NEARDUP_PREFER = "longest", the example's) could not take it out.
+NEARDUP_PREFER = "first"
 
 # scrapy-redis: requests and the seen-requests filter live in Redis, so every process takes
 # pages from one queue and no page is fetched twice.

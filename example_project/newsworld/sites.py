@@ -467,5 +467,34 @@ class XiyuanHeadlines(Site):
         )
 
 
+class KuaixunPortal(XiyuanHeadlines):
+    """A portal that posts an excerpt of a story, its first paragraphs under a source line,
+    minutes before the source site publishes it whole (``build_world(excerpt_every=...)``).
+    It reprints nothing else."""
+
+    key = "kx"
+    per_page = 8
+    name = "江城快讯"
+    source_name = "江城快讯"
+    editors = ("快讯编辑",)
+    promo = "关注江城快讯，本地新闻抢先看，完整报道请见各媒体官网。"
+    reprint_weight = 0.0
+
+    def index_path(self, page: int) -> str:
+        return f"/kx/list_{page}.html"
+
+    def article_path(self, serial: int, date: str) -> str:
+        return f"/kx/{date.replace('-', '')}/{serial:05d}.html"
+
+    def _header(self) -> str:
+        return (
+            '<div class="hd"><a class="logo" href="/kx/list_1.html">江城快讯</a>'
+            '<div class="channels"><a href="/kx/list_1.html">快讯</a> <a href="/kx/list_1.html">本地</a></div></div>'
+        )
+
+    def _footer(self, sites: list[Site]) -> str:
+        return f'<div class="ft">{self._friends(sites)}<span>© 2024 江城快讯</span> <span>摘编内容以原文为准</span></div>'
+
+
 def default_sites() -> list[Site]:
     return [LanjiangDaily(), DonglingNews(), NanhuOnline(), BeichuanInfo(), XiyuanHeadlines()]

@@ -15,7 +15,7 @@ from html import escape
 from typing import Iterable, Sequence
 
 from .reprint import Draft, make_reprint
-from .sites import ArticleView, IndexEntry, Site, default_sites
+from .sites import ArticleView, IndexEntry, KuaixunPortal, Site, default_sites
 from .stories import DEFAULT_STORIES, Story
 
 _BASE_TIME = datetime(2024, 3, 1, 6, 0)
@@ -121,12 +121,16 @@ def build_world(
     reprints: tuple[int, int] = (0, 3),
     quote_every: int | None = None,
     per_page: int | None = None,
+    excerpt_every: int = 0,
 ) -> World:
     """Publish every story on one site and reprint it on ``reprints`` (min, max) other sites.
 
     ``quote_every``: every n-th story quotes a sentence of the previous one (default: off for
     the hand-written stories, which already contain such a quote; 10 for stories passed in).
     ``per_page``: articles per index page on every site (default: each site's own).
+    ``excerpt_every``: every n-th story is posted first as an excerpt (its first paragraphs,
+    at most 72% of its text, under a source line) by a portal, 5-40 minutes before its origin
+    publishes it (default: off).
     """
     given = stories is not None
     story_list = list(stories) if stories is not None else list(DEFAULT_STORIES)
@@ -142,6 +146,7 @@ def build_world(
         quote_every = 10 if given else 0
     story_list = _with_quotes(story_list, quote_every, seed)
     originators = [s for s in site_list if s.originates] or site_list
+    portal = KuaixunPortal()
     low, high = reprints
     high = min(high, len(site_list) - 1)
     low = min(low, high)
@@ -166,9 +171,13 @@ def build_world(
                 draft.banner = f"本文来源：{parent.site.source_name}"
             chain.append(_Copy(story, site, parent.when + timedelta(minutes=rng.randint(20, 600)), draft,
                                parent.site.source_name, "", rng.choice(site.editors)))
+        if excerpt_every and index % excerpt_every == excerpt_every - 1:
+            chain.append(_excerpt(story, chain[0], portal, random.Random(f"{seed}:{index}:excerpt")))
         copies.extend(chain)
 
     world = World(pages={}, start_paths=[], story_of={}, stories={s.story_id: s for s in story_list})
+    if excerpt_every:
+        site_list = [*site_list, portal]
     by_site: dict[str, list[_Copy]] = {site.key: [] for site in site_list}
     for copy in copies:
         by_site[copy.site.key].append(copy)
@@ -185,6 +194,18 @@ def build_world(
     world.pages["/"] = _portal(site_list)
     world.pages["/robots.txt"] = "User-agent: *\nAllow: /\n"
     return world
+
+
+def _excerpt(story: Story, origin: _Copy, portal: Site, rng: random.Random) -> _Copy:
+    """The portal's excerpt: whole paragraphs from the start, at most 72% of the text."""
+    total, kept = sum(map(len, story.paragraphs)), []
+    for paragraph in story.paragraphs:
+        if kept and sum(map(len, kept)) + len(paragraph) > 0.72 * total:
+            break
+        kept.append(paragraph)
+    draft = Draft(story.title, kept, banner=f"来源：{origin.site.source_name}（摘编）")
+    when = origin.when - timedelta(minutes=rng.randint(5, 40))
+    return _Copy(story, portal, when, draft, origin.site.source_name, "", rng.choice(portal.editors))
 
 
 def _render_site(world: World, site: Site, listing: list[_Copy], sites: list[Site], seed: int) -> None:

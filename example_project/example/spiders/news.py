@@ -64,7 +64,7 @@ class TaggedNewsSpider(NewsSpider):
                 "format": "jsonlines",
                 "encoding": "utf-8",
                 "overwrite": True,
-                "fields": ["url", "title", "duplicate_of", "similar_id"],
+                "fields": ["url", "title", "duplicate_of", "similar_id", "replaces"],
             },
         },
     }
