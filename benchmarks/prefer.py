@@ -22,7 +22,7 @@ import random
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -82,7 +82,7 @@ def build_stream(data: Path | str, seed: int) -> list[Doc]:
         when = float(story.story)
         complete = Doc(f"{home[0]}/{story.story:04d}", story.story, _site_text(paragraphs, home), "complete", group, when)
         if group == "single":
-            docs.append(dataclasses_replace(complete, role="single"))
+            docs.append(replace(complete, role="single"))
             continue
         excerpt = Doc(
             f"{portal[0]}/{story.story:04d}-excerpt",
@@ -112,10 +112,6 @@ def build_stream(data: Path | str, seed: int) -> list[Doc]:
         ]
     docs.sort(key=lambda d: d.time)
     return docs
-
-
-def dataclasses_replace(doc: Doc, **changes: object) -> Doc:
-    return Doc(**{**doc.__dict__, **changes})
 
 
 def judge(docs: list[Doc], store_uri: str, prefer: str) -> tuple[list, float]:
@@ -169,6 +165,17 @@ def figures(docs: list[Doc], verdicts: list) -> dict[str, tuple[int, int]]:
     return {name: (hit, total) for name, (hit, total) in counts.items()}
 
 
+def ratios(docs: list[Doc], verdicts: list) -> list[float]:
+    """Content characters of each story's complete copy over its excerpt's: how far above the
+    15% of ``longest`` the stream's replacements are."""
+    chars = {(doc.story, doc.role): verdict.chars for doc, verdict in zip(docs, verdicts)}
+    return sorted(
+        chars[story, "complete"] / max(1, chars[story, "excerpt"])
+        for story, role in chars
+        if role == "excerpt"
+    )
+
+
 def _share(pair: tuple[int, int]) -> str:
     hit, total = pair
     return f"{hit}/{total} = {100.0 * hit / max(1, total):.2f}%"
@@ -201,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(docs)} documents: {groups['prefer']} stories excerpt first, {groups['control']} complete first, "
               f"{groups['single']} single; checked in {seconds:.1f} s ({len(docs) / seconds:,.0f} docs/s)")
         print(f"verdicts sha256 {digest.hexdigest()[:16]} (status, duplicate_of, replaces of every document)")
+        spread = ratios(docs, verdicts)
+        print(f"complete / excerpt content characters: min {spread[0]:.2f}, median {spread[len(spread) // 2]:.2f}, "
+              f"max {spread[-1]:.2f}")
         rows = [
             ("complete late copies replacing the excerpt", "replaced", FLOOR_REPLACED),
             ("third copies naming the complete copy", "third", FLOOR_THIRD),
