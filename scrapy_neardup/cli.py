@@ -565,7 +565,7 @@ def info(args: argparse.Namespace) -> int:
 def _record_fields(record: DocRecord) -> dict:
     return {
         "key": record.key,
-        "similar_id": record.doc_id,
+        "similar_id": record.story_id,
         "time": record.time,
         "length": record.chars,
         "pending": record.state == PENDING,

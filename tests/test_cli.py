@@ -420,3 +420,16 @@ def test_dedup_refuses_a_bad_prefer_option(tmp_path, capsys, options, message):
     write_lines(source, excerpt_records())
     assert main(["dedup", str(source), "-o", str(tmp_path / "out.jsonl"), *options]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_export_gives_a_replacing_record_its_storys_similar_id(tmp_path, capsys):
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    write_lines(source, excerpt_records()[:1] + excerpt_records()[len(ARTICLES) : len(ARTICLES) + 1])
+    store = f"leveldb://{tmp_path}/db"
+    assert main(["dedup", str(source), "-o", str(target), "--store", store, "--prefer", "longest"]) == 0
+    written = [json.loads(line) for line in read_lines(target)]
+    assert written[1]["replaces"] == written[0]["id"]
+    capsys.readouterr()
+    assert main(["export", "--store", store]) == 0
+    exported = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["key"], r["similar_id"]) for r in exported] == [(written[1]["id"], written[0]["similar_id"])]
