@@ -681,10 +681,16 @@ def test_the_extracted_body_is_handed_on_in_the_text_out_field(local_site, tmp_p
 PORTAL_FIRST = ["/p/oranges.html", "/p/robots.html", "/a/oranges.html", "/a/robots.html", "/bad/broken.html"]
 
 
+def _store(request: Any, tmp_path: Path, kind: str) -> Path | str:
+    """A LevelDB folder, or the Redis test server's URI (checks go out in batches there)."""
+    return tmp_path / "store" if kind == "leveldb" else request.getfixturevalue("redis_url")
+
+
 @pytest.mark.parametrize("action", ["drop", "tag"])
+@pytest.mark.parametrize("kind", ["leveldb", "redis"])
 @pytest_twisted.inlineCallbacks
-def test_the_complete_article_replaces_the_portals_excerpt(local_site, tmp_path, action):
-    settings = settings_for(tmp_path / "store", NEARDUP_PREFER="longest", NEARDUP_ACTION=action)
+def test_the_complete_article_replaces_the_portals_excerpt(request, local_site, tmp_path, action, kind):
+    settings = settings_for(_store(request, tmp_path, kind), NEARDUP_PREFER="longest", NEARDUP_ACTION=action)
     result = yield run(settings, NewsSpider, root=local_site.root, paths=PORTAL_FIRST)
     items = {_path(item["url"]): item for item in result.items}
     url = local_site.url
@@ -701,8 +707,9 @@ def test_the_complete_article_replaces_the_portals_excerpt(local_site, tmp_path,
         assert complete["duplicate_of"] is None
 
 
+@pytest.mark.parametrize("kind", ["leveldb", "redis"])
 @pytest_twisted.inlineCallbacks
-def test_a_complete_article_dropped_later_leaves_the_excerpt_in_place(local_site, tmp_path):
+def test_a_complete_article_dropped_later_leaves_the_excerpt_in_place(request, local_site, tmp_path, kind):
     """/a/robots waits 1 s in a later pipeline that then drops it; /bad/broken, a near-complete
     copy arriving meanwhile, waits for it, then replaces the excerpt itself."""
 
@@ -710,14 +717,15 @@ def test_a_complete_article_dropped_later_leaves_the_excerpt_in_place(local_site
         delay_later = {"/a/robots.html": 1.0}
         drop_later = {"/a/oranges.html"}
 
-    settings = settings_for(tmp_path / "store", NEARDUP_PREFER="longest", **LATER)
+    store = _store(request, tmp_path, kind)
+    settings = settings_for(store, NEARDUP_PREFER="longest", **LATER)
     result = yield run(settings, Spider, root=local_site.root, paths=PORTAL_FIRST)
     assert result.paths() == ["/p/oranges.html", "/p/robots.html", "/bad/broken.html"]
     assert result.items[-1]["replaces"] == local_site.url("/p/robots.html")
     assert result.neardup["neardup/released"] == 2 and result.neardup["neardup/replaced"] == 3
     # The next run finds the excerpt of oranges still stored, and replaces it then; the
     # complete robots article holds 15% more than the broken page's text, and replaces it.
-    again = yield run(settings_for(tmp_path / "store", NEARDUP_PREFER="longest"), NewsSpider,
+    again = yield run(settings_for(store, NEARDUP_PREFER="longest"), NewsSpider,
                       root=local_site.root, paths=["/a/oranges.html", "/a/robots.html"])
     assert [item["replaces"] for item in again.items] == [
         local_site.url("/p/oranges.html"), local_site.url("/bad/broken.html")
