@@ -360,7 +360,7 @@ def _decide(detector: Detector, batch: Batch, args: argparse.Namespace, summary:
     judged = [(item, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
     passages = [passages_of(item.text or "") for item, _ in judged] if args.related else None
     sources = [_source(item, args) for item, _ in judged]
-    finish = detector.start_many([(item.key, fp) for item, fp in judged], passages, sources)
+    finish = detector.start_many([(item.key, fp) for item, fp in judged], passages, sources=sources)
 
     def outcomes() -> Outcomes:
         verdicts = iter(finish())

@@ -247,6 +247,7 @@ class Detector:
         self,
         documents: list[tuple[str, Fingerprint]],
         passages: list[Passages] | None = None,
+        *,
         reserve: bool = False,
         sources: list[str] | None = None,
     ) -> Callable[[], list[Verdict]]:
