@@ -6,12 +6,13 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Thresholds, Verdict
+from .detector import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Thresholds, Verdict
 from .fingerprint import Fingerprinter, Recipe
 from .stores import StoreError, StoreFormatError, StoreUnavailable, open_store
 
 __all__ = [
     "DUPLICATE",
+    "REVISIT",
     "SHORT",
     "UNIQUE",
     "Detector",
@@ -20,6 +21,7 @@ __all__ = [
     "NearDupPipeline",
     "NearDuplicateItem",
     "Recipe",
+    "RevisitedItem",
     "StoreError",
     "StoreFormatError",
     "StoreUnavailable",
@@ -33,7 +35,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # The Scrapy side is imported on first use, so the CLI and the engine start fast.
-    if name in ("NearDupPipeline", "NearDuplicateItem"):
+    if name in ("NearDupPipeline", "NearDuplicateItem", "RevisitedItem"):
         from . import pipeline
 
         return getattr(pipeline, name)

@@ -23,7 +23,7 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 
 from . import __version__
 from .batching import ahead, chunks, overlapped
-from .detector import DUPLICATE, METHODS, MIN_SIMILARITY, SHORT, Detector, Thresholds, Verdict, methods_from
+from .detector import DUPLICATE, METHODS, MIN_SIMILARITY, REVISIT, REVISITS, SHORT, Detector, Thresholds, Verdict, methods_from
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
 from .passages import passages_of
 from .prefer import PREFER_CHOICES, policy_from
@@ -38,11 +38,16 @@ class Summary:
     duplicates: int = 0
     skipped: int = 0  # not JSON, not an object, no usable text, or too short to judge
     replaced: int = 0  # of the unique, those that replaced a stored copy (--prefer)
+    updated: int = 0  # of the unique, new texts under a stored key (they replaced its document)
+    revisits: int = 0  # keys seen again with the text stored under them
 
     def line(self) -> str:
-        replacing = f" ({self.replaced} replacing a stored copy)" if self.replaced else ""
+        replacing = f", {self.replaced} replacing a stored copy" if self.replaced else ""
+        updated = f", {self.updated} updated" if self.updated else ""
+        unique = f" ({(replacing + updated)[2:]})" if replacing or updated else ""
+        revisits = f", {self.revisits} revisits" if self.revisits else ""
         return (
-            f"{self.records} records: {self.unique} unique{replacing}, {self.duplicates} duplicates, "
+            f"{self.records} records: {self.unique} unique{unique}{revisits}, {self.duplicates} duplicates, "
             f"{self.skipped} skipped"
         )
 
@@ -389,8 +394,13 @@ def _written(item: _Parsed, verdict: Verdict, args: argparse.Namespace, summary:
         summary.duplicates += 1
         if args.drop:
             return None, None
+    elif verdict.status == REVISIT:
+        summary.revisits += 1
+        if args.revisit == "drop":
+            return None, None
     else:
         summary.unique += 1
+        summary.updated += verdict.updated
     record = item.record
     assert record is not None
     record[args.duplicate_of_field] = verdict.duplicate_of
@@ -690,6 +700,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--duplicate-of-field", default="duplicate_of")
     run.add_argument("--similar-id-field", default="similar_id")
     run.add_argument("--explain", action="store_true", help="add how each duplicate matched")
+    run.add_argument(
+        "--revisit", default="pass", choices=REVISITS,
+        help="a record whose key was stored before with the same text: pass (default) or drop",
+    )
     run.add_argument(
         "--prefer", default="first",
         help=f"which copy of a story to keep: {', '.join(PREFER_CHOICES)} (default first: the first "

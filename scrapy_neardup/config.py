@@ -16,7 +16,7 @@ from typing import Any, Callable
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
-from .detector import METHODS, Thresholds, methods_from
+from .detector import METHODS, REVISITS, Thresholds, methods_from
 from .fingerprint import Recipe
 from .prefer import PREFER_CHOICES, Policy, policy_from
 from .stores import STORES_BASE, redact, scheme_of
@@ -75,6 +75,7 @@ class NearDupConfig:
     prefer_sources: tuple = ()  # sites best first, for prefer = "source"
     source_field: str = ""  # item field naming the site; "" = the key's host
     replaces_field: str = "replaces"  # receives the key of the copy a preferred copy replaces
+    revisit: str = "pass"  # a key seen again with the text stored under it: pass or drop
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":
@@ -384,6 +385,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_PREFER_SOURCES": _names,
     "NEARDUP_SOURCE_FIELD": _optional_name,
     "NEARDUP_REPLACES_FIELD": _name,
+    "NEARDUP_REVISIT": _choice(REVISITS),
 }
 
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)

@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 UNIQUE = "unique"
 DUPLICATE = "duplicate"
 SHORT = "short"  # too little text to judge safely: passed, not stored
+REVISIT = "revisit"  # the text stored under the same key (URL, id) seen again: nothing stored
+REVISITS = ("pass", "drop")  # what becomes of a revisit (NEARDUP_REVISIT, neardup dedup --revisit)
 
 METHODS = ("nshash", "simhash", "sketch")
 
@@ -55,6 +57,8 @@ class _Outcome:
     replace: DocRecord | None = None
     waits_for: int | None = None
     recheck: bool = False
+    revisit: bool = False  # the match is the document stored under the same key
+    updated: bool = False  # the text replaces the one stored under its key (``replace``)
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ class Thresholds:
 @dataclass
 class Verdict:
     key: str
-    status: str  # UNIQUE, DUPLICATE or SHORT
+    status: str  # UNIQUE, DUPLICATE, REVISIT or SHORT
     doc_id: int | None = None  # the stored document (unique), or the reservation to release
     similar_id: int | None = None  # one id per story, shared by every copy
     duplicate_of: str | None = None  # key of the first stored copy
@@ -126,6 +130,9 @@ class Verdict:
     # pending one replaced the copy this verdict names).
     waits_for: int | None = None
     recheck: bool = False
+    # A new text under a key whose stored text it does not match (an updated article): it took
+    # that document's place (its similar_id stays the key's).
+    updated: bool = False
 
     @property
     def is_duplicate(self) -> bool:
@@ -429,14 +436,20 @@ class Detector:
 
     def _verdict(self, key: str, fp: Fingerprint, reservation: Reservation, outcome: _Outcome) -> Verdict:
         match = outcome.match
+        if outcome.updated:  # a new text under a stored key: it takes the old one's place
+            story = outcome.replace.story_id  # type: ignore[union-attr]
+            return Verdict(key, UNIQUE, reservation.doc_id, story, chars=fp.chars, stored=True, updated=True)
         if match is None:
             return Verdict(
                 key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True
             )
         first, method, jaccard, containment = match
-        if first.key == clip_key(key):
-            # The same document seen again (a resumed batch, a re-crawled URL): not a reprint.
-            return Verdict(key, UNIQUE, first.doc_id, first.story_id, chars=fp.chars)
+        if outcome.revisit:
+            # The same document seen again (a re-crawled URL, a resumed batch): not a reprint.
+            return Verdict(
+                key, REVISIT, None, first.story_id, method=method, jaccard=round(jaccard, 4),
+                containment=round(containment, 4), distance=hamming(fp.simhash, first.simhash), chars=fp.chars,
+            )
         shown = dict(
             method=method,
             jaccard=round(jaccard, 4),
@@ -467,8 +480,15 @@ class Detector:
         for its outcome and is judged again if the pending one is committed and may not be
         the last word (the new copy may beat it, or it replaced the copy matched).
         """
-        match = self._best_match(record, probe, candidates, now)
-        if match is None or self.prefer is None or match[0].key == record.key:
+        previous = self._stored_under_key(record, candidates, now)
+        if previous is not None:
+            jaccard, containment = resemblance(record.sketch, previous.sketch)
+            if self.thresholds.accepts(jaccard, containment, min(record.chars, previous.chars)):
+                return _Outcome((previous, "key", jaccard, containment), revisit=True)
+        match = self._best_match(record, probe, [c for c in candidates if c.key != record.key], now)
+        if match is None and previous is not None:
+            return _Outcome(None, replace=previous, updated=True)
+        if match is None or self.prefer is None:
             return _Outcome(match)
         first = match[0]
         if first.state == PENDING:
@@ -479,6 +499,15 @@ class Detector:
         if self._wins(record, first):
             return _Outcome(match, replace=first)
         return _Outcome(match)
+
+    def _stored_under_key(self, record: DocRecord, candidates: list[DocRecord], now: float) -> DocRecord | None:
+        """The latest document stored under the record's own key (within the time window)."""
+        not_before = now - self.ttl if self.ttl else float("-inf")
+        same = [
+            other for other in candidates
+            if other.key == record.key and other.doc_id != record.doc_id and other.time >= not_before
+        ]
+        return max(same, key=lambda other: other.doc_id) if same and record.key else None
 
     def _wins(self, record: DocRecord, stored: DocRecord) -> bool:
         """The policy's answer; a policy that fails keeps the stored copy (said once)."""

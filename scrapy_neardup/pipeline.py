@@ -19,7 +19,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 
 from .checkbatch import CheckBatcher
 from .config import NearDupConfig, typos
-from .detector import DUPLICATE, SHORT, UNIQUE, Detector, Verdict
+from .detector import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Verdict
 from .fingerprint import Recipe
 from .passages import passages_of
 from .deferreds import maybe_await
@@ -55,6 +55,11 @@ class NearDuplicateItem(DropItem):
         super().__init__(message)
         self.log_level = log_level
         self.verdict = verdict
+
+
+class RevisitedItem(NearDuplicateItem):
+    """Raised for a revisit (a key seen again with the text stored under it) when
+    ``NEARDUP_REVISIT = "drop"``; CoreStats counts it under its own name."""
 
 
 # -- stores shared by the spiders of one process ---------------------------------------
@@ -285,10 +290,12 @@ class NearDupPipeline:
         unchecked = get("neardup/unchecked", 0)
         logger.log(
             logging.WARNING if unchecked else logging.INFO,
-            "scrapy-neardup: %d items: %d unique, %d duplicates (%d dropped, %d tagged), %d short, "
-            "%d without text, %d too large, %d errors, %d passed unchecked (store down or failing)%s",
+            "scrapy-neardup: %d items: %d unique (%d updated), %d revisits, %d duplicates (%d dropped, %d tagged), "
+            "%d short, %d without text, %d too large, %d errors, %d passed unchecked (store down or failing)%s",
             get("neardup/items", 0),
             get("neardup/unique", 0),
+            get("neardup/updated", 0),
+            get("neardup/revisit", 0),
             get("neardup/duplicate", 0),
             get("neardup/dropped", 0),
             get("neardup/tagged", 0),
@@ -480,8 +487,19 @@ class NearDupPipeline:
             self.reservations.retry(action, verdict)
 
     def _act(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> Any:
-        if verdict.status == UNIQUE:
+        if verdict.status == REVISIT:
+            self._inc("revisit")
+            if self.config.revisit == "drop":
+                self._inc("dropped")
+                raise RevisitedItem(
+                    f"{verdict.key} was seen before with the same text (similar_id {verdict.similar_id})",
+                    self.config.drop_log_level,
+                    verdict,
+                )
+        elif verdict.status == UNIQUE:
             self._inc("unique")
+            if verdict.updated:
+                self._inc("updated")
             if verdict.replaces is not None:  # in both modes: the storage pipeline replaces its row
                 self._inc("replaced")
                 self._set(item, adapter, self.config.replaces_field, verdict.replaces, "NEARDUP_REPLACES_FIELD",

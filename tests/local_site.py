@@ -287,3 +287,21 @@ class CrashSpider(NewsSpider):
             item["html"] = "<p>CRASH</p>" + item["html"]
         return item
 
+
+
+class MovedSpider(NewsSpider):
+    """Yields some pages under the URL of another (``moved``: "/served.html=/key.html,..."):
+    the page at that URL changed since the last crawl, it now tells another story."""
+
+    name = "moved"
+
+    def __init__(self, moved: str = "", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.moved = dict(pair.split("=") for pair in moved.split(",") if pair)
+
+    def make_item(self, response: Any) -> Any:
+        item = super().make_item(response)
+        served = "/" + response.url.split("/", 3)[3]
+        if served in self.moved:
+            item["url"] = self.root + self.moved[served]
+        return item

@@ -12,6 +12,7 @@ from scrapy_neardup import open_store
 from scrapy_neardup.cli import main
 
 from corpus import ARTICLES, reprint, text, with_disclaimer
+from news_corpus import ARTICLES as NEWS
 
 
 def write_lines(path, records):
@@ -67,6 +68,34 @@ def test_drop_writes_first_seen_records_only(tmp_path):
     assert main(["dedup", str(source), "-o", str(target), "--drop"]) == 0
     kept = [json.loads(line)["id"] for line in read_lines(target)]
     assert kept == [f"{n}/original" for n in ARTICLES]
+
+
+def test_a_rerun_passes_revisits_or_drops_them_and_writes_updated_records(tmp_path, capsys):
+    source, target, store = tmp_path / "in.jsonl", tmp_path / "out.jsonl", f"leveldb://{tmp_path}/db"
+    records = corpus_records()
+    write_lines(source, records)
+    assert main(["dedup", str(source), "-o", str(target), "--store", store]) == 0
+    first = {r["id"]: r for r in map(json.loads, read_lines(target))}
+    assert main(["dedup", str(source), "-o", str(target), "--store", store]) == 0
+    again = [json.loads(line) for line in read_lines(target)]
+    originals = [r for r in again if r["id"].endswith("/original")]
+    assert [r["duplicate_of"] for r in originals] == [None] * len(ARTICLES)  # revisits, passed
+    assert [r["similar_id"] for r in originals] == [first[r["id"]]["similar_id"] for r in originals]
+    assert all(r["duplicate_of"] == r["id"].replace("reprint", "original") for r in again if r["id"].endswith("/reprint"))
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"{len(records)} records: 0 unique, {len(ARTICLES)} revisits, {len(ARTICLES)} duplicates, 0 skipped"
+    )
+    # The battery page tells another story now: written as an updated record; the rest dropped.
+    changed = [{**r, "text": NEWS["port"] if r["id"] == "battery/original" else r["text"]} for r in records[: len(ARTICLES)]]
+    write_lines(source, changed)
+    assert main(["dedup", str(source), "-o", str(target), "--store", store, "--revisit", "drop"]) == 0
+    written = [json.loads(line) for line in read_lines(target)]
+    assert [(r["id"], r["duplicate_of"], r["similar_id"]) for r in written] == [
+        ("battery/original", None, first["battery/original"]["similar_id"])
+    ]
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"{len(changed)} records: 1 unique (1 updated), {len(changed) - 1} revisits, 0 duplicates, 0 skipped"
+    )
 
 
 def test_bad_lines_are_reported_counted_and_passed_through(tmp_path, capsys):

@@ -67,8 +67,10 @@ def test_every_setting_is_parsed():
         NEARDUP_DEBUG="1",
         NEARDUP_REDIS_PARAMS='{"socket_timeout": 5}',
         NEARDUP_REDIS_ALLOW_EVICTION="true",
+        NEARDUP_REVISIT="Drop",
     )
     assert config.enabled is False
+    assert config.revisit == "drop"
     assert config.store == "redis://:secret@127.0.0.1:6379/2"
     assert config.namespace == "news" and config.action == "tag"
     assert (config.text_field, config.html_field, config.key_field) == ("body", "page", "link")
@@ -109,6 +111,7 @@ def test_stores_merge_the_base_and_the_users_registry():
     [
         ("NEARDUP_ENABLED", "maybe", "NEARDUP_ENABLED: must be a boolean"),
         ("NEARDUP_ACTION", "delete", "NEARDUP_ACTION: must be one of 'drop', 'tag', got 'delete'"),
+        ("NEARDUP_REVISIT", "keep", "NEARDUP_REVISIT: must be one of 'pass', 'drop', got 'keep'"),
         ("NEARDUP_NSHASH_N", 0, "NEARDUP_NSHASH_N: must be between 1 and 32, got 0"),
         ("NEARDUP_NSHASH_N", "five", "NEARDUP_NSHASH_N: must be an integer, got 'five'"),
         ("NEARDUP_NSHASH_N", 2.5, "NEARDUP_NSHASH_N: must be an integer, got 2.5"),

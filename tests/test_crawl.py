@@ -14,7 +14,7 @@ import pytest
 import pytest_twisted
 import scrapy
 from itemadapter import ItemAdapter
-from local_site import ARTICLES, REPRINT_OF, BadItemsSpider, NewsSpider
+from local_site import ARTICLES, REPRINT_OF, BadItemsSpider, MovedSpider, NewsSpider
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
 
@@ -738,3 +738,37 @@ def test_an_item_class_without_the_replaces_field_passes_without_it(local_site, 
     assert result.paths() == PORTAL_FIRST[:3]
     assert result.neardup["neardup/replaces_field_missing"] == 1
     assert sum("has no field 'replaces' (NEARDUP_REPLACES_FIELD)" in r.getMessage() for r in caplog.records) == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_second_crawl_passes_revisits_drops_them_when_asked_and_stores_updated_pages(local_site, tmp_path):
+    """Four crawls of one LevelDB store: the same pages again are revisits (passed, or dropped
+    with NEARDUP_REVISIT = "drop"); a page whose story changed replaces its stored text."""
+    store = tmp_path / "store"
+    paths = ["/a/metro.html", "/b/metro.html", "/a/canteen.html"]
+    first = yield run(settings_for(store), NewsSpider, root=local_site.root, paths=paths)
+    assert first.paths() == ["/a/metro.html", "/a/canteen.html"]
+
+    second = yield run(settings_for(store), NewsSpider, root=local_site.root, paths=paths)
+    assert second.paths() == ["/a/metro.html", "/a/canteen.html"]  # passed, nothing stored
+    assert [(_path(i["url"]), name) for i, name in second.dropped] == [("/b/metro.html", "NearDuplicateItem")]
+    assert {k: second.neardup.get(k, 0) for k in ("neardup/revisit", "neardup/unique", "neardup/duplicate")} == {
+        "neardup/revisit": 2, "neardup/unique": 0, "neardup/duplicate": 1,
+    }
+
+    # The canteen page now tells the flood story; the metro page is unchanged.
+    third = yield run(
+        settings_for(store, NEARDUP_REVISIT="drop"), MovedSpider, root=local_site.root,
+        paths=["/a/metro.html", "/a/flood.html"], moved="/a/flood.html=/a/canteen.html",
+    )
+    assert third.paths() == ["/a/canteen.html"]
+    assert [(_path(i["url"]), name) for i, name in third.dropped] == [("/a/metro.html", "RevisitedItem")]
+    assert {k: third.neardup.get(k, 0) for k in ("neardup/revisit", "neardup/updated", "neardup/unique", "neardup/dropped")} == {
+        "neardup/revisit": 1, "neardup/updated": 1, "neardup/unique": 1, "neardup/dropped": 1,
+    }
+
+    # The stored text under /a/canteen.html is the flood story's now.
+    fourth = yield run(settings_for(store, NEARDUP_ACTION="tag"), NewsSpider, root=local_site.root,
+                       paths=["/c/flood.html", "/b/canteen.html"])
+    tags = {_path(i["url"]): i["duplicate_of"] for i in fourth.items}
+    assert tags == {"/c/flood.html": local_site.root + "/a/canteen.html", "/b/canteen.html": None}

@@ -1,6 +1,6 @@
 import pytest
 
-from scrapy_neardup import DUPLICATE, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
+from scrapy_neardup import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
 
 from corpus import ARTICLES, DISCLAIMER, SIGNATURE, quoting, reprint, text, with_disclaimer
 
@@ -103,12 +103,42 @@ def test_reservation_catches_a_concurrent_copy_and_release_forgets_it(store):
     assert store.get(again.doc_id).state == 0
 
 
-def test_the_same_key_seen_again_is_not_its_own_duplicate(store):
+def test_the_same_key_seen_again_is_a_revisit_not_its_own_duplicate(store):
     detector = Detector(store)
     first = detector.check("url-1", text("museum"))
-    again = detector.check("url-1", text("museum"))
-    assert again.status == UNIQUE and again.similar_id == first.similar_id and not again.stored
+    again = detector.check("url-1", reprint("museum", cut=0.9))  # re-rendered: not the same bytes
+    assert again.status == REVISIT and again.similar_id == first.similar_id and not again.stored
+    assert again.duplicate_of is None and not again.is_duplicate
     assert store.count() == 1
+
+
+def test_an_updated_text_under_a_stored_key_replaces_the_stored_document(store):
+    """The page now tells another story: its new text takes the old one's place, keeping
+    the key's similar_id; a copy of the old text is a story of its own again."""
+    detector = Detector(store)
+    first = detector.check("url-1", text("museum"))
+    updated = detector.check("url-1", text("rice"))
+    assert updated.status == UNIQUE and updated.updated and updated.stored
+    assert updated.similar_id == first.similar_id
+    assert [(r.key, r.doc_id) for r in store.records()] == [("url-1", updated.doc_id)]
+    assert detector.check("url-1", text("rice")).status == REVISIT
+    copy = detector.check("url-2", reprint("rice"))
+    assert copy.status == DUPLICATE and copy.duplicate_of == "url-1" and copy.similar_id == first.similar_id
+    assert detector.check("url-3", text("museum")).status == UNIQUE
+
+
+def test_a_reserved_update_replaces_the_stored_document_at_its_commit(store):
+    detector = Detector(store)
+    detector.check("url-1", text("museum"))
+    dropped = detector.check("url-1", text("rice"), reserve=True)
+    assert dropped.updated
+    detector.release(dropped)  # its item was dropped later: the old text stays
+    assert [r.key for r in store.records()] == ["url-1"]
+    assert detector.check("url-1", text("museum")).status == REVISIT
+    kept = detector.check("url-1", text("rice"), reserve=True)
+    detector.commit(kept)
+    assert [(r.key, r.doc_id) for r in store.records()] == [("url-1", kept.doc_id)]
+    assert detector.check("url-1", text("rice")).status == REVISIT
 
 
 def test_time_window_ignores_and_purges_old_documents(store):

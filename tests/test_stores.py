@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
+from scrapy_neardup import DUPLICATE, REVISIT, UNIQUE, Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.prefer import PreferSources, prefer_longest
 from scrapy_neardup.record import DocRecord
 from scrapy_neardup.stores import STORES_BASE, Probe, Store, StoreError
@@ -310,6 +310,42 @@ def filed(store: Store, key: str, body: str, pending: bool = False) -> DocRecord
     record = DocRecord(0, key, time.time(), fp.simhash, fp.sketch, fp.chars, state=int(pending))
     store.check_and_add(Probe([], []), record)
     return store.get(record.doc_id)
+
+
+def test_a_document_is_found_under_its_key_whatever_its_text(store_uri):
+    """Filed under its key too: a check of the same key reads it even when the two texts
+    share no sentence, sketch or SimHash bucket; removed, it is out of that bucket too."""
+    with open_store(store_uri, "keys") as store:
+        first = filed(store, "https://a.example/1", text("museum"))
+        other = filed(store, "https://a.example/2", text("battery"))
+        fp = Detector(store).fingerprint(text("rice"))
+        probe = DocRecord(0, "https://a.example/1", time.time(), fp.simhash, fp.sketch, fp.chars)
+        found = store.check_and_add(Probe([], []), probe)
+        assert [c.doc_id for c in found.candidates] == [first.doc_id]
+        store.remove(first.doc_id)
+        store.remove(probe.doc_id)
+        again = DocRecord(0, "https://a.example/1", time.time(), fp.simhash, fp.sketch, fp.chars)
+        assert store.check_and_add(Probe([], []), again).candidates == []
+    with open_store(store_uri, "keys") as store:  # reopened: the key buckets are as they were
+        again = DocRecord(0, "https://a.example/2", time.time(), fp.simhash, fp.sketch, fp.chars)
+        assert [c.doc_id for c in store.check_and_add(Probe([], []), again).candidates] == [other.doc_id]
+
+
+def test_revisits_and_updates_over_two_runs(store_uri):
+    with open_store(store_uri, "runs") as store:
+        detector = Detector(store)
+        first = [detector.check(f"https://a.example/{name}", text(name)) for name in NAMES[:4]]
+    with open_store(store_uri, "runs") as store:  # the next crawl of the same pages
+        detector = Detector(store)
+        again = detector.check(f"https://a.example/{NAMES[0]}", reprint(NAMES[0], cut=0.9))
+        updated = detector.check(f"https://a.example/{NAMES[1]}", text(NAMES[5]))  # another story now
+        assert again.status == REVISIT and again.similar_id == first[0].similar_id
+        assert updated.status == UNIQUE and updated.updated and updated.similar_id == first[1].similar_id
+        assert store.count() == 4
+    with open_store(store_uri, "runs") as store:
+        by_key = {r.key: r.doc_id for r in store.records()}
+        assert by_key[f"https://a.example/{NAMES[1]}"] == updated.doc_id and len(by_key) == 4
+        assert Detector(store).check("https://b.example/1", text(NAMES[1])).status == UNIQUE  # the old text is gone
 
 
 def test_of_two_copies_replacing_one_story_one_wins(store_uri):

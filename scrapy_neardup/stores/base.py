@@ -14,12 +14,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
+import xxhash
+
 from ..fingerprint import Recipe
 from ..record import COMMITTED, PENDING, DocRecord
 from ..simhash import PermutedTables
 
 # Bump when the byte layout of records or keys changes (a store class may have its own).
-FORMAT_VERSION = 1
+# 2: every document is filed under its key too (key_bucket).
+FORMAT_VERSION = 2
 
 
 class StoreError(Exception):
@@ -53,6 +56,13 @@ CONFIGURABLE = frozenset({"nshash_n", "simhash_k"})
 
 def sentence_bucket(key: int) -> bytes:
     return b"s" + key.to_bytes(8, "big")
+
+
+def key_buckets(key: str) -> list[bytes]:
+    """The bucket of the documents stored under ``key`` (its URL or id), so that a check finds
+    what was stored under its own key whatever the text became (a revisit, an updated page);
+    none for an empty key."""
+    return [b"k" + xxhash.xxh64_digest(key.encode("utf-8", "surrogatepass"))] if key else []
 
 
 @dataclass
@@ -143,7 +153,11 @@ class Store(ABC):
         return f"{self.uri} (namespace {self.namespace!r})"
 
     def buckets_of(self, record: DocRecord) -> list[bytes]:
-        return [sentence_bucket(k) for k in record.sentence_keys] + self.tables.keys(record.simhash)
+        return (
+            [sentence_bucket(k) for k in record.sentence_keys]
+            + self.tables.keys(record.simhash)
+            + key_buckets(record.key)
+        )
 
     @abstractmethod
     def check_and_add(
@@ -275,7 +289,8 @@ class LocalStore(Store):
         filed_keys = [keys[i] for i in kept[: probe.nshash_n]]
         filed_buckets = [sentence_buckets[i] for i in kept[: probe.nshash_n]]
         candidates = {doc_id for i in kept for doc_id in found[i]}
-        for members in self._members_of(probe.simhash_buckets, probe.bucket_read_limit):
+        own_key = key_buckets(record.key)
+        for members in self._members_of(probe.simhash_buckets + own_key, probe.bucket_read_limit):
             candidates.update(members)
         records = self._records(candidates) if candidates else []
         record.sentence_keys = filed_keys
@@ -283,7 +298,7 @@ class LocalStore(Store):
             return Reservation(0, records, filed_keys)
         record.doc_id = self._next_id()
         # The probe's SimHash buckets are the record's own (empty when SimHash is not a method).
-        self._save(record, filed_buckets + (probe.simhash_buckets or self.tables.keys(record.simhash)))
+        self._save(record, filed_buckets + (probe.simhash_buckets or self.tables.keys(record.simhash)) + own_key)
         return Reservation(record.doc_id, records, filed_keys)
 
     def find_candidates(self, probes: list[Probe]) -> list[list[DocRecord]]:

@@ -231,7 +231,9 @@ def _close_db(path: str) -> None:
 
 
 class LevelDBStore(LocalStore):
-    format_version = 3  # 1 kept the buckets as LevelDB keys, 2 a time index and a counter per write
+    # 1 kept the buckets as LevelDB keys, 2 a time index and a counter per write; 4 files each
+    # document under its key too
+    format_version = 4
 
     @classmethod
     def from_uri(cls, uri: str, namespace: str = "default", create: bool = True, **options: Any) -> "LevelDBStore":

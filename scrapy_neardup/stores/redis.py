@@ -52,6 +52,7 @@ from .base import (
     StoreUnavailable,
     decode_meta,
     encode_meta,
+    key_buckets,
     sentence_bucket,
 )
 from .sentinel import is_sentinel, parse_sentinel_uri, sentinel_client
@@ -548,9 +549,10 @@ class RedisStore(Store):
         sentence_keys = list(probe.sentence_keys)
         record.sentence_keys = []
         sentences = [_entry(sentence_bucket(k)) for k in sentence_keys]
-        read = [_entry(b) for b in probe.simhash_buckets]
+        own_key = [_entry(b) for b in key_buckets(record.key)]
+        read = [_entry(b) for b in probe.simhash_buckets] + own_key
         # The probe's SimHash buckets are the record's own (empty when SimHash is not a method).
-        file_entries = read if probe.simhash_buckets else [_entry(b) for b in self.tables.keys(record.simhash)]
+        file_entries = read if probe.simhash_buckets else [_entry(b) for b in self.tables.keys(record.simhash)] + own_key
         window_ms = 0
         if self._window:
             window_end = (record.time // self._window + 1) * self._window
