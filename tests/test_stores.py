@@ -346,6 +346,17 @@ def test_revisits_and_updates_over_two_runs(store_uri):
         by_key = {r.key: r.doc_id for r in store.records()}
         assert by_key[f"https://a.example/{NAMES[1]}"] == updated.doc_id and len(by_key) == 4
         assert Detector(store).check("https://b.example/1", text(NAMES[1])).status == UNIQUE  # the old text is gone
+    with open_store(store_uri, "runs") as store:  # a batch (Redis: one round trip, verified after)
+        detector = Detector(store)
+        keys = [f"https://a.example/{name}" for name in NAMES[:4]]
+        texts = [text(NAMES[0]), text(NAMES[5]), text(NAMES[4]), text(NAMES[4])]
+        verdicts = detector.check_many([(key, detector.fingerprint(body)) for key, body in zip(keys, texts)])
+        assert [(v.status, v.updated) for v in verdicts] == [
+            (REVISIT, False), (REVISIT, False), (UNIQUE, True), (DUPLICATE, False)
+        ]
+        assert verdicts[3].duplicate_of == keys[2] and verdicts[2].similar_id == first[2].similar_id
+        store.count()  # Redis takes a batch's duplicates out with its next call
+        assert sorted(r.key for r in store.records()) == sorted([*keys, "https://b.example/1"])
 
 
 def test_of_two_copies_replacing_one_story_one_wins(store_uri):
