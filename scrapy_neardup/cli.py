@@ -619,10 +619,9 @@ def lookup(args: argparse.Namespace) -> int:
     key = clip_key(args.key)
     found = 0
     with _readable_store(args) as store:
-        for record in store.records():
-            if record.key == key:
-                print(json.dumps(_record_fields(record), ensure_ascii=False))
-                found += 1
+        for record in store.stored_under(key):
+            print(json.dumps(_record_fields(record), ensure_ascii=False))
+            found += 1
     if not found:
         _warn(f"no record with key {args.key!r} in {redact(args.store)} (namespace {args.namespace!r})")
     return 0 if found else 1

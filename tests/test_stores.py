@@ -322,8 +322,10 @@ def test_a_document_is_found_under_its_key_whatever_its_text(store_uri):
         probe = DocRecord(0, "https://a.example/1", time.time(), fp.simhash, fp.sketch, fp.chars)
         found = store.check_and_add(Probe([], []), probe)
         assert [c.doc_id for c in found.candidates] == [first.doc_id]
+        assert [r.doc_id for r in store.stored_under("https://a.example/1")] == [first.doc_id, probe.doc_id]
         store.remove(first.doc_id)
         store.remove(probe.doc_id)
+        assert store.stored_under("https://a.example/1") == []
         again = DocRecord(0, "https://a.example/1", time.time(), fp.simhash, fp.sketch, fp.chars)
         assert store.check_and_add(Probe([], []), again).candidates == []
     with open_store(store_uri, "keys") as store:  # reopened: the key buckets are as they were

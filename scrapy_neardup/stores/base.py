@@ -192,6 +192,12 @@ class Store(ABC):
         """For each probe, the records :meth:`check_and_add` would return as candidates,
         read without changing the store: no record, no id, no counter, no clean-up."""
 
+    def stored_under(self, key: str) -> list[DocRecord]:
+        """The records stored under ``key`` (pending ones too), oldest first: one read of its
+        key bucket, changing nothing."""
+        found = self.find_candidates([Probe([], key_buckets(key), bucket_read_limit=1000)])[0]
+        return sorted((record for record in found if record.key == key), key=lambda record: record.doc_id)
+
     @abstractmethod
     def records(self) -> Iterator[DocRecord]:
         """Every stored record (pending ones too), oldest first, read without changing the store."""
