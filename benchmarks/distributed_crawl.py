@@ -9,7 +9,8 @@ The world is crawl_rate.py's: several thousand article pages built from People's
 machinery twice, without and with the pipeline (drop mode, HTML extraction on), in alternating
 order. ``--delay`` imitates remote sites (seconds per page, default 0.3); ``--delay 0`` makes the
 crawl CPU-bound on this machine, a diagnostic. Reported per run: pages, seconds from the start
-to the last page served (pages/s) and to the last process exiting (each idles
+to the first and the last page served (pages/s, over the whole crawl and from the first page
+on, which leaves out the start-up) and to the last process exiting (each idles
 MAX_IDLE_TIME_BEFORE_CLOSE = 5 s on an empty queue), pages per process, CPU of all crawler
 processes and their workers; stories kept once, twice or lost; and the rate ratio (floor 0.85).
 """
@@ -40,8 +41,9 @@ from run_distributed import clear_redis, push_start_pages, read_folder, start_cr
 FLOOR = 0.85
 
 
-def _serve_forever(world: Any, conn: Any, delay: float, last_served: Any) -> None:
-    """Body of the server process: the news world, noting when it last answered a page."""
+def _serve_forever(world: Any, conn: Any, delay: float, served: Any) -> None:
+    """Body of the server process: the news world, noting when it first and last answered a
+    page (``served[0]``, ``served[1]``; the first is set back to 0 between crawls)."""
     import threading
     from http.server import ThreadingHTTPServer
 
@@ -50,7 +52,11 @@ def _serve_forever(world: Any, conn: Any, delay: float, last_served: Any) -> Non
     class Timed(make_handler(world, delay)):  # type: ignore[misc, valid-type]
         def do_GET(self) -> None:  # noqa: N802
             super().do_GET()
-            last_served.value = time.time()
+            now = time.time()
+            with served.get_lock():
+                if not served[0]:
+                    served[0] = now
+                served[1] = now
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Timed)
     server.daemon_threads = True
@@ -64,13 +70,13 @@ def _serve_forever(world: Any, conn: Any, delay: float, last_served: Any) -> Non
 def start_server(world: Any, delay: float) -> tuple[Any, str, Any]:
     context = multiprocessing.get_context("fork")
     parent, child = context.Pipe()
-    last_served = context.Value("d", 0.0)
-    process = context.Process(target=_serve_forever, args=(world, child, delay, last_served), daemon=True)
+    served = context.Array("d", 2)
+    process = context.Process(target=_serve_forever, args=(world, child, delay, served), daemon=True)
     process.start()
     if not parent.poll(60):
         process.terminate()
         raise RuntimeError("the news world server did not start")
-    return process, parent.recv(), last_served
+    return process, parent.recv(), served
 
 
 def start_redis(workdir: str) -> tuple[Any, str]:
@@ -95,7 +101,7 @@ def start_redis(workdir: str) -> tuple[Any, str]:
     raise RuntimeError("redis-server did not start")
 
 
-def run(world: Any, base_url: str, last_served: Any, redis_url: str, neardup: bool, args: Any, tmp: str) -> dict:
+def run(world: Any, base_url: str, served: Any, redis_url: str, neardup: bool, args: Any, tmp: str) -> dict:
     clear_redis(redis_url, "bench")
     push_start_pages(redis_url, [base_url] + [base_url.rstrip("/") + path for path in world.start_paths])
     where = str(args.logs) if args.logs else tmp
@@ -106,6 +112,7 @@ def run(world: Any, base_url: str, last_served: Any, redis_url: str, neardup: bo
     if neardup:
         settings += args.set
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    served[0] = 0.0
     started = time.time()
     processes = [start_crawl(f, base_url, redis_url, "bench", neardup, "INFO", *settings) for f in folders]
     codes = [process.wait() for process in processes]
@@ -119,10 +126,11 @@ def run(world: Any, base_url: str, last_served: Any, redis_url: str, neardup: bo
         kept += [item["url"] for item in items]
         pages.append(int(stats.get("response_received_count", 0)) - int(stats.get("robotstxt/response_count", 0)))
         reasons.append(stats.get("finish_reason"))
-    to_last_page = last_served.value - started
+    to_last_page = served[1] - started
     return {
         "neardup": neardup, "codes": codes, "reasons": reasons, "pages": sum(pages), "per_process": pages,
         "to_last_page": to_last_page, "to_exit": ended - started, "rate": sum(pages) / to_last_page,
+        "to_first_page": served[0] - started, "steady_rate": sum(pages) / (served[1] - served[0]),
         "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
         "kept": len(kept), "kept_urls_twice": len(kept) - len(set(kept)), "truth": truth(world, kept),
     }
@@ -167,8 +175,9 @@ def main(argv: list[str] | None = None) -> int:
                     t = result["truth"]
                     print(
                         f"round {round_ + 1} {'with' if neardup else 'without'} pipeline: {result['pages']} pages "
-                        f"(per process {result['per_process']}), {result['to_last_page']:.1f} s to the last page "
-                        f"({result['rate']:.1f} pages/s), {result['to_exit']:.1f} s to exit, cpu {result['cpu']:.1f} s; "
+                        f"(per process {result['per_process']}), first page after {result['to_first_page']:.1f} s, "
+                        f"last after {result['to_last_page']:.1f} s ({result['rate']:.1f} pages/s; "
+                        f"{result['steady_rate']:.1f} from the first page on), {result['to_exit']:.1f} s to exit, cpu {result['cpu']:.1f} s; "
                         f"kept {result['kept']}: stories once {t['kept_once']}/{t['stories']}, twice or more "
                         f"{t['kept_twice_or_more']}, lost {t['lost']}; exit codes {result['codes']} {result['reasons']}",
                         flush=True,
@@ -182,6 +191,11 @@ def main(argv: list[str] | None = None) -> int:
     with_ = statistics.median(r["rate"] for r in results[True])
     print(f"\nmedian pages/s: without {without:.1f}, with {with_:.1f}; ratio {with_ / without:.2f} "
           f"(rounds {', '.join(f'{r:.2f}' for r in ratios)}; floor {FLOOR})")
+    steady = [w["steady_rate"] / wo["steady_rate"] for w, wo in zip(results[True], results[False])]
+    print(f"from the first page served on: ratio {statistics.median(steady):.2f} "
+          f"(rounds {', '.join(f'{r:.2f}' for r in steady)}); start-up to the first page: without "
+          f"{statistics.median(r['to_first_page'] for r in results[False]):.1f} s, with "
+          f"{statistics.median(r['to_first_page'] for r in results[True]):.1f} s")
     twice = sum(r["truth"]["kept_twice_or_more"] for r in results[True])
     lost = sum(r["truth"]["lost"] for r in results[True])
     print(f"with the pipeline, over {len(results[True])} runs: stories kept twice or more {twice}, lost {lost}")
