@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import html
 import io
 import json
 import os
@@ -25,8 +26,12 @@ from . import __version__
 from .batching import ahead, chunks, overlapped
 from .detector import DUPLICATE, METHODS, MIN_SIMILARITY, REVISIT, REVISITS, SHORT, Detector, Thresholds, Verdict, methods_from
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
+from .explain import Explanation, explain
+from .extract import ExtractionError, decode_html, html_to_text, looks_binary
+from .marking import MAX_ALIGN_CHARS, marked_for_terminal
 from .passages import passages_of
 from .prefer import PREFER_CHOICES, policy_from
+from .report import Pair, page, pair_section
 from .record import PENDING, DocRecord, clip_key, content_key
 from .stores import Store, StoreError, StoreFormatError, open_store, read_meta, redact
 
@@ -627,6 +632,110 @@ def lookup(args: argparse.Namespace) -> int:
     return 0 if found else 1
 
 
+def _read_document(path: str, form: str) -> str:
+    """The text of a file for ``explain``: HTML goes through the extraction dedup uses."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if looks_binary(data):
+        raise CommandError(f"{path} is not text ({len(data)} bytes of binary content)")
+    if form == "auto":
+        start = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        form = "html" if start == b"<" or path.lower().endswith((".htm", ".html")) else "text"
+    try:
+        text = html_to_text(data) if form == "html" else decode_html(data).removeprefix("\ufeff")
+    except ExtractionError as exc:
+        raise CommandError(f"cannot read {path} as HTML: {exc}") from None
+    if not text.strip():
+        raise CommandError(f"{path} has no text" + (" in its article body" if form == "html" else ""))
+    return text
+
+
+def explain_pair(args: argparse.Namespace) -> int:
+    """Would dedup call B a duplicate of A, and why: the signals and the shared passages."""
+    first, second = _read_document(args.a, args.format), _read_document(args.b, args.format)
+    recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
+    thresholds = Thresholds(containment=args.threshold, min_chars=args.min_chars)
+    with contextlib.ExitStack() as stack:
+        store = None
+        if args.store:
+            try:
+                store = stack.enter_context(open_store(
+                    args.store, args.namespace, recipe, create=False, redis_allow_eviction=args.allow_eviction,
+                ))
+            except StoreError as exc:
+                _warn(str(exc))
+                return 2
+        found = explain(first, second, recipe, thresholds, store)
+    colour = args.color == "always" or (
+        args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    )
+    print(_explained(found, args, thresholds, colour, first, second))
+    if args.html:
+        pair = Pair(args.b, second, args.a, first, found.verdict.method, round(found.containment, 4),
+                    round(found.jaccard, 4), found.distance)
+        body = f'<p class="signals">{html.escape(_verdict_line(found, thresholds))}</p>\n'
+        _write_page(args.html, page(f"neardup explain: {args.a} / {args.b}", body + pair_section(pair, found.alignment)))
+    return 0
+
+
+def _verdict_line(found: Explanation, thresholds: Thresholds) -> str:
+    verdict = found.verdict
+    if verdict.status == DUPLICATE:
+        return f"duplicate: dedup would call B a reprint of A (found by {verdict.method})"
+    if verdict.status == SHORT:
+        return f"not judged: B has {verdict.chars} content characters, fewer than {thresholds.min_chars}"
+    if found.a_chars < thresholds.min_chars:
+        return f"not a duplicate: A has {found.a_chars} content characters, too few to be stored"
+    return "not a duplicate: dedup would keep B as a story of its own"
+
+
+def _explained(found: Explanation, args: argparse.Namespace, thresholds: Thresholds, colour: bool, a: str, b: str) -> str:
+    short = min(found.a_chars, found.b_chars) < thresholds.short_chars
+    needed_c = thresholds.short_containment if short else thresholds.containment
+    needed_j = thresholds.short_jaccard if short else thresholds.jaccard
+    alignment = found.alignment
+    lines = [
+        f"verdict: {_verdict_line(found, thresholds)}",
+        f"containment: {found.containment:.4f} (needed {needed_c}, with up to {thresholds.allowance} "
+        "characters of additions forgiven)",
+        f"jaccard: {found.jaccard:.4f} (needed {needed_j})",
+        f"simhash distance: {found.distance} (a candidate within {found.simhash_k})",
+        f"content characters: A {found.a_chars}, B {found.b_chars}; in shared passages {alignment.shared} "
+        f"({alignment.shared / max(1, alignment.a_chars):.0%} of A, {alignment.shared / max(1, alignment.b_chars):.0%} of B)",
+        f"shared sentence keys (nshash): {len(found.shared_sentences)}",
+        *(f"  {sentence}" for sentence in found.shared_sentences),
+    ]
+    if args.store:
+        lines.append(f"boilerplate left out: {len(found.boilerplate)}")
+        lines.extend(f"  {sentence}" for sentence in found.boilerplate)
+    else:
+        lines.append("boilerplate left out: none counted (give --store to count it across a store's stories)")
+    if not alignment.complete:
+        lines.append(f"note: long texts; shared passages marked within the first {MAX_ALIGN_CHARS:,} characters")
+    lines += [
+        "",
+        f"=== A: {args.a} ===",
+        marked_for_terminal(a, alignment.a_spans, colour),
+        "",
+        f"=== B: {args.b} ===",
+        marked_for_terminal(b, alignment.b_spans, colour),
+    ]
+    return "\n".join(lines)
+
+
+def _write_page(path: str, document: str) -> None:
+    output = _Output(path, "")
+    try:
+        output.stream.write(document.encode("utf-8"))
+        output.finish()
+    except BaseException:
+        output.discard()
+        raise
+
+
 def _store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store", default="memory://",
@@ -750,6 +859,26 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list the stored records, one a line")
     _store_options(listing)
     listing.set_defaults(func=list_records)
+
+    pair = commands.add_parser(
+        "explain", help="would dedup call B a duplicate of A? the signals, and the shared passages marked"
+    )
+    pair.add_argument("a", help="the first copy: a file of text or HTML")
+    pair.add_argument("b", help="the later copy, judged against A")
+    pair.add_argument("--format", choices=["auto", "text", "html"], default="auto",
+                      help="auto (default): HTML when a file starts with < or is named .htm/.html")
+    pair.add_argument("--html", metavar="PAGE", help="also write the two texts side by side, marked, to PAGE")
+    pair.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                      help="colour the shared passages (auto: on a terminal, unless NO_COLOR is set); "
+                      "without colour they are written between [[ and ]]")
+    pair.add_argument("--threshold", type=float, default=Thresholds().containment,
+                      help="containment needed to call a candidate a duplicate")
+    pair.add_argument("--min-chars", type=int, default=Thresholds().min_chars,
+                      help="texts with fewer content characters are not judged")
+    pair.add_argument("--nshash-n", type=int, default=Recipe().nshash_n)
+    pair.add_argument("--distance", type=int, default=Recipe().simhash_k, help="SimHash Hamming distance")
+    _store_options(pair)
+    pair.set_defaults(func=explain_pair, store=None)
 
     find = commands.add_parser("lookup", help="show the records stored under a key")
     find.add_argument("key")

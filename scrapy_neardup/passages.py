@@ -14,7 +14,7 @@ from bisect import bisect_left, bisect_right
 import numpy as np
 import xxhash
 
-from .text import _DROP, _SLOW, _codes, fold_codes, sentence_ends, text_tables, to_text
+from .text import fold_with_positions, sentence_ends, to_text
 
 MIN_PASSAGE_CHARS = 20  # content characters: a shorter shared run is a phrase, not a passage
 # Clauses in one passage at most: a sentence listing hundreds of items would otherwise cost a
@@ -33,7 +33,7 @@ class Passages:
     """A text's passages: the hash of each (``keys``, in text order) and its text (:meth:`show`)."""
 
     def __init__(self, text: str, min_chars: int = MIN_PASSAGE_CHARS) -> None:
-        folded, where = _folded_with_positions(text)
+        folded, where = fold_with_positions(text)
         ends, content = sentence_ends(folded)
         before = np.cumsum(content) - content  # content characters before each character
         total = int(content.sum())
@@ -70,16 +70,3 @@ class Passages:
 def passages_of(text: str, min_chars: int = MIN_PASSAGE_CHARS) -> Passages:
     """Every run of whole clauses of a sentence with at least ``min_chars`` content characters."""
     return Passages(text, min_chars)
-
-
-def _folded_with_positions(text: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """The folded code points fingerprints are made of and, when folding went character by
-    character (it does for nearly all text), the position in ``text`` of each; else None, and
-    passages are shown folded."""
-    codes = _codes(text)
-    if not (codes > 0xFFFF).any():
-        folded = text_tables().fold[codes]
-        if not (folded == _SLOW).any():
-            kept = np.flatnonzero(folded != _DROP)
-            return folded[kept], kept
-    return fold_codes(text), None

@@ -283,6 +283,19 @@ def to_text(codes: np.ndarray) -> str:
     return codes.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
 
 
+def fold_with_positions(text: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """The folded code points fingerprints are made of and, when folding went character by
+    character (it does for nearly all text), the position in ``text`` of each; else None (the
+    caller shows the folded text, or folds character by character to place marks)."""
+    codes = _codes(text)
+    if not (codes > 0xFFFF).any():
+        folded = text_tables().fold[codes]
+        if not (folded == _SLOW).any():
+            kept = np.flatnonzero(folded != _DROP)
+            return folded[kept], kept
+    return fold_codes(text), None
+
+
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r" ?\n[\s]*")
 
