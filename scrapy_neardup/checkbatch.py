@@ -18,12 +18,13 @@ from .fingerprint import Fingerprint
 
 __all__ = ["CheckBatcher"]
 
-Send = Callable[[list[tuple[str, Fingerprint, str]]], Any]
+# (key, fingerprint, source) triples, and the text to keep with each (None: none) -> verdicts
+Send = Callable[[list[tuple[str, Fingerprint, str]], list[str | None]], Any]
 
 
 class CheckBatcher:
     """Queues checks and sends them through ``send``: a function taking ``(key, fingerprint,
-    source)`` triples and returning their verdicts, or a Deferred of them (a store called on
+    source)`` triples and the texts to keep with them (NEARDUP_KEEP_TEXT) and returning their verdicts, or a Deferred of them (a store called on
     its thread).
 
     A failed batch fails each of its checks with the same error, as checking them one by one
@@ -38,17 +39,17 @@ class CheckBatcher:
         self._send = send
         self.limit = limit
         self._call_later = call_later
-        self._waiting: list[tuple[str, Fingerprint, str, Deferred]] = []
+        self._waiting: list[tuple[str, Fingerprint, str, str | None, Deferred]] = []
         self._busy = False
         self._due = False  # a send is scheduled for the end of this reactor turn
         self.batches = 0  # round trips made, for stats and tests
         self.largest = 0
 
-    def check(self, key: str, fingerprint: Fingerprint, source: str = "") -> Deferred:
+    def check(self, key: str, fingerprint: Fingerprint, source: str = "", text: str | None = None) -> Deferred:
         """A Deferred firing with the verdict of ``(key, fingerprint)``; ``source`` names its
-        site for a NEARDUP_PREFER policy."""
+        site for a NEARDUP_PREFER policy; a new story is stored with ``text``."""
         answer: Deferred = Deferred()
-        self._waiting.append((key, fingerprint, source, answer))
+        self._waiting.append((key, fingerprint, source, text, answer))
         if not self._busy and not self._due:
             self._due = True
             self._call_later(0, self._next)
@@ -62,7 +63,8 @@ class CheckBatcher:
             self.batches += 1
             self.largest = max(self.largest, len(batch))
             try:
-                result = self._send([(key, fingerprint, source) for key, fingerprint, source, _ in batch])
+                documents = [(key, fingerprint, source) for key, fingerprint, source, _, _ in batch]
+                result = self._send(documents, [text for *_, text, _ in batch])
             except Exception as exc:  # an inline call that failed
                 self._answer(batch, None, exc)
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import html
 import io
 import json
@@ -31,7 +32,7 @@ from .extract import ExtractionError, decode_html, html_to_text, looks_binary
 from .marking import MAX_ALIGN_CHARS, marked_for_terminal
 from .passages import passages_of
 from .prefer import PREFER_CHOICES, policy_from
-from .report import Pair, page, pair_section
+from .report import FirstCopies, Pair, Report, page, pair_section, write_file
 from .record import PENDING, DocRecord, clip_key, content_key
 from .stores import Store, StoreError, StoreFormatError, open_store, read_meta, redact
 
@@ -181,7 +182,43 @@ def dedup(args: argparse.Namespace) -> int:
         raise CommandError(f"--prefer: {exc}") from None
     recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
     thresholds = Thresholds(containment=args.threshold, min_chars=args.min_chars)
-    return _run_lines(args, recipe, thresholds, _decide, Summary(), create=True)
+    if not args.report:
+        return _run_lines(args, recipe, thresholds, _decide, Summary(), create=True)
+    review = _Review(Report(args.report), FirstCopies())
+    try:
+        if os.path.isdir(args.report) or not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
+            raise CommandError(f"cannot write the report {args.report}: not a file in an existing folder")
+        decide = functools.partial(_decide, review=review)
+        code = _run_lines(args, recipe, thresholds, decide, Summary(), create=True)
+        if code in (0, 3):  # a run stopped by its store reports what it did
+            try:
+                pages = review.report.write()
+            except OSError as exc:
+                raise CommandError(f"cannot write the report {args.report}: {exc.strerror or exc}") from None
+            shown = pages[0] if len(pages) == 1 else f"{pages[0]} and {len(pages) - 1} more pages"
+            print(f"review page: {shown}", file=sys.stderr)
+        return code
+    finally:
+        review.report.close()
+
+
+@dataclass
+class _Review:
+    """What ``dedup --report`` gathers: the report, and the first copies' texts it shows."""
+
+    report: Report
+    copies: FirstCopies
+
+    def note(self, item: "_Parsed", verdict: Verdict) -> None:
+        if verdict.status == DUPLICATE:
+            self.report.add(Pair(
+                item.key, item.text or "", verdict.duplicate_of or "", self.copies.text(verdict.similar_id),
+                verdict.method, verdict.containment, verdict.jaccard, verdict.distance,
+            ))
+            return
+        self.report.count(verdict.status if verdict.status != SHORT else "not judged")
+        if verdict.status != SHORT and verdict.doc_id == verdict.similar_id:
+            self.copies.remember(verdict.similar_id, item.text or "")
 
 
 def query(args: argparse.Namespace) -> int:
@@ -364,13 +401,18 @@ def _problem(item: _Parsed, fingerprint: Fingerprint | str | None) -> str | None
     return None
 
 
-def _decide(detector: Detector, batch: Batch, args: argparse.Namespace, summary: Summary) -> Callable[[], Outcomes]:
+def _decide(
+    detector: Detector, batch: Batch, args: argparse.Namespace, summary: Summary, review: _Review | None = None
+) -> Callable[[], Outcomes]:
     """Hand the batch to the store; the function returned gives, for each line, the line to
     write (None: dropped) and, if passed through untouched, why."""
     judged = [(item, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
     passages = [passages_of(item.text or "") for item, _ in judged] if args.related else None
     sources = [_source(item, args) for item, _ in judged]
-    finish = detector.start_many([(item.key, fp) for item, fp in judged], passages, sources=sources)
+    texts = [item.text or "" for item, _ in judged] if args.keep_text else None
+    finish = detector.start_many([(item.key, fp) for item, fp in judged], passages, sources=sources, texts=texts)
+    if review is not None and review.copies.read is None:
+        review.copies.read = detector.store.texts
 
     def outcomes() -> Outcomes:
         verdicts = iter(finish())
@@ -378,9 +420,14 @@ def _decide(detector: Detector, batch: Batch, args: argparse.Namespace, summary:
         for item, fingerprint in batch:
             problem = _problem(item, fingerprint)
             if problem:
+                if review is not None:
+                    review.report.count("not judged")
                 out.append((item, (item.line, problem)))
             else:
-                out.append((item, _written(item, next(verdicts), args, summary)))
+                verdict = next(verdicts)
+                if review is not None:
+                    review.note(item, verdict)
+                out.append((item, _written(item, verdict, args, summary)))
         return out
 
     return outcomes
@@ -595,15 +642,20 @@ def _readable_store(args: argparse.Namespace) -> Store:
 
 
 def export(args: argparse.Namespace) -> int:
-    """Every record as a JSON line, oldest first."""
+    """Every record as a JSON line, oldest first, with its text when the store kept it."""
     with contextlib.ExitStack() as stack:
         output = _Output(args.output, "")
         stack.callback(output.discard)
         store = stack.enter_context(_readable_store(args))
         written = 0
-        for record in store.records():
-            output.stream.write(json.dumps(_record_fields(record), ensure_ascii=False).encode("utf-8") + b"\n")
-            written += 1
+        for records in chunks(store.records(), 500):
+            texts = store.texts([record.doc_id for record in records])
+            for record in records:
+                fields = _record_fields(record)
+                if record.doc_id in texts:  # kept (NEARDUP_KEEP_TEXT, dedup --keep-text)
+                    fields["text"] = texts[record.doc_id]
+                output.stream.write(json.dumps(fields, ensure_ascii=False).encode("utf-8") + b"\n")
+                written += 1
         output.finish()
     print(f"{written} records", file=sys.stderr)
     return 0
@@ -677,7 +729,11 @@ def explain_pair(args: argparse.Namespace) -> int:
         pair = Pair(args.b, second, args.a, first, found.verdict.method, round(found.containment, 4),
                     round(found.jaccard, 4), found.distance)
         body = f'<p class="signals">{html.escape(_verdict_line(found, thresholds))}</p>\n'
-        _write_page(args.html, page(f"neardup explain: {args.a} / {args.b}", body + pair_section(pair, found.alignment)))
+        document = page(f"neardup explain: {args.a} / {args.b}", body + pair_section(pair, found.alignment))
+        try:
+            write_file(args.html, document)
+        except OSError as exc:
+            raise CommandError(f"cannot write {args.html}: {exc.strerror or exc}") from None
     return 0
 
 
@@ -724,16 +780,6 @@ def _explained(found: Explanation, args: argparse.Namespace, thresholds: Thresho
         marked_for_terminal(b, alignment.b_spans, colour),
     ]
     return "\n".join(lines)
-
-
-def _write_page(path: str, document: str) -> None:
-    output = _Output(path, "")
-    try:
-        output.stream.write(document.encode("utf-8"))
-        output.finish()
-    except BaseException:
-        output.discard()
-        raise
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -824,6 +870,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="field naming a record's site for --prefer source (default: the key's host)")
     run.add_argument("--replaces-field", default="replaces",
                      help="field that receives the key of the copy a preferred copy replaces")
+    run.add_argument(
+        "--report", metavar="PAGE.html",
+        help="write a review page: a summary, then each duplicate beside its first copy, shared passages marked",
+    )
+    run.add_argument(
+        "--keep-text", action="store_true",
+        help="store each new story's text (compressed) beside its record, for later reports and export",
+    )
     _related_options(run)
     _store_options(run)
     run.set_defaults(func=dedup)

@@ -76,6 +76,8 @@ class NearDupConfig:
     source_field: str = ""  # item field naming the site; "" = the key's host
     replaces_field: str = "replaces"  # receives the key of the copy a preferred copy replaces
     revisit: str = "pass"  # a key seen again with the text stored under it: pass or drop
+    keep_text: bool = False  # store each new story's text beside its record (compressed)
+    report: str = ""  # path of the review page written when the spider closes; "" = none
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":
@@ -256,6 +258,19 @@ def _optional_name(settings: BaseSettings, name: str) -> str:
     return value.strip()
 
 
+def _report_path(settings: BaseSettings, name: str) -> str:
+    value = settings.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"must be the path of an HTML file to write (a string; empty = none), got {value!r}")
+    path = value.strip()
+    if path and os.path.isdir(path):
+        raise ValueError(f"must be the path of a file, {path!r} is a folder")
+    folder = os.path.dirname(os.path.abspath(path))
+    if path and not os.path.isdir(folder):
+        raise ValueError(f"the folder of {path!r} does not exist")
+    return path
+
+
 def _choice(choices: tuple[str, ...], upper: bool = False) -> Callable[[BaseSettings, str], str]:
     def parse(settings: BaseSettings, name: str) -> str:
         value = settings.get(name)
@@ -386,6 +401,8 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_SOURCE_FIELD": _optional_name,
     "NEARDUP_REPLACES_FIELD": _name,
     "NEARDUP_REVISIT": _choice(REVISITS),
+    "NEARDUP_KEEP_TEXT": _bool,
+    "NEARDUP_REPORT": _report_path,
 }
 
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)

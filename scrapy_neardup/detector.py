@@ -205,14 +205,18 @@ class Detector:
         """
         return self.check_fingerprint(key, self.fingerprint(text), reserve, source)
 
-    def check_fingerprint(self, key: str, fp: Fingerprint, reserve: bool = False, source: str = "") -> Verdict:
+    def check_fingerprint(
+        self, key: str, fp: Fingerprint, reserve: bool = False, source: str = "", text: str | None = None
+    ) -> Verdict:
         """:meth:`check` of a fingerprint. A copy that the policy prefers replaces the stored
         copy (at once, or with :meth:`commit` when reserved); when another copy's
-        replacement took the story first, the copy is judged again, three times at most."""
+        replacement took the story first, the copy is judged again, three times at most. With
+        ``text``, a stored copy is stored with its text (kept beside the record: ``Store.texts``)."""
         if fp.chars < self.thresholds.min_chars:
             return Verdict(key, SHORT, chars=fp.chars)
         for _ in range(3):
             record, probe, now = self._ask(key, fp, reserve, source)
+            record.text = text
             decided: list[_Outcome] = []  # once a single-process store asked before filing
 
             def confirm(candidates: list[DocRecord]) -> bool:
@@ -234,7 +238,11 @@ class Detector:
         return self._verdict(key, fp, Reservation(0, []), _Outcome(outcome.match, waits_for=held if held > 0 else None))
 
     def check_many(
-        self, documents: list[tuple[str, Fingerprint]], reserve: bool = False, sources: list[str] | None = None
+        self,
+        documents: list[tuple[str, Fingerprint]],
+        reserve: bool = False,
+        sources: list[str] | None = None,
+        texts: list[str | None] | None = None,
     ) -> list[Verdict]:
         """Verdicts of several documents in arrival order, as :meth:`check_fingerprint` of
         each in turn would give them.
@@ -248,7 +256,7 @@ class Detector:
         few documents sooner (candidates change, verification does not). Other stores check
         one by one. ``reserve`` files new stories as pending, as :meth:`check` does.
         """
-        return self.start_many(documents, reserve=reserve, sources=sources)()
+        return self.start_many(documents, reserve=reserve, sources=sources, texts=texts)()
 
     def start_many(
         self,
@@ -257,6 +265,7 @@ class Detector:
         *,
         reserve: bool = False,
         sources: list[str] | None = None,
+        texts: list[str | None] | None = None,
     ) -> Callable[[], list[Verdict]]:
         """:meth:`check_many` in two steps: hand the batch to the store, and (calling the
         function returned) read the store's answer and verify. A server store (Redis) works on
@@ -264,12 +273,14 @@ class Detector:
         check documents in between: the next batch is started after this one's verdicts.
         With ``passages`` (each document's, :func:`.passages.passages_of`), each verdict lists
         its related stories (:meth:`add_related`); ``sources``, each document's site (for a
-        ``source`` policy).
+        ``source`` policy); ``texts``, the texts to keep with the copies stored.
         """
         sources = sources or [""] * len(documents)
+        kept: list[str | None] = list(texts) if texts is not None else [None] * len(documents)
         if not self.store.files_before_verifying:
             verdicts = [
-                self.check_fingerprint(key, fp, reserve, source) for (key, fp), source in zip(documents, sources)
+                self.check_fingerprint(key, fp, reserve, source, text)
+                for (key, fp), source, text in zip(documents, sources, kept)
             ]
             if passages is not None:
                 self.add_related(verdicts, passages)
@@ -281,6 +292,7 @@ class Detector:
                 shown[index] = Verdict(key, SHORT, chars=fp.chars)
             else:
                 asked.append((index, *self._ask(key, fp, reserve, sources[index])))
+                asked[-1][1].text = kept[index]
         receive = self.store.start_check_and_add_many([a[2] for a in asked], [a[1] for a in asked])
 
         def finish() -> list[Verdict]:

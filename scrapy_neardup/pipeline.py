@@ -24,6 +24,7 @@ from .fingerprint import Recipe
 from .passages import passages_of
 from .deferreds import maybe_await
 from .record import content_key
+from .report import FirstCopies, Pair, Report
 from .reservations import Reservations, Waiting
 from .storecalls import StoreCalls, is_local
 from .stop import BAD_SETTING, STORE_DOWN, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, stop_at_open
@@ -132,6 +133,8 @@ class NearDupPipeline:
         self._stopping = False  # _stop_crawl was called
         self._closing = False  # close_spider was called
         self._unsettled: list[tuple[str, Verdict]] = []  # commits and releases that met an outage
+        self.report: Report | None = None  # NEARDUP_REPORT
+        self.first_copies: FirstCopies | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "NearDupPipeline | CrawlStopper":
@@ -199,8 +202,8 @@ class NearDupPipeline:
         calls = self._shared.calls
         if not is_local(self._shared.store):  # a server store: one round trip per batch of checks
             self._checks = CheckBatcher(
-                lambda checks: calls.run(
-                    self.detector.check_many, [(key, fp) for key, fp, _ in checks], True, [s for *_, s in checks]
+                lambda checks, texts: calls.run(
+                    self.detector.check_many, [(key, fp) for key, fp, _ in checks], True, [s for *_, s in checks], texts
                 )
             )
         self.reservations = Reservations(
@@ -210,6 +213,9 @@ class NearDupPipeline:
             self._shared.waiting,
             self._store_failed,
         )
+        if config.report:
+            self.report = Report(config.report, f"neardup review: {getattr(self.crawler.spider, 'name', '')}")
+            self.first_copies = FirstCopies(self._shared.store.texts)
         if config.workers:
             self.pool = WorkerPool(
                 config.workers, recipe, config.extractor, config.worker_niceness, config.extract_timeout or None
@@ -275,12 +281,27 @@ class NearDupPipeline:
             self._shared = None
         if self.detector is not None:
             self._log_summary()
+        self._write_report()
         if closing is None:
             return None
         closing.addErrback(lambda failure: self._once("close", logging.WARNING, "Closing the store: %s", failure.value))
         # Scrapy waits for the store to close. Where it takes awaitables, a Future: closing goes on
         # when a caller does not await it (a coroutine would not run).
         return maybe_deferred_to_future(closing) if _CLOSE_AWAITS_COROUTINES else closing
+
+    def _write_report(self) -> None:
+        """The review page of the run (NEARDUP_REPORT); a failure to write it is logged."""
+        if self.report is None:
+            return
+        try:
+            pages = self.report.write()
+            logger.info("scrapy-neardup: review page %s (%d pages)", pages[0], len(pages), extra={"spider": self.crawler.spider})
+        except OSError as exc:
+            logger.error("scrapy-neardup: cannot write the review page %s: %s", self.config.report, exc,
+                         extra={"spider": self.crawler.spider})
+        finally:
+            self.report.close()
+            self.report = None
 
     def _log_summary(self) -> None:
         get = self.stats.get_value
@@ -335,20 +356,41 @@ class NearDupPipeline:
         key = self._key(adapter, source)
         if self.pool is None:
             prepared = self.preparer(source, is_html)
-            verdict = await self._judge(adapter, key, prepared)
+            verdict = await self._judge(adapter, key, prepared, source)
         else:
 
             async def judge(prepared: Prepared) -> tuple[Prepared, Verdict | None]:
-                return prepared, await self._judge(adapter, key, prepared)
+                return prepared, await self._judge(adapter, key, prepared, source)
 
             prepared, verdict = await self.pool.in_order(source, is_html, judge)
         if verdict is not None and verdict.status == DUPLICATE:
-            verdict = await self.reservations.settle(verdict, lambda: self._lookup(item, key, prepared))
+            verdict = await self.reservations.settle(verdict, lambda: self._lookup(item, key, prepared, source))
         if verdict is None or verdict.status == SHORT:
             return item
+        text = _text_of(prepared, source)
         if self.config.related:
-            await self._add_related(verdict, prepared.text if prepared.text is not None else source)
+            await self._add_related(verdict, text)
+        if self.report is not None:
+            await self._note(verdict, text)
         return self._act(item, adapter, verdict)
+
+    async def _note(self, verdict: Verdict, text: str | None) -> None:
+        """Count the verdict in the review page; a duplicate's section shows its first copy's
+        text when this run saw it or the store kept it."""
+        if verdict.status != DUPLICATE:
+            self.report.count(verdict.status)
+            if text is not None and verdict.doc_id == verdict.similar_id:
+                self.first_copies.remember(verdict.similar_id, text)
+            return
+        try:
+            first = await maybe_await(self._shared.calls.run(self.first_copies.text, verdict.similar_id))
+        except Exception as exc:  # shown without it; the verdict stands
+            self._once("report_text", logging.WARNING, "Could not read the first copy of %s: %s", verdict.key, exc)
+            first = None
+        self.report.add(Pair(
+            verdict.key, text or "", verdict.duplicate_of or "", first,
+            verdict.method, verdict.containment, verdict.jaccard, verdict.distance,
+        ))
 
     async def _add_related(self, verdict: Verdict, text: Any) -> None:
         """List the other stored stories sharing a long passage with the item (read-only)."""
@@ -361,7 +403,7 @@ class NearDupPipeline:
             self._inc("related_error")
             self._once("related_error", logging.WARNING, "Related stories of %s not listed: %s", verdict.key, exc)
 
-    async def _judge(self, adapter: ItemAdapter, key: str, prepared: Prepared) -> Verdict | None:
+    async def _judge(self, adapter: ItemAdapter, key: str, prepared: Prepared, body: Any) -> Verdict | None:
         """Count what preparing gave, then check the fingerprint against the store."""
         if prepared.extract_seconds is not None:
             self._inc("extracted")
@@ -392,10 +434,11 @@ class NearDupPipeline:
                 prepared.error,
             )
             return None
-        return await self._lookup(adapter.item, key, prepared)
+        return await self._lookup(adapter.item, key, prepared, body)
 
-    async def _lookup(self, item: Any, key: str, prepared: Prepared) -> Verdict | None:
-        """Check-and-add; a new story is reserved at once, so its copies are caught.
+    async def _lookup(self, item: Any, key: str, prepared: Prepared, body: Any) -> Verdict | None:
+        """Check-and-add; a new story is reserved at once, so its copies are caught (with its
+        text, under NEARDUP_KEEP_TEXT).
 
         While the store is down the item waits and tries again (see :meth:`StoreCalls.wait_to_retry`):
         a short outage (a restart, a failover) costs time, not reprints. Past
@@ -404,13 +447,14 @@ class NearDupPipeline:
         """
         calls = self._shared.calls
         source = self._source_name(item)
+        text = _text_of(prepared, body) if self.config.keep_text else None
         waited = False
         while True:
             try:
                 if self._checks is not None:
-                    check = self._checks.check(key, prepared.fingerprint, source)
+                    check = self._checks.check(key, prepared.fingerprint, source, text)
                 else:
-                    check = calls.run(self.detector.check_fingerprint, key, prepared.fingerprint, True, source)
+                    check = calls.run(self.detector.check_fingerprint, key, prepared.fingerprint, True, source, text)
                 verdict = await maybe_await(check)
                 break
             except StoreUnavailable as exc:
@@ -686,3 +730,9 @@ class _NoFingerprinter:
     def fingerprint(self, text: str) -> Any:
         raise RuntimeError("fingerprints are computed by the worker processes")
 
+
+def _text_of(prepared: Prepared, body: Any) -> str | None:
+    """The text an item was judged on: the body extracted from its HTML, or its text field."""
+    if prepared.text is not None:
+        return prepared.text
+    return body if isinstance(body, str) else None

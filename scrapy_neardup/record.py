@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import zlib
 from dataclasses import dataclass, field
 
 from .sketch import Sketch
@@ -39,6 +40,10 @@ class DocRecord:
     def story_id(self) -> int:
         """The story's id, its ``similar_id``: the first copy's id, kept by a copy replacing it."""
         return self.story or self.doc_id
+    # The text to keep beside the record (NEARDUP_KEEP_TEXT), written by the store in the same
+    # step as the record, under a key of its own: the record's bytes are the same with or
+    # without it, so stores written either way read alike. Never read back into a record.
+    text: str | None = field(default=None, compare=False, repr=False)
 
     def to_bytes(self) -> bytes:
         key = self.key.encode("utf-8")
@@ -85,6 +90,15 @@ class DocRecord:
             offset += source_length
         sketch = Sketch.from_bytes(data[offset:], sketch_size)
         return cls(doc_id, key, time, simhash, sketch, chars, state, sentence_keys, story, replaces, source)
+
+
+def pack_text(text: str) -> bytes:
+    """A kept text as stored: UTF-8 (lone surrogates escaped), zlib-compressed."""
+    return zlib.compress(text.encode("utf-8", "backslashreplace"), 6)
+
+
+def unpack_text(data: bytes) -> str:
+    return zlib.decompress(data).decode("utf-8", "replace")
 
 
 def clip_key(key: str, limit: int = 2000) -> str:

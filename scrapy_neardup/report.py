@@ -14,9 +14,14 @@ with the shared passages inside ``<mark>`` (:mod:`.marking`).
 from __future__ import annotations
 
 import html
+import os
+import tempfile
+from collections import Counter
 from dataclasses import dataclass
+from typing import Callable
 
-from .marking import Alignment, align, marked_html
+from .marking import MAX_ALIGN_CHARS, Alignment, align, marked_html
+from .record import pack_text, unpack_text
 
 # Shared passages on a light red: the dedup literature's "shared text in red", readable in print.
 MARK_COLOUR = "#ffb8b8"
@@ -43,6 +48,7 @@ section.pair {{ border-top: 2px solid #999; padding: 1em 0; }}
 .texts {{ display: grid; grid-template-columns: 1fr 1fr; gap: 1.2em; }}
 .text {{ white-space: pre-wrap; line-height: 1.6; overflow-wrap: anywhere; }}
 .text.missing {{ color: #777; font-style: italic; }}
+.cut {{ color: #777; font-style: italic; }}
 mark {{ background: {MARK_COLOUR}; color: inherit; }}
 """
 
@@ -83,6 +89,7 @@ def pair_section(pair: Pair, alignment: Alignment | None = None) -> str:
         )
         if value is not None
     ]
+    text, cut = _shown(pair.text)
     if pair.first_text is None:
         figures.append("first copy's text not kept")
         left = (
@@ -90,20 +97,21 @@ def pair_section(pair: Pair, alignment: Alignment | None = None) -> str:
             "The first copy's text was not kept (NEARDUP_KEEP_TEXT, or give the first copy in the "
             "same input): the copy is shown alone.</div>"
         )
-        right = f'<div class="text" data-key="{key}"><h3>copy: {key}</h3>{html.escape(pair.text)}</div>'
+        right = f'<div class="text" data-key="{key}"><h3>copy: {key}</h3>{html.escape(text)}{cut}</div>'
     else:
-        alignment = alignment or align(pair.first_text, pair.text)
+        first_text, first_cut = _shown(pair.first_text)
+        alignment = alignment or align(first_text, text)
         share = alignment.shared / max(1, alignment.b_chars)
         figures.append(f"shared {alignment.shared} of {alignment.b_chars} characters ({share:.0%})")
         if not alignment.complete:
             figures.append("long texts: only their beginnings are marked")
         left = (
             f'<div class="text" data-key="{first}"><h3>first copy: {first}</h3>'
-            f"{marked_html(pair.first_text, alignment.a_spans)}</div>"
+            f"{marked_html(first_text, alignment.a_spans)}{first_cut}</div>"
         )
         right = (
             f'<div class="text" data-key="{key}"><h3>copy: {key}</h3>'
-            f"{marked_html(pair.text, alignment.b_spans)}</div>"
+            f"{marked_html(text, alignment.b_spans)}{cut}</div>"
         )
     return (
         f'<section class="pair" data-key="{key}" data-duplicate-of="{first}">\n'
@@ -111,3 +119,166 @@ def pair_section(pair: Pair, alignment: Alignment | None = None) -> str:
         f'<p class="signals">{html.escape(" · ".join(figures))}</p>\n'
         f'<div class="texts">\n{left}\n{right}\n</div>\n</section>\n'
     )
+
+
+def _shown(text: str) -> tuple[str, str]:
+    """The part of a text a section shows (what the alignment reads), and a note on the rest."""
+    if len(text) <= MAX_ALIGN_CHARS:
+        return text, ""
+    return text[:MAX_ALIGN_CHARS], f'<p class="cut">({len(text) - MAX_ALIGN_CHARS:,} more characters not shown)</p>'
+
+
+# A page of sections stops growing past this many bytes: a browser opens it at once.
+PAGE_BYTES = 2_000_000
+# Texts of this run's first copies held for the report, compressed, at most (the rest are read
+# from the store when it keeps texts, or shown as not kept).
+REMEMBERED_BYTES = 256 * 1024 * 1024
+HISTOGRAM_FROM = 0.5  # similarity bins from here to 1 (lower values go in the first)
+HISTOGRAM_BINS = 10
+
+
+class FirstCopies:
+    """The texts of first copies, by document id: those of this run (held compressed, up to
+    ``limit`` bytes), else those the store kept (``read``: ids -> texts)."""
+
+    def __init__(self, read: Callable[[list[int]], dict[int, str]] | None = None, limit: int = REMEMBERED_BYTES):
+        self.read = read
+        self.limit = limit
+        self.held = 0
+        self._texts: dict[int, bytes] = {}
+
+    def remember(self, doc_id: int | None, text: str) -> None:
+        if doc_id is None or doc_id in self._texts or self.held >= self.limit:
+            return
+        packed = pack_text(text)
+        self._texts[doc_id] = packed
+        self.held += len(packed)
+
+    def text(self, doc_id: int | None) -> str | None:
+        if doc_id is None:
+            return None
+        if doc_id in self._texts:
+            return unpack_text(self._texts[doc_id])
+        return self.read([doc_id]).get(doc_id) if self.read is not None else None
+
+
+class Report:
+    """A run's review pages: counts as verdicts come, each duplicate's section written to a
+    spool file at once (a run's texts are not held), and the pages written by :meth:`write`:
+    ``PATH``, then ``PATH-2``, ... (same extension), a few MB each, linked in order."""
+
+    def __init__(self, path: str, title: str = "neardup review", page_bytes: int = PAGE_BYTES):
+        self.path = path
+        self.title = title
+        self.page_bytes = page_bytes
+        self.verdicts: Counter[str] = Counter()
+        self.methods: Counter[str] = Counter()
+        self.histogram = [0] * HISTOGRAM_BINS
+        self.missing = 0  # duplicates shown without their first copy
+        self._spool = tempfile.TemporaryFile(prefix="neardup-report-")
+        self._sizes: list[int] = []
+
+    def count(self, status: str) -> None:
+        """One verdict that gets no section (unique, not judged)."""
+        self.verdicts[status] += 1
+
+    def add(self, pair: Pair) -> None:
+        """A duplicate: counted, and its section spooled."""
+        self.verdicts["duplicate"] += 1
+        self.methods[pair.method or "?"] += 1
+        if pair.containment is not None:
+            step = (1 - HISTOGRAM_FROM) / HISTOGRAM_BINS
+            self.histogram[min(HISTOGRAM_BINS - 1, max(0, int((pair.containment - HISTOGRAM_FROM) / step)))] += 1
+        self.missing += pair.first_text is None
+        section = pair_section(pair).encode("utf-8", "replace")  # a lone surrogate as "?"
+        self._spool.write(section)
+        self._sizes.append(len(section))
+
+    def write(self) -> list[str]:
+        """Write the pages (at least one, with the summary) and return their paths."""
+        groups: list[list[int]] = [[]]
+        size = 0
+        for number, length in enumerate(self._sizes):
+            if groups[-1] and size + length > self.page_bytes:
+                groups.append([])
+                size = 0
+            groups[-1].append(number)
+            size += length
+        paths = [self._page_path(n) for n in range(1, len(groups) + 1)]
+        self._spool.seek(0)
+        for number, group in enumerate(groups, start=1):
+            body = self._summary() if number == 1 else ""
+            sections = b"".join(self._spool.read(self._sizes[i]) for i in group).decode("utf-8")
+            document = page(self._page_title(number, len(groups)), body + sections, self._nav(paths, number))
+            write_file(paths[number - 1], document)
+        self._remove_stale(len(groups) + 1)
+        return paths
+
+    def close(self) -> None:
+        self._spool.close()
+
+    def _page_path(self, number: int) -> str:
+        if number == 1:
+            return self.path
+        stem, extension = os.path.splitext(self.path)
+        return f"{stem}-{number}{extension or '.html'}"
+
+    def _page_title(self, number: int, pages: int) -> str:
+        return self.title if pages == 1 else f"{self.title} (page {number} of {pages})"
+
+    def _remove_stale(self, number: int) -> None:
+        """Pages a larger earlier run left after this run's last one would be linked to nothing."""
+        while os.path.isfile(self._page_path(number)):
+            os.unlink(self._page_path(number))
+            number += 1
+
+    @staticmethod
+    def _nav(paths: list[str], number: int) -> str:
+        if len(paths) == 1:
+            return ""
+        links = [f"page {number} of {len(paths)}"]
+        if number > 1:
+            links.append(f'<a rel="prev" href="{html.escape(os.path.basename(paths[number - 2]), quote=True)}">previous</a>')
+        if number < len(paths):
+            links.append(f'<a rel="next" href="{html.escape(os.path.basename(paths[number]), quote=True)}">next</a>')
+        return f'<nav class="pages">{" ".join(links)}</nav>\n'
+
+    def _summary(self) -> str:
+        rows = "".join(
+            f"<tr><th>{html.escape(name)}</th><td>{count}</td></tr>" for name, count in sorted(self.verdicts.items())
+        )
+        methods = "".join(
+            f"<tr><th>{html.escape(name)}</th><td>{count}</td></tr>" for name, count in self.methods.most_common()
+        )
+        tallest = max(self.histogram) or 1
+        bars = "".join(
+            f'<div class="bar" style="height:{100 * n / tallest:.1f}%" title="{n}"><span>{n}</span></div>'
+            for n in self.histogram
+        )
+        step = (1 - HISTOGRAM_FROM) / HISTOGRAM_BINS
+        labels = "".join(f"<span>{HISTOGRAM_FROM + i * step:.2f}</span>" for i in range(HISTOGRAM_BINS))
+        missing = (
+            f"<p>{self.missing} duplicates are shown without their first copy, whose text was not kept.</p>"
+            if self.missing else ""
+        )
+        return (
+            '<div class="summary">\n<h2>Verdicts</h2>\n<table class="counts">' + rows + "</table>\n"
+            '<h2>Duplicates by method</h2>\n<table class="counts">' + (methods or "<tr><td>none</td></tr>") + "</table>\n"
+            "<h2>Similarity of duplicates to their first copy (containment)</h2>\n"
+            f'<div class="histogram">{bars}</div>\n<div class="axis">{labels}</div>\n{missing}</div>\n'
+        )
+
+
+def write_file(path: str, document: str) -> None:
+    """Written under a temporary name and renamed: a reader never sees half a page."""
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".neardup-report-", suffix=".partial")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(document.encode("utf-8", "replace"))
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise

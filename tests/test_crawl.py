@@ -231,6 +231,7 @@ def test_spider_arguments_are_run_time_switches(local_site, tmp_path):
         ({}, {"neardup_action": "delete"}, "NEARDUP_ACTION (spider argument neardup_action): must be one of"),
         ({}, {"neardup_enabled": "maybe"}, "NEARDUP_ENABLED (spider argument neardup_enabled): must be a boolean"),
         ({"NEARDUP_STORE": "mysql://x"}, {}, "NEARDUP_STORE: unknown store"),
+        ({"NEARDUP_REPORT": "/nonexistent-folder/review.html"}, {}, "NEARDUP_REPORT: the folder of"),
     ],
 )
 @pytest_twisted.inlineCallbacks

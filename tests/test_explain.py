@@ -10,6 +10,7 @@ from scrapy_neardup.cli import main
 from scrapy_neardup.marking import MAX_ALIGN_CHARS
 
 from corpus import ARTICLES, BANNER, DISCLAIMER, EDITOR, reprint, text, with_disclaimer
+from news_corpus import SIGNATURE
 
 NAMES = list(ARTICLES)
 
@@ -96,14 +97,18 @@ def test_html_page_sets_the_texts_side_by_side_escaped(tmp_path, capsys):
 
 
 def test_boilerplate_of_a_store_is_named_and_left_out(store_uri, tmp_path, capsys):
+    """A long line every story of a site ends with: in the store, five stories filed it."""
+    signed = {name: f"{text(name)}\n{SIGNATURE}" for name in NAMES}
     source = tmp_path / "in.jsonl"
     with open(source, "w", encoding="utf-8") as handle:
-        for name in NAMES[:6]:
-            handle.write(json.dumps({"id": name, "text": with_disclaimer(name)}, ensure_ascii=False) + "\n")
+        for name in NAMES[:5]:  # five stories file the site line: boilerplate
+            handle.write(json.dumps({"id": name, "text": signed[name]}, ensure_ascii=False) + "\n")
     assert main(["dedup", str(source), "-o", str(tmp_path / "out.jsonl"), "--store", store_uri, "--no-progress"]) == 0
     capsys.readouterr()
-    (tmp_path / "a.txt").write_text(with_disclaimer(NAMES[5]), encoding="utf-8")
-    (tmp_path / "b.txt").write_text(with_disclaimer(NAMES[0]), encoding="utf-8")
+    (tmp_path / "a.txt").write_text(signed[NAMES[5]], encoding="utf-8")
+    (tmp_path / "b.txt").write_text(signed[NAMES[0]], encoding="utf-8")
+    code, out, _ = run(capsys, tmp_path / "a.txt", tmp_path / "b.txt")
+    assert code == 0 and "shared sentence keys (nshash): 1" in out  # two texts alone share it
     code, out, _ = run(capsys, tmp_path / "a.txt", tmp_path / "b.txt", "--store", store_uri)
     assert code == 0
     assert "boilerplate left out: 1" in out

@@ -444,6 +444,40 @@ def test_records_lists_every_document_oldest_first(store_uri):
     assert all(r.sketch.size and r.sentence_keys for r in listed)
 
 
+def test_kept_texts_are_stored_with_their_records_and_go_with_them(store_uri):
+    """NEARDUP_KEEP_TEXT: a text is written with its record, read back whole (also after a
+    reopen, also in batches), and taken out with it; the record is filed as without it."""
+    bodies = {name: text(name) + "\n\ud800 lone surrogate" * (name == NAMES[0]) for name in NAMES[:4]}
+    with open_store(store_uri, "texts") as store:
+        detector = Detector(store)
+        kept = detector.check_fingerprint("https://a.example/0", detector.fingerprint(bodies[NAMES[0]]), text=bodies[NAMES[0]])
+        batch = [(f"https://a.example/{n}", detector.fingerprint(bodies[n])) for n in NAMES[1:4]]
+        batch.append(("https://b.example/copy", detector.fingerprint(reprint(NAMES[1]))))
+        verdicts = detector.start_many(batch, texts=[bodies[n] for n in NAMES[1:4]] + [reprint(NAMES[1])])()
+        plain = detector.check("https://a.example/plain", text(NAMES[4]))  # stored without text
+        pending = detector.check_fingerprint("https://a.example/p", detector.fingerprint(text(NAMES[5])), True, text=text(NAMES[5]))
+        detector.commit(pending)
+        assert verdicts[-1].status == DUPLICATE
+        ids = [kept.doc_id, *(v.doc_id for v in verdicts[:3])]
+        found = store.texts(ids + [plain.doc_id, pending.doc_id, 10_000])
+        assert found[kept.doc_id] == bodies[NAMES[0]].replace("\ud800", "\\ud800")  # escaped, not lost
+        assert [found[i] for i in ids[1:]] == [bodies[n] for n in NAMES[1:4]]
+        assert found[pending.doc_id] == text(NAMES[5])
+        assert plain.doc_id not in found and 10_000 not in found
+        with open_store("memory://", "texts") as reference:
+            without = Detector(reference).check("https://a.example/0", bodies[NAMES[0]])
+            assert store.get(kept.doc_id).sentence_keys == reference.get(without.doc_id).sentence_keys
+    with open_store(store_uri, "texts") as store:
+        assert set(store.texts(ids)) == set(ids)
+        store.remove(ids[1])
+        assert store.purge(float("inf")) == 5
+        assert store.texts(ids + [pending.doc_id]) == {}
+        if store_uri.startswith("redis"):  # nothing of the texts is left behind
+            client = redis.Redis.from_url(store_uri)
+            with client:
+                assert not list(client.scan_iter("*{texts}:x:*"))
+
+
 class CountingStore(MemoryStore):
     """A user's own backend: the memory store, counting the checks it served."""
 

@@ -198,6 +198,11 @@ class Store(ABC):
         found = self.find_candidates([Probe([], key_buckets(key), bucket_read_limit=1000)])[0]
         return sorted((record for record in found if record.key == key), key=lambda record: record.doc_id)
 
+    def texts(self, doc_ids: list[int]) -> dict[int, str]:
+        """The kept texts (:attr:`DocRecord.text`) of those of ``doc_ids`` stored with one; a
+        store that keeps no texts has none."""
+        return {}
+
     @abstractmethod
     def records(self) -> Iterator[DocRecord]:
         """Every stored record (pending ones too), oldest first, read without changing the store."""

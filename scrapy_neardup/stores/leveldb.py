@@ -5,6 +5,7 @@ Layout inside a namespace (all integers big-endian, so prefix scans come out in 
     m                 -> format version and recipe (JSON)
     n                 -> last document id (written at close and with every removal)
     d <id>            -> document record
+    x <id>            -> its text, zlib-compressed (only when kept: NEARDUP_KEEP_TEXT)
     p <id>            -> ''   (pending reservations; a new run drops what a dead run left)
 
 A new document writes only its record (and its pending mark): ids grow, so LevelDB's files
@@ -37,7 +38,7 @@ from urllib.parse import unquote
 
 import xxhash
 
-from ..record import COMMITTED, PENDING, DocRecord
+from ..record import COMMITTED, PENDING, DocRecord, pack_text, unpack_text
 from .bucketindex import BucketIndex
 from .base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
 
@@ -354,6 +355,8 @@ class LevelDBStore(LocalStore):
         doc = _u64(record.doc_id)
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
+            if record.text is not None:
+                batch.put(b"x" + doc, pack_text(record.text))
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")
         self._index.add(buckets, record.doc_id)
@@ -393,6 +396,7 @@ class LevelDBStore(LocalStore):
         doc = _u64(record.doc_id)
         with self._db.write_batch() as batch:
             batch.delete(b"d" + doc)
+            batch.delete(b"x" + doc)
             batch.delete(b"p" + doc)
             batch.put(b"n", _u64(self._last[0]))  # the removed id may have been the highest
         self._index.remove(buckets, record.doc_id)
@@ -409,6 +413,11 @@ class LevelDBStore(LocalStore):
         for record in old:  # decoded once: no second read of each record to remove it
             self._delete(record, self.buckets_of(record))
         return len(old)
+
+    @_guarded
+    def texts(self, doc_ids: list[int]) -> dict[int, str]:
+        found = {doc_id: self._db.get(b"x" + _u64(doc_id), verify_checksums=_VERIFY) for doc_id in doc_ids}
+        return {doc_id: unpack_text(data) for doc_id, data in found.items() if data is not None}
 
     def records(self) -> Iterator[DocRecord]:
         """Ids follow arrival order, so the key order is the oldest first."""

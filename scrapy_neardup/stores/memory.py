@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from ..record import DocRecord
+from ..record import DocRecord, pack_text, unpack_text
 from .base import LocalStore
 
 # ``memory://NAME`` stores live as long as the process, so that two pipelines opening the
@@ -27,6 +27,7 @@ class MemoryStore(LocalStore):
         self._buckets: dict[bytes, dict[int, None]] = space.setdefault("buckets", {})
         self._meta: dict = space.setdefault("meta", {})
         self._counter: list[int] = space.setdefault("counter", [0])
+        self._texts: dict[int, bytes] = space.setdefault("texts", {})
         self._claimed: dict[int, int] = space.setdefault("claims", {})
 
     def _claims(self) -> dict[int, int]:
@@ -58,11 +59,15 @@ class MemoryStore(LocalStore):
 
     def _save(self, record: DocRecord, buckets: list[bytes]) -> None:
         self._docs[record.doc_id] = record
+        if record.text is not None:
+            self._texts[record.doc_id] = pack_text(record.text)
+            record.text = None  # kept compressed, as the other stores keep it
         for bucket in buckets:
             self._buckets.setdefault(bucket, {})[record.doc_id] = None
 
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None:
         self._docs.pop(record.doc_id, None)
+        self._texts.pop(record.doc_id, None)
         for bucket in buckets:
             members = self._buckets.get(bucket)
             if members is not None:
@@ -75,6 +80,9 @@ class MemoryStore(LocalStore):
         for record in old:
             self._delete(record, self.buckets_of(record))
         return len(old)
+
+    def texts(self, doc_ids: list[int]) -> dict[int, str]:
+        return {i: unpack_text(self._texts[i]) for i in doc_ids if i in self._texts}
 
     def records(self) -> Iterator[DocRecord]:
         yield from [self._docs[doc_id] for doc_id in sorted(self._docs)]

@@ -38,7 +38,7 @@ from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError
 
 from ..fingerprint import Recipe
-from ..record import _HEAD, COMMITTED, PENDING, DocRecord
+from ..record import _HEAD, COMMITTED, PENDING, DocRecord, pack_text, unpack_text
 from . import redact
 from .base import (
     REPLACED,
@@ -90,7 +90,7 @@ def _script(*names: str) -> str:
 # The scripts and their files: lua/README.md, which also documents the key layout.
 CHECK_AND_ADD = _script("mark", "live", "check", "check_and_add")
 CHECK_AND_ADD_MANY = _script("mark", "live", "check", "check_and_add_many")
-_CHECK_ARGS = 18  # arguments of one document in CHECK_AND_ADD_MANY (its ARGS)
+_CHECK_ARGS = 19  # arguments of one document in CHECK_AND_ADD_MANY (its ARGS)
 COMMIT = _script("mark", "drop", "commit")
 REMOVE = _script("mark", "drop", "remove")
 REPLACE = _script("mark", "drop", "replace")
@@ -576,6 +576,7 @@ class RedisStore(Store):
             b"".join(read),
             b"".join(file_entries),
             self._mark,
+            b"" if record.text is None else pack_text(record.text),
         ]
         assert len(args) == _CHECK_ARGS
         return args, sentence_keys, (sentences, file_entries)
@@ -699,6 +700,12 @@ class RedisStore(Store):
             args.append(b"".join(_entry(b) for b in probe.simhash_buckets))
         replies = self._call(self._lookup, keys=[], args=args)
         return [[DocRecord.from_bytes(data) for data in reply] for reply in replies]
+
+    def texts(self, doc_ids: list[int]) -> dict[int, str]:
+        if not doc_ids:
+            return {}
+        found = self._call(self.client.mget, [self._key(f"x:{doc_id}") for doc_id in doc_ids])
+        return {doc_id: unpack_text(data) for doc_id, data in zip(doc_ids, found) if data is not None}
 
     def records(self) -> Iterator[DocRecord]:
         """Records in time order, read from the time index 500 at a time."""

@@ -1,5 +1,5 @@
 -- One document's check-and-add (needs live.lua before it), as a function of its arguments
--- (one call's ARGV, 18 of them, listed below), of whether to reap first (a batch reaps once:
+-- (one call's ARGV, 19 of them, listed below), of whether to reap first (a batch reaps once:
 -- its documents share one moment) and of `batch`: nil for a call of its own, which keeps its
 -- answer in `ops`; in a batch, the batch does (see check_and_add_many.lua) and passes false,
 -- or {id, filed} of the answer to give again.
@@ -19,6 +19,7 @@ local function check(a, first, batch)
   local client, seq = a[12], a[13]
   local head = tonumber(a[14])
   local mark = a[18]                    -- the namespace's marker, as found at open
+  local text = a[19]                    -- the compressed text to keep beside it; '': none
   local sentences = entries(a[15])      -- sentence buckets, longest sentence first
   local reads = entries(a[16])          -- SimHash buckets to read
   local files = entries(a[17])          -- SimHash buckets to file the document under
@@ -97,8 +98,10 @@ local function check(a, first, batch)
   if pending_ms > 0 then expire = pending_ms end
   if expire > 0 then
     redis.call('SET', P .. 'r:' .. id, body, 'PX', expire)
+    if text ~= '' then redis.call('SET', P .. 'x:' .. id, text, 'PX', expire) end
   else
     redis.call('SET', P .. 'r:' .. id, body)
+    if text ~= '' then redis.call('SET', P .. 'x:' .. id, text) end
   end
 
   local current = wins[#wins]

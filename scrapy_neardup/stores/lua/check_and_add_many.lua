@@ -1,9 +1,9 @@
 -- Several documents in one call, one after the other: ARGV holds their argument lists back
--- to back (18 each, as check.lua lists them), and the reply is the list of their replies.
+-- to back (19 each, as check.lua lists them), and the reply is the list of their replies.
 -- The batch is named by its first document's client and sequence number; `ops` keeps each
 -- document's id and filed keys, so that a retry of a batch whose answer was lost gives the
 -- same answer again. mark.lua, live.lua and check.lua come before this.
-local ARGS = 18  -- arguments of one document (RedisStore._check_args)
+local ARGS = 19  -- arguments of one document (RedisStore._check_args)
 local client, seq = ARGV[12], ARGV[13]
 local again = {}
 local done = redis.call('HGET', P .. 'ops', client)

@@ -1,9 +1,10 @@
 -- A document out of the store, as a function (remove.lua, and commit.lua and replace.lua for
--- the copy a document replaces): its record, its time-index and pending entries, and its id
+-- the copy a document replaces): its record and kept text, its time-index and pending entries, and its id
 -- in each bucket it was filed under. `window` is the window it was filed in, `blob` its
 -- bucket entries as check-and-add takes them. Returns 1 when the record existed.
 local function drop(P, id, m, window, blob)
   local existed = redis.call('DEL', P .. 'r:' .. id)
+  redis.call('DEL', P .. 'x:' .. id)
   redis.call('ZREM', P .. 't', m)
   redis.call('ZREM', P .. 'p', m)
   local pos = 1

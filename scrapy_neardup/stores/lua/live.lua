@@ -101,7 +101,7 @@ local function reap()
   local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
   local expired = redis.call('ZRANGEBYSCORE', P .. 'p', '-inf', now_ms, 'LIMIT', 0, 100)
   for _, m in ipairs(expired) do
-    redis.call('DEL', P .. 'r:' .. member_id(m))
+    redis.call('DEL', P .. 'r:' .. member_id(m), P .. 'x:' .. member_id(m))
     redis.call('ZREM', P .. 't', m)
     redis.call('ZREM', P .. 'p', m)
   end
