@@ -312,7 +312,7 @@ class Detector:
                     else:  # another process's copy took the story first: judge it alone
                         self.store.remove_many(sorted(removed - sent) + [record.doc_id])
                         sent |= removed
-                        verdicts[index] = self.check_fingerprint(key, fp, reserve, sources[index])
+                        verdicts[index] = self.check_fingerprint(key, fp, reserve, sources[index], kept[index])
                         continue
                 elif outcome.match is not None and reservation.doc_id:
                     removed.add(reservation.doc_id)
