@@ -39,16 +39,8 @@ BATCH = 64
 def run(docs: list[reprints.Doc], uri: str, related: bool) -> tuple[list, float]:
     """Verdicts of the stream and the seconds it took, in a new namespace of ``uri``."""
     store = open_store(uri, f"related-bench-{time.time_ns()}", Recipe())
-    detector = Detector(store)
-    fingerprint = detector.fingerprinter.fingerprint
-    verdicts = []
-    started = time.perf_counter()
-    for at in range(0, len(docs), BATCH):
-        batch = docs[at : at + BATCH]
-        documents = [(d.key, fingerprint(d.text)) for d in batch]
-        passages = [passages_of(d.text) for d in batch] if related else None
-        verdicts += detector.start_many(documents, passages)()
-    elapsed = time.perf_counter() - started
+    passages = (lambda batch: {"passages": [passages_of(d.text) for d in batch]}) if related else None
+    verdicts, elapsed = reprints.check_stream(Detector(store), docs, passages, BATCH)
     store.close()
     return verdicts, elapsed
 

@@ -24,11 +24,12 @@ import math
 import random
 import re
 import sys
+import time
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "example_project"))  # the news world's reprint transformations
@@ -501,6 +502,20 @@ def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED, scri
             )
     docs.sort(key=lambda d: d.time)
     return docs
+
+
+def check_stream(detector: Any, docs: list[Doc], extra: Callable[[list[Doc]], dict] | None = None,
+                 batch: int = 64) -> tuple[list, float]:
+    """The stream's verdicts and the seconds they took, checked ``batch`` documents at a time
+    through ``detector.start_many``; ``extra(batch)`` gives more of its keyword arguments."""
+    fingerprint = detector.fingerprinter.fingerprint
+    verdicts: list = []
+    started = time.perf_counter()
+    for at in range(0, len(docs), batch):
+        chunk = docs[at : at + batch]
+        documents = [(d.key, fingerprint(d.text)) for d in chunk]
+        verdicts += detector.start_many(documents, **(extra(chunk) if extra else {}))()
+    return verdicts, time.perf_counter() - started
 
 
 def truth(docs: Iterable[Doc]) -> list[bool]:

@@ -62,15 +62,8 @@ def run(docs: list[reprints.Doc], uri: str, keep: bool) -> tuple[list, float, in
         shutil.rmtree(leveldb_path(uri), ignore_errors=True)
     store = open_store(uri, f"review-bench-{time.time_ns()}", Recipe())
     before = footprint(store, uri)
-    detector = Detector(store)
-    fingerprint = detector.fingerprinter.fingerprint
-    verdicts = []
-    started = time.perf_counter()
-    for at in range(0, len(docs), BATCH):
-        batch = docs[at : at + BATCH]
-        documents = [(d.key, fingerprint(d.text)) for d in batch]
-        verdicts += detector.start_many(documents, texts=[d.text for d in batch] if keep else None)()
-    elapsed = time.perf_counter() - started
+    texts = (lambda batch: {"texts": [d.text for d in batch]}) if keep else None
+    verdicts, elapsed = reprints.check_stream(Detector(store), docs, texts, BATCH)
     grown = footprint(store, uri) - before
     store.close()
     return verdicts, elapsed, grown
