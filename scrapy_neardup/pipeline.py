@@ -217,8 +217,10 @@ class NearDupPipeline:
             self.report = Report(config.report, f"neardup review: {getattr(self.crawler.spider, 'name', '')}")
             self.first_copies = FirstCopies(self._shared.store.texts)
         if config.workers:
+            needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
             self.pool = WorkerPool(
-                config.workers, recipe, config.extractor, config.worker_niceness, config.extract_timeout or None
+                config.workers, recipe, config.extractor, config.worker_niceness, config.extract_timeout or None,
+                send_text=needs_text,
             )
         logger.info(
             "scrapy-neardup: store %s (namespace %r), action %s, nshash n=%d, SimHash distance <= %d, "
@@ -732,7 +734,8 @@ class _NoFingerprinter:
 
 
 def _text_of(prepared: Prepared, body: Any) -> str | None:
-    """The text an item was judged on: the body extracted from its HTML, or its text field."""
-    if prepared.text is not None:
+    """The text an item was judged on: the body extracted from its HTML (None where a worker
+    did not send it back), or its text field; never the HTML itself."""
+    if prepared.text is not None or prepared.extract_seconds is not None:
         return prepared.text
     return body if isinstance(body, str) else None

@@ -228,7 +228,8 @@ class _WorkerProtocol(ProcessProtocol):
 
     def childDataReceived(self, fd: int, data: bytes) -> None:
         if fd == _RESULTS_FD:
-            self.worker.received(data)
+            pipe = getattr(self.transport, "pipes", {}).get(fd)
+            self.worker.received(data + read_available(pipe.fileno()) if pipe is not None else data)
 
     def childConnectionLost(self, fd: int) -> None:
         if fd == _RESULTS_FD:
@@ -256,10 +257,13 @@ class WorkerPool:
         extractor: Callable[[str], str] | str,
         niceness: int = 0,
         timeout: float | None = None,
+        send_text: bool = True,
     ):
         self.size = size
         self.timeout = timeout  # seconds a page may take its worker; None: no bound
-        self.init_frame = _frame((recipe, extractor, niceness))
+        # Without send_text a page's extracted body stays in the worker: the crawler reads a
+        # sixth of the bytes back.
+        self.init_frame = _frame((recipe, extractor, niceness, send_text))
         path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
         self.environment = {**os.environ, "PYTHONPATH": path}
         self._workers = [_Worker(self) for _ in range(size)]
@@ -329,6 +333,22 @@ class WorkerPool:
             worker.close()
 
 
+def read_available(fd: int) -> bytes:
+    """Everything a non-blocking pipe holds now, without waiting, leaving its end for the
+    reactor to see. Twisted reads a pipe 8 KB a turn: a busy crawler would read fingerprints
+    slower than a worker writes them, and the pages waiting for them would pile up in memory."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:  # empty (EAGAIN) or gone: Twisted's next read reports an end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _read_exactly(stream: Any, size: int) -> bytes | None:
     data = stream.read(size)
     return data if data is not None and len(data) == size else None
@@ -339,6 +359,7 @@ def serve() -> None:
     tasks = os.fdopen(_TASKS_FD, "rb")
     results = os.fdopen(_RESULTS_FD, "wb")
     preparer: Preparer | None = None
+    send_text = True
     while True:
         head = _read_exactly(tasks, _LENGTH.size)
         if head is None:
@@ -347,7 +368,7 @@ def serve() -> None:
         if payload is None:
             return
         if preparer is None:
-            recipe, extractor, niceness = pickle.loads(payload)
+            recipe, extractor, niceness, send_text = pickle.loads(payload)
             if niceness and hasattr(os, "nice"):
                 os.nice(niceness)  # the crawl's own process comes first when the cores are busy
             preparer = Preparer(recipe, extractor)
@@ -355,5 +376,8 @@ def serve() -> None:
             results.flush()
             continue
         source, is_html = pickle.loads(payload)
-        results.write(_frame(preparer(source, is_html)))
+        prepared = preparer(source, is_html)
+        if not send_text:
+            prepared.text = None
+        results.write(_frame(prepared))
         results.flush()

@@ -139,12 +139,13 @@ def test_a_large_run_is_split_into_linked_pages(tmp_path):
     assert (tmp_path / "review-9.html").exists()
 
 
-@pytest.mark.parametrize("action", ["drop", "tag"])
+@pytest.mark.parametrize("action, workers", [("drop", 0), ("tag", 0), ("drop", 1)])
 @pytest_twisted.inlineCallbacks
-def test_a_crawl_writes_its_review_page_when_the_spider_closes(local_site, tmp_path, action):
+def test_a_crawl_writes_its_review_page_when_the_spider_closes(local_site, tmp_path, action, workers):
+    """With worker processes, the bodies they extracted come back for the page."""
     page = tmp_path / "review.html"
     result = yield run(
-        settings_for(tmp_path / "store", NEARDUP_REPORT=str(page), NEARDUP_ACTION=action),
+        settings_for(tmp_path / "store", NEARDUP_REPORT=str(page), NEARDUP_ACTION=action, NEARDUP_WORKERS=workers),
         NewsSpider, root=local_site.root, paths=ARTICLES,
     )
     found = sections(page)
@@ -155,6 +156,7 @@ def test_a_crawl_writes_its_review_page_when_the_spider_closes(local_site, tmp_p
         assert sorted(str(item["url"]) for item, _ in result.dropped) == sorted(found)
     for section in found.values():
         assert [c for c, _, _ in section["texts"]] == ["text", "text"]  # seen in this crawl
+        assert not any("&lt;" in shown for _, _, shown in section["texts"])  # the bodies, not the HTML
         assert "<mark>" in section["texts"][1][2]
     document = page.read_text(encoding="utf-8")
     assert f"<tr><th>unique</th><td>{len(ARTICLES) - len(REPRINT_OF)}</td></tr>" in document
@@ -164,12 +166,13 @@ def test_a_crawl_writes_its_review_page_when_the_spider_closes(local_site, tmp_p
 @pytest.mark.parametrize("backend", ["leveldb", "redis"])
 @pytest_twisted.inlineCallbacks
 def test_a_second_crawl_shows_first_copies_the_store_kept(local_site, tmp_path, request, backend):
-    """LevelDB checks one by one; Redis checks in batches (the texts go with the batch)."""
+    """LevelDB checks one by one; Redis checks in batches (the texts go with the batch). The
+    first crawl extracts in a worker process, which sends the bodies back to be kept."""
     store = f"leveldb://{tmp_path}/store" if backend == "leveldb" else request.getfixturevalue("redis_url")
     originals = [p for p in ARTICLES if p not in REPRINT_OF]
     copies = [p for p in ARTICLES if p in REPRINT_OF]
     namespace = f"kept-{tmp_path.name}"
-    yield run(settings_for(store, NEARDUP_KEEP_TEXT=True, NEARDUP_NAMESPACE=namespace), NewsSpider,
+    yield run(settings_for(store, NEARDUP_KEEP_TEXT=True, NEARDUP_NAMESPACE=namespace, NEARDUP_WORKERS=1), NewsSpider,
               root=local_site.root, paths=originals)
     page = tmp_path / "review.html"
     yield run(settings_for(store, NEARDUP_REPORT=str(page), NEARDUP_NAMESPACE=namespace), NewsSpider,
@@ -177,6 +180,7 @@ def test_a_second_crawl_shows_first_copies_the_store_kept(local_site, tmp_path, 
     found = sections(page)
     assert sorted(found) == sorted(local_site.url(p) for p in copies)
     assert all(s["texts"][0][0] == "text" and "<mark>" in s["texts"][0][2] for s in found.values())
+    assert not any("&lt;" in s["texts"][0][2] for s in found.values())  # the kept body, not the HTML
 
 
 @pytest_twisted.inlineCallbacks

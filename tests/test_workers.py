@@ -1,0 +1,53 @@
+"""Worker processes: what crosses the pipes between them and the crawler."""
+
+from __future__ import annotations
+
+import os
+
+import newsworld_path  # noqa: F401
+from newsworld.small import STORIES
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_neardup.fingerprint import Recipe
+from scrapy_neardup.workers import OK, Preparer, WorkerPool, read_available
+
+HTML = "<html><body><article>" + "".join(f"<p>{p}</p>" for p in STORIES["metro"].paragraphs) + "</article></body></html>"
+EXTRACTOR = "scrapy_neardup.extract.html_to_text"
+
+
+def test_read_available_takes_all_the_pipe_holds_and_leaves_its_end():
+    reader, writer = os.pipe()
+    os.set_blocking(reader, False)
+    try:
+        written = bytes(range(256)) * 200  # 51,200 bytes: over Twisted's 8 KB a read, under a pipe's 64 KB
+        os.write(writer, written)
+        assert read_available(reader) == written
+        assert read_available(reader) == b""  # empty: returns at once, does not block
+        os.close(writer)
+        writer = None
+        assert read_available(reader) == b""
+        assert os.read(reader, 1) == b""  # the end of file is still there for the reactor
+    finally:
+        os.close(reader)
+        if writer is not None:
+            os.close(writer)
+
+
+def _signals(fingerprint):
+    return (fingerprint.sentence_keys, fingerprint.simhash, fingerprint.sketch.hashes.tolist(), fingerprint.sketch_keys)
+
+
+@deferred_f_from_coro_f
+async def test_workers_send_the_extracted_body_back_only_when_asked():
+    recipe = Recipe().resolved()
+    local = Preparer(recipe, EXTRACTOR)(HTML, True)
+    for send_text in (False, True):
+        pool = WorkerPool(1, recipe, EXTRACTOR, send_text=send_text)
+        try:
+            prepared = [await pool.prepare(HTML, True) for _ in range(3)]
+        finally:
+            pool.close()
+        for page in prepared:
+            assert page.status == OK
+            assert _signals(page.fingerprint) == _signals(local.fingerprint)  # the same either way
+            assert page.text == (local.text if send_text else None)
