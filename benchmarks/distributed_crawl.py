@@ -126,6 +126,9 @@ def run(world: Any, base_url: str, served: Any, redis_url: str, neardup: bool, a
         kept += [item["url"] for item in items]
         pages.append(int(stats.get("response_received_count", 0)) - int(stats.get("robotstxt/response_count", 0)))
         reasons.append(stats.get("finish_reason"))
+    if not served[0]:
+        raise RuntimeError(f"no page was served: the crawl processes exited with {codes}; "
+                           "give --logs FOLDER to keep their logs")
     to_last_page = served[1] - started
     return {
         "neardup": neardup, "codes": codes, "reasons": reasons, "pages": sum(pages), "per_process": pages,
@@ -152,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if shutil.which("redis-server") is None:
         parser.error("redis-server is not on the PATH")
+    try:
+        import scrapy_redis  # noqa: F401
+    except ImportError:
+        parser.error('scrapy-redis is not installed: pip install "scrapy-neardup[distributed]"')
     if not args.data.exists():
         parser.error(f"corpus not found: {args.data} (give --data)")
 

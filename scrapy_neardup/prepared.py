@@ -27,6 +27,7 @@ import xxhash
 
 CACHE_FORMAT = 1  # bump when the cache file layout changes
 _ENV = "NEARDUP_CACHE_DIR"
+KEPT_VERSIONS = 4  # files of one table kept, most recently used first
 
 Arrays = dict[str, np.ndarray]
 
@@ -67,8 +68,9 @@ def cached_arrays(name: str, key: dict, build: Callable[[], Arrays], directory: 
     """The arrays ``build`` returns for ``key``: read from the cache, or built and cached.
 
     ``key`` holds everything the arrays depend on (JSON values); ``directory`` defaults to
-    :func:`cache_dir`. Files of the same ``name`` with another key are removed when a new
-    one is written, so the cache holds one file per table.
+    :func:`cache_dir`. When a new file is written, only the :data:`KEPT_VERSIONS` most recently
+    used files of the same ``name`` stay: environments or checkouts at other versions sharing
+    the cache keep their tables instead of rebuilding each other's, and the cache stays small.
     """
     directory = cache_dir() if directory is None else directory
     if directory is None:
@@ -77,7 +79,9 @@ def cached_arrays(name: str, key: dict, build: Callable[[], Arrays], directory: 
     path = directory / f"{name}-{digest}.npz"
     try:
         with np.load(path, allow_pickle=False) as stored:
-            return {field: stored[field] for field in stored.files}
+            arrays = {field: stored[field] for field in stored.files}
+        _touch(path)
+        return arrays
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         pass  # missing, unreadable or cut short: build it again
     arrays = build()
@@ -97,11 +101,29 @@ def _write(directory: Path, name: str, path: Path, arrays: Arrays) -> None:
         except BaseException:
             os.unlink(temporary)
             raise
-        for stale in directory.glob(f"{name}-*.npz"):
-            if stale != path:
-                stale.unlink(missing_ok=True)
+        _remove_least_used(directory, name)
     except OSError:
         pass  # a read-only or full disk: the table stays in memory for this process
+
+
+def _touch(path: Path) -> None:
+    """Mark a file as just used (its modification time), for :func:`_remove_least_used`."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass  # a read-only cache: its files are never removed either
+
+
+def _remove_least_used(directory: Path, name: str) -> None:
+    def last_used(path: Path) -> int:
+        try:
+            return path.stat().st_mtime_ns
+        except OSError:  # removed meanwhile by another process
+            return 0
+
+    files = sorted(directory.glob(f"{name}-*.npz"), key=last_used, reverse=True)
+    for stale in files[KEPT_VERSIONS:]:
+        stale.unlink(missing_ok=True)
 
 
 def package_version(package_dir: str, distribution: str) -> str:

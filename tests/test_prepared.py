@@ -5,11 +5,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
-from scrapy_neardup.prepared import cached_arrays, file_signature
+from scrapy_neardup.prepared import KEPT_VERSIONS, cached_arrays, file_signature
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,7 +55,7 @@ def test_fingerprints_are_the_same_with_the_cache_cold_warm_and_off(tmp_path):
     assert len({fp[0] for fp in cold}) > 10
 
 
-def test_a_table_is_built_once_per_key_and_a_new_key_replaces_the_old_file(tmp_path):
+def test_a_table_is_built_once_per_key_and_the_least_used_keys_leave_the_cache(tmp_path):
     builds = []
 
     def build():
@@ -67,7 +68,20 @@ def test_a_table_is_built_once_per_key_and_a_new_key_replaces_the_old_file(tmp_p
     assert np.array_equal(first["values"], again["values"])
     changed = cached_arrays("demo", {"source": 2}, build, tmp_path)
     assert len(builds) == 2 and len(changed["values"]) == 20
-    assert len(list(tmp_path.glob("demo-*.npz"))) == 1  # the stale file is gone
+    cached_arrays("demo", {"source": 1}, build, tmp_path)  # two versions side by side: no rebuild
+    assert len(builds) == 2
+    oldest = time.time() - 3600
+    for path in tmp_path.glob("demo-*.npz"):
+        os.utime(path, (oldest, oldest))
+    cached_arrays("demo", {"source": 1}, build, tmp_path)  # read: now the most recently used
+    for source in range(3, 3 + KEPT_VERSIONS - 1):
+        cached_arrays("demo", {"source": source}, build, tmp_path)
+    assert len(list(tmp_path.glob("demo-*.npz"))) == KEPT_VERSIONS
+    built = len(builds)
+    cached_arrays("demo", {"source": 1}, build, tmp_path)  # kept: it was used last
+    assert len(builds) == built
+    cached_arrays("demo", {"source": 2}, build, tmp_path)  # the least used one left
+    assert len(builds) == built + 1
 
 
 def test_a_damaged_cache_file_is_built_again(tmp_path):
