@@ -139,6 +139,17 @@ def test_stdin_to_stdout(tmp_path):
     assert "records:" in done.stderr
 
 
+def test_the_package_runs_as_the_command():
+    """``python -m scrapy_neardup`` is the ``neardup`` command too."""
+    payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus_records())
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_neardup", "dedup", "-", "--drop", "--no-progress"],
+        input=payload, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [f"{name}/original" for name in ARTICLES]
+
+
 def test_a_store_of_another_recipe_stops_before_reading(tmp_path, capsys):
     source = tmp_path / "in.jsonl"
     write_lines(source, corpus_records())

@@ -1,0 +1,58 @@
+"""``neardup``: the detector on JSON lines, outside Scrapy.
+
+``neardup dedup`` reads records in order and writes every one of them back, with
+``duplicate_of`` and ``similar_id`` added; nothing is ever lost: a line that is not JSON, or
+has no usable text, is reported with its line number and written out unchanged.
+
+Where each part lives: ``parser`` (the commands and their options), ``dedup`` and ``query``
+(what a judged record becomes), ``lines`` (the JSON lines engine both share, with ``files``,
+``fingerprints`` and ``progress``), ``inspection`` (info, export, list, lookup, purge) and
+``explain``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+from typing import Iterator, Sequence
+
+from ..stores import StoreError
+from .common import CommandError, warn
+from .parser import build_parser
+
+__all__ = ["build_parser", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit codes are listed in docs/cli.md."""
+    args = build_parser().parse_args(argv)
+    try:
+        with _sigterm_as_interrupt():
+            return args.func(args)
+    except (CommandError, ValueError, StoreError) as exc:
+        warn(str(exc))
+        return 2
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a run as Ctrl-C does: the store is closed and the partial output file
+    removed (the signal's default action would leave both)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

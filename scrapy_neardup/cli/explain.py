@@ -1,0 +1,112 @@
+"""``neardup explain A B``: would dedup call B a duplicate of A, and why; the signals against
+their thresholds, then both texts with the shared passages marked (and, with ``--html``, a page)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import html
+import os
+import sys
+
+from ..detector import DUPLICATE, SHORT, Thresholds
+from ..explain import Explanation, explain
+from ..extract import ExtractionError, decode_html, html_to_text, looks_binary
+from ..marking import MAX_ALIGN_CHARS, marked_for_terminal
+from ..report import Pair, page, pair_section, write_file
+from ..stores import open_store
+from .common import CommandError, recipe_and_thresholds
+
+
+def explain_pair(args: argparse.Namespace) -> int:
+    """Would dedup call B a duplicate of A, and why: the signals and the shared passages."""
+    first, second = _read_document(args.a, args.format), _read_document(args.b, args.format)
+    recipe, thresholds = recipe_and_thresholds(args)
+    with contextlib.ExitStack() as stack:
+        store = None
+        if args.store:
+            store = stack.enter_context(open_store(
+                args.store, args.namespace, recipe, create=False, redis_allow_eviction=args.allow_eviction,
+            ))
+        found = explain(first, second, recipe, thresholds, store)
+    colour = args.color == "always" or (
+        args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    )
+    print(_explained(found, args, thresholds, colour, first, second))
+    if args.html:
+        pair = Pair(args.b, second, args.a, first, found.verdict.method, round(found.containment, 4),
+                    round(found.jaccard, 4), found.distance)
+        body = f'<p class="signals">{html.escape(_verdict_line(found, thresholds))}</p>\n'
+        document = page(f"neardup explain: {args.a} / {args.b}", body + pair_section(pair, found.alignment))
+        try:
+            write_file(args.html, document)
+        except OSError as exc:
+            raise CommandError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+    return 0
+
+
+def _read_document(path: str, form: str) -> str:
+    """The text of a file for ``explain``: HTML goes through the extraction dedup uses."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if looks_binary(data):
+        raise CommandError(f"{path} is not text ({len(data)} bytes of binary content)")
+    if form == "auto":
+        start = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        form = "html" if start == b"<" or path.lower().endswith((".htm", ".html")) else "text"
+    try:
+        text = html_to_text(data) if form == "html" else decode_html(data).removeprefix("\ufeff")
+    except ExtractionError as exc:
+        raise CommandError(f"cannot read {path} as HTML: {exc}") from None
+    if not text.strip():
+        raise CommandError(f"{path} has no text" + (" in its article body" if form == "html" else ""))
+    return text
+
+
+def _verdict_line(found: Explanation, thresholds: Thresholds) -> str:
+    verdict = found.verdict
+    if verdict.status == DUPLICATE:
+        return f"duplicate: dedup would call B a reprint of A (found by {verdict.method})"
+    if verdict.status == SHORT:
+        return f"not judged: B has {verdict.chars} content characters, fewer than {thresholds.min_chars}"
+    if found.a_chars < thresholds.min_chars:
+        return f"not a duplicate: A has {found.a_chars} content characters, too few to be stored"
+    return "not a duplicate: dedup would keep B as a story of its own"
+
+
+def _explained(found: Explanation, args: argparse.Namespace, thresholds: Thresholds, colour: bool, a: str, b: str) -> str:
+    """The verdict, each signal beside the threshold it was held to, then both texts marked."""
+    short = min(found.a_chars, found.b_chars) < thresholds.short_chars
+    needed_c = thresholds.short_containment if short else thresholds.containment
+    needed_j = thresholds.short_jaccard if short else thresholds.jaccard
+    alignment = found.alignment
+    lines = [
+        f"verdict: {_verdict_line(found, thresholds)}",
+        f"containment: {found.containment:.4f} (needed {needed_c}, with up to {thresholds.allowance} "
+        "characters of additions forgiven)",
+        f"jaccard: {found.jaccard:.4f} (needed {needed_j})",
+        f"simhash distance: {found.distance} (a candidate within {found.simhash_k})",
+        f"content characters: A {found.a_chars}, B {found.b_chars}; in shared passages {alignment.shared} "
+        f"({alignment.shared / max(1, alignment.a_chars):.0%} of A, {alignment.shared / max(1, alignment.b_chars):.0%} of B)",
+        f"shared sentence keys (nshash): {len(found.shared_sentences)}",
+        *(f"  {sentence}" for sentence in found.shared_sentences),
+    ]
+    if args.store:
+        lines.append(f"boilerplate left out: {len(found.boilerplate)}")
+        lines.extend(f"  {sentence}" for sentence in found.boilerplate)
+    else:
+        lines.append("boilerplate left out: none counted (give --store to count it across a store's stories)")
+    if not alignment.complete:
+        lines.append(f"note: long texts; shared passages marked within the first {MAX_ALIGN_CHARS:,} characters")
+    lines += [
+        "",
+        f"=== A: {args.a} ===",
+        marked_for_terminal(a, alignment.a_spans, colour),
+        "",
+        f"=== B: {args.b} ===",
+        marked_for_terminal(b, alignment.b_spans, colour),
+    ]
+    return "\n".join(lines)

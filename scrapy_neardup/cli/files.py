@@ -1,0 +1,99 @@
+"""The input and output files of the commands that read or write JSON lines.
+
+Lines are bytes in and out, so a line passed through comes back exactly as it came; the output
+is put in place only at the end, so an interrupted run leaves the old file untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import stat
+import sys
+import tempfile
+from typing import BinaryIO
+
+from .common import CommandError
+
+
+def open_input(path: str) -> BinaryIO:
+    """Lines are read as bytes and split at newlines only, so every line can be written back
+    exactly as it came, whatever its encoding or stray carriage returns."""
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise CommandError(f"cannot read input {path}: {exc.strerror or exc}") from None
+
+
+def _same_file(input_path: str, output_path: str) -> bool:
+    """Both name one regular file (a terminal or pipe may well be stdin and stdout at once)."""
+    try:
+        out = os.fstat(sys.stdout.fileno()) if output_path == "-" else os.stat(output_path)
+        inp = os.fstat(sys.stdin.fileno()) if input_path == "-" else os.stat(input_path)
+    except (OSError, ValueError, io.UnsupportedOperation):  # no such file, or a captured stream
+        return False
+    return stat.S_ISREG(inp.st_mode) and (inp.st_dev, inp.st_ino) == (out.st_dev, out.st_ino)
+
+
+class Output:
+    """The output file, written under a temporary name in its folder and renamed at the end.
+
+    Writing the input's own file (``-o`` equal to the input, also through a link or stdin) is
+    refused: opening it for writing would erase the records still to be read. An interrupted
+    run leaves the file that was there before untouched.
+    """
+
+    def __init__(self, path: str, input_path: str):
+        self.path = path
+        self.temp: str | None = None
+        if _same_file(input_path, path):
+            shown = "stdout" if path == "-" else path
+            raise CommandError(f"output {shown} is the input file; write the output to another file")
+        if path == "-":
+            self.stream: BinaryIO = sys.stdout.buffer
+            return
+        target = os.path.realpath(path)
+        if os.path.isdir(target):
+            raise CommandError(f"cannot write output {path}: it is a directory")
+        if os.path.exists(target) and not os.path.isfile(target):
+            # A device or pipe (/dev/null) is written as it is: a rename would replace it.
+            try:
+                self.stream = open(target, "wb")
+            except OSError as exc:
+                raise CommandError(f"cannot write output {path}: {exc.strerror or exc}") from None
+            return
+        folder, name = os.path.split(target)
+        try:
+            handle, self.temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".partial")
+        except OSError as exc:
+            raise CommandError(f"cannot write output {path}: {exc.strerror or exc}") from None
+        try:
+            mode = os.stat(target).st_mode & 0o7777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(self.temp, mode)
+        self.target = target
+        self.stream = os.fdopen(handle, "wb")
+
+    def finish(self) -> None:
+        """Put the output in place (what was written so far, when a store failed mid-run)."""
+        if self.temp is None:
+            self.stream.flush()
+            if self.stream is not sys.stdout.buffer:
+                self.stream.close()
+            return
+        self.stream.close()
+        os.replace(self.temp, self.target)
+        self.temp = None
+
+    def discard(self) -> None:
+        if self.temp is not None:
+            self.stream.close()
+            with contextlib.suppress(OSError):
+                os.unlink(self.temp)
+            self.temp = None

@@ -1,0 +1,139 @@
+"""The commands that look at a store without judging texts: ``info``, ``export``, ``list``,
+``lookup``, and ``purge``, which removes old documents.
+
+The ones that only read open a store with the recipe it was written with, so a store of
+another recipe can still be shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+
+from ..batching import chunks
+from ..fingerprint import Recipe
+from ..record import PENDING, DocRecord, clip_key
+from ..stores import Store, StoreFormatError, open_store, read_meta, redact
+from .common import warn
+from .files import Output
+
+
+def purge(args: argparse.Namespace) -> int:
+    """Remove the documents stored more than --older-than seconds ago."""
+    recipe = Recipe(tokenizer=args.tokenizer)
+    with open_store(args.store, args.namespace, recipe, create=False, redis_allow_eviction=args.allow_eviction) as store:
+        removed = store.purge(time.time() - args.older_than)
+    print(f"removed {removed} documents older than {args.older_than:g} s", file=sys.stderr)
+    return 0
+
+
+def _open_as_stored(args: argparse.Namespace) -> tuple[Store | None, dict, str | None]:
+    """A store opened with the recipe it was written with, whatever this version's is: the
+    commands that only look at a store show a store of another recipe instead of refusing it.
+    Returns the store (None when it cannot be opened), its stored meta and why not."""
+    options = {"redis_allow_eviction": args.allow_eviction}
+    try:  # the usual case, and every other refusal (no store, an evicting server) as it is
+        store = open_store(args.store, args.namespace, Recipe(tokenizer=args.tokenizer), create=False, **options)
+        return store, {"format": store.format_version, "recipe": store.recipe.as_dict()}, None
+    except StoreFormatError as exc:
+        refused = str(exc)
+    meta = read_meta(args.store, args.namespace, **options) or {}
+    try:
+        recipe = Recipe(tokenizer=args.tokenizer, **meta.get("recipe", {}))
+    except (TypeError, ValueError) as exc:  # fields of another scrapy-neardup version
+        return None, meta, f"{refused}; its recipe is not one this version can read ({exc})"
+    try:
+        return open_store(args.store, args.namespace, recipe, create=False, **options), meta, None
+    except StoreFormatError as exc:
+        return None, meta, str(exc)
+
+
+def _readable_store(args: argparse.Namespace) -> Store:
+    store, _, problem = _open_as_stored(args)
+    if store is None:
+        raise StoreFormatError(f"cannot read {redact(args.store)}: {problem}")
+    return store
+
+
+def info(args: argparse.Namespace) -> int:
+    """The store's format, recipe and size, as JSON, and how its recipe differs from this version's."""
+    store, meta, problem = _open_as_stored(args)
+    configured = Recipe(tokenizer=args.tokenizer).resolved().as_dict()
+    shown = {
+        "store": redact(args.store),
+        "namespace": args.namespace,
+        "format": meta.get("format"),
+        "recipe": meta.get("recipe"),
+        "documents": None,
+    }
+    stored = meta.get("recipe") or {}
+    differs = {
+        name: {"stored": stored.get(name), "this version": configured.get(name)}
+        for name in sorted(set(stored) | set(configured))
+        if stored.get(name) != configured.get(name)
+    }
+    if differs:
+        shown["differs"] = differs  # checking against it with these defaults would be refused
+    if store is None:
+        shown["problem"] = problem
+    else:
+        with store:
+            shown["documents"] = store.count()
+    print(json.dumps(shown, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _record_fields(record: DocRecord) -> dict:
+    return {
+        "key": record.key,
+        "similar_id": record.story_id,
+        "time": record.time,
+        "length": record.chars,
+        "pending": record.state == PENDING,
+    }
+
+
+def export(args: argparse.Namespace) -> int:
+    """Every record as a JSON line, oldest first, with its text when the store kept it."""
+    with contextlib.ExitStack() as stack:
+        output = Output(args.output, "")
+        stack.callback(output.discard)
+        store = stack.enter_context(_readable_store(args))
+        written = 0
+        for records in chunks(store.records(), 500):
+            texts = store.texts([record.doc_id for record in records])
+            for record in records:
+                fields = _record_fields(record)
+                if record.doc_id in texts:  # kept (NEARDUP_KEEP_TEXT, dedup --keep-text)
+                    fields["text"] = texts[record.doc_id]
+                output.stream.write(json.dumps(fields, ensure_ascii=False).encode("utf-8") + b"\n")
+                written += 1
+        output.finish()
+    print(f"{written} records", file=sys.stderr)
+    return 0
+
+
+def list_records(args: argparse.Namespace) -> int:
+    """One line a record, oldest first: id, time (UTC), content characters, key."""
+    with _readable_store(args) as store:
+        for record in store.records():
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(record.time))
+            pending = " pending" if record.state == PENDING else ""
+            print(f"{record.doc_id}\t{when}\t{record.chars}\t{record.key}{pending}")
+    return 0
+
+
+def lookup(args: argparse.Namespace) -> int:
+    """The records stored under KEY, as JSON lines; exit code 1 when there is none."""
+    key = clip_key(args.key)
+    found = 0
+    with _readable_store(args) as store:
+        for record in store.stored_under(key):
+            print(json.dumps(_record_fields(record), ensure_ascii=False))
+            found += 1
+    if not found:
+        warn(f"no record with key {args.key!r} in {redact(args.store)} (namespace {args.namespace!r})")
+    return 0 if found else 1

@@ -1,0 +1,200 @@
+"""The JSON lines engine of ``dedup`` and ``query``: read lines, parse and fingerprint them in
+batches, let the command judge each batch, and write each line's outcome in input order.
+
+Nothing is lost: a line that is not JSON, or has no usable text, is written back unchanged with
+a warning naming its line number. The command decides only what a judged record becomes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+from ..batching import ahead, chunks, overlapped
+from ..detector import Detector, Thresholds
+from ..fingerprint import Fingerprint, Recipe
+from ..record import content_key
+from ..stores import StoreError, open_store
+from .common import CommandError, warn
+from .files import Output, open_input
+from .fingerprints import fingerprinting
+from .progress import Progress
+
+
+@dataclass
+class Summary:
+    records: int = 0
+    unique: int = 0
+    duplicates: int = 0
+    skipped: int = 0  # not JSON, not an object, no usable text, or too short to judge
+    replaced: int = 0  # of the unique, those that replaced a stored copy (--prefer)
+    updated: int = 0  # of the unique, new texts under a stored key (they replaced its document)
+    revisits: int = 0  # keys seen again with the text stored under them
+
+    def line(self) -> str:
+        replacing = f", {self.replaced} replacing a stored copy" if self.replaced else ""
+        updated = f", {self.updated} updated" if self.updated else ""
+        unique = f" ({(replacing + updated)[2:]})" if replacing or updated else ""
+        revisits = f", {self.revisits} revisits" if self.revisits else ""
+        return (
+            f"{self.records} records: {self.unique} unique{unique}{revisits}, {self.duplicates} duplicates, "
+            f"{self.skipped} skipped"
+        )
+
+
+def check_related_field(args: argparse.Namespace, *written: str) -> None:
+    """--related writes a field of its own: never the text, nor a field another option writes."""
+    if args.related and (not args.related_field or args.related_field in {args.text_field, *written}):
+        raise CommandError(
+            f"--related-field must name a field of its own, not {args.related_field!r} "
+            "(the text field, or one the other --*-field options write)"
+        )
+
+
+@dataclass
+class Parsed:
+    number: int
+    line: bytes  # as read, written back unchanged when the record is not judged
+    record: dict | None = None
+    text: str | None = None  # set when the record has text to judge
+    key: str = ""
+    problem: str | None = None
+
+
+# Parsed lines with their fingerprints (or why there is none); each line's output (None:
+# dropped) and, when it was passed through untouched, why.
+Batch = list[tuple[Parsed, "Fingerprint | str | None"]]
+Outcomes = list[tuple[Parsed, tuple[bytes | None, str | None]]]
+# Hands a batch to the detector; the function returned gives the batch's outcomes.
+Decide = Callable[[Detector, Batch, argparse.Namespace, Summary], Callable[[], Outcomes]]
+
+
+def run_lines(
+    args: argparse.Namespace, recipe: Recipe, thresholds: Thresholds, decide: Decide, summary: Summary, create: bool
+) -> int:
+    """Read JSON lines, fingerprint them and write each line's outcome, in input order.
+
+    Shared by dedup and query: lines are bytes in and out, and a line that cannot be judged
+    is written back unchanged with a warning naming it.
+    """
+    shown = 0
+    with contextlib.ExitStack() as stack:
+        # The files first: a wrong path must not leave a new store behind.
+        source = open_input(args.input)
+        if source is not sys.stdin.buffer:
+            stack.enter_context(source)
+        output = Output(args.output, args.input)
+        stack.callback(output.discard)
+        target = output.stream
+        store = open_store(
+            args.store, args.namespace, recipe, create=create, ttl=args.ttl or None,
+            redis_allow_eviction=args.allow_eviction,
+        )
+        stack.callback(store.close)
+        detector = Detector(store, thresholds, ttl=args.ttl or None, methods=args.methods, prefer=getattr(args, "policy", None))
+        progress = Progress(args, source)
+        stack.callback(progress.close)
+        fingerprint = fingerprinting(args, detector, stack)
+
+        def prepared(batch: list[tuple[int, bytes]]) -> Batch:
+            parsed = [_parse(line, number, args) for number, line in batch]
+            prints = iter(fingerprint([p.text for p in parsed if p.text is not None]))
+            return [(item, next(prints) if item.text else None) for item in parsed]
+
+        # Batches of lines, each handed to the store before the next is read and fingerprinted
+        # and written after: a shared store (Redis) checks a batch in one round trip meanwhile.
+        # With --workers, a thread waits for the workers' fingerprints of the next batch. The
+        # store knows a batch before its lines are written, so a killed run loses nothing.
+        batches = map(prepared, chunks(enumerate(source, start=1), 64))
+        if args.workers:
+            batches = ahead(batches)
+        done = 0  # lines written (or dropped) so far
+        try:
+            for item, (out, problem) in overlapped(batches, lambda batch: decide(detector, batch, args, summary)):
+                done = item.number
+                summary.records += 1
+                progress.line(item.line)
+                if problem:
+                    summary.skipped += 1
+                    if shown < args.max_warnings:
+                        warn(f"{args.input}:{item.number}: {problem}; passed through unchanged")
+                        shown += 1
+                if out is not None:
+                    target.write(out if out.endswith(b"\n") else out + b"\n")
+                    if args.flush:
+                        target.flush()
+        except StoreError as exc:
+            warn(f"{args.input}:{done + 1}: store failed ({exc}); stopped here: this line and the "
+                 "ones after it were not written")
+            output.finish()
+            print(summary.line(), file=sys.stderr)
+            return 3
+        progress.close()
+        output.finish()
+    if shown < summary.skipped:
+        warn(f"{summary.skipped - shown} more skipped lines not shown")
+    print(summary.line(), file=sys.stderr)
+    return 0
+
+
+def _parse(line: bytes, number: int, args: argparse.Namespace) -> Parsed:
+    item = Parsed(number, line)
+    # Bytes that are not UTF-8 stay in the text as lone surrogates and go back out unchanged.
+    decoded = line.decode("utf-8", "surrogateescape")
+    if number == 1:
+        decoded = decoded.removeprefix("\ufeff")
+    if not decoded.strip():
+        item.problem = "blank line"
+        return item
+    try:
+        record = json.loads(decoded)
+    except json.JSONDecodeError as exc:
+        item.problem = f"not valid JSON ({exc.msg} at column {exc.colno})"
+        return item
+    except RecursionError:
+        item.problem = "not valid JSON here (nested too deeply to read)"
+        return item
+    except ValueError as exc:  # a number with more digits than Python converts
+        item.problem = f"not valid JSON here ({exc})"
+        return item
+    if not isinstance(record, dict):
+        item.problem = "not a JSON object"
+        return item
+    text = record.get(args.text_field)
+    if not isinstance(text, str) or not text.strip():
+        item.problem = f"no usable text in field {args.text_field!r}"
+        return item
+    key = record.get(args.key_field)
+    item.record, item.text = record, text
+    item.key = content_key(text) if key is None or key == "" else str(key)
+    return item
+
+
+def unjudged(item: Parsed, fingerprint: Fingerprint | str | None) -> str | None:
+    """Why a line is passed through unjudged (not a record with text, or not fingerprinted)."""
+    if item.problem:
+        return item.problem
+    if not isinstance(fingerprint, Fingerprint):
+        return fingerprint or "no fingerprint"
+    return None
+
+
+def judged(batch: Batch) -> list[tuple[Parsed, Fingerprint]]:
+    """The lines of a batch that have a record, a text and its fingerprint."""
+    return [(item, fp) for item, fp in batch if not item.problem and isinstance(fp, Fingerprint)]
+
+
+def encoded(item: Parsed, args: argparse.Namespace) -> bytes:
+    """The item's record as a JSON line; undecodable input bytes go back out as they came. A
+    lone surrogate that came as a JSON escape cannot be written as UTF-8: such a record is
+    written with \\u escapes (the same JSON value), and a warning says so."""
+    line = json.dumps(item.record, ensure_ascii=False)
+    try:
+        return line.encode("utf-8", "surrogateescape") + b"\n"
+    except UnicodeEncodeError:
+        warn(f"{args.input}:{item.number}: holds a lone surrogate; written with \\u escapes")
+        return json.dumps(item.record, ensure_ascii=True).encode("ascii") + b"\n"

@@ -1,0 +1,178 @@
+"""The ``neardup`` command line: every command, its options and their defaults.
+
+Each command is a function of the parsed options that returns the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import __version__
+from ..detector import METHODS, MIN_SIMILARITY, REVISITS, Thresholds, methods_from
+from ..fingerprint import Recipe
+from ..prefer import PREFER_CHOICES
+from .dedup import dedup
+from .explain import explain_pair
+from .inspection import export, info, list_records, lookup, purge
+from .query import query
+
+
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    """Which store, and how to open it; every command has them."""
+    parser.add_argument(
+        "--store", default="memory://",
+        help="store URI: memory:// (default), leveldb:///path/to/dir, redis://host:port/db",
+    )
+    parser.add_argument("--namespace", default="default", help="key space inside the store")
+    parser.add_argument(
+        "--allow-eviction", action="store_true",
+        help="open a Redis store whose maxmemory-policy may evict keys (refused otherwise)",
+    )
+    parser.add_argument(
+        "--tokenizer", default="auto", choices=["auto", "jieba", "rjieba"],
+        help="auto: rjieba when installed, else jieba",
+    )
+
+
+def _methods(value: str) -> tuple[str, ...]:
+    try:
+        return methods_from(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _judging_options(parser: argparse.ArgumentParser, min_chars_help: str) -> None:
+    """The thresholds and recipe of the commands that judge texts (read by recipe_and_thresholds)."""
+    parser.add_argument("--threshold", type=float, default=Thresholds().containment,
+                        help="containment needed to call a candidate a duplicate")
+    parser.add_argument("--min-chars", type=int, default=Thresholds().min_chars, help=min_chars_help)
+    parser.add_argument("--nshash-n", type=int, default=Recipe().nshash_n)
+    parser.add_argument("--distance", type=int, default=Recipe().simhash_k, help="SimHash Hamming distance")
+
+
+def _line_options(parser: argparse.ArgumentParser) -> None:
+    """The input, output and detector options of the commands that read JSON lines."""
+    parser.add_argument("input", help="JSON lines file, - for stdin")
+    parser.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
+    parser.add_argument("--text-field", default="text")
+    parser.add_argument(
+        "--key-field", default="id",
+        help="field holding the record's key (default: id; note that the pipeline's "
+        "NEARDUP_KEY_FIELD defaults to url); a record without one is keyed by its text's content",
+    )
+    _judging_options(parser, "texts with fewer content characters are passed, not judged")
+    parser.add_argument("--ttl", type=float, default=0, help="time window in seconds (0: none)")
+    parser.add_argument(
+        "--methods", type=_methods, default=METHODS,
+        help=f"candidate indexes, comma-separated (default: {','.join(METHODS)}); candidates are verified either way",
+    )
+    parser.add_argument("--workers", type=int, default=0,
+                        help="processes that fingerprint in parallel (0: in this process)")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--flush", action=argparse.BooleanOptionalAction, default=True,
+                        help="flush the output after each record (default on)")
+    parser.add_argument("--max-warnings", type=int, default=20)
+
+
+def _related_options(parser: argparse.ArgumentParser) -> None:
+    """--related, for dedup and query."""
+    parser.add_argument(
+        "--related", action="store_true",
+        help="add the other stored stories that share a long passage with each record (a quote)",
+    )
+    parser.add_argument("--related-field", default="related", help="field the related stories are written to")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every command with its options; each command's function is set as ``func``."""
+    parser = argparse.ArgumentParser(prog="neardup", description="Near-duplicate news detection.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("dedup", help="mark or drop reprints in a JSON lines file")
+    _line_options(run)
+    run.add_argument("--drop", action="store_true", help="write first-seen records only")
+    run.add_argument("--duplicate-of-field", default="duplicate_of")
+    run.add_argument("--similar-id-field", default="similar_id")
+    run.add_argument("--explain", action="store_true", help="add how each duplicate matched")
+    run.add_argument(
+        "--revisit", default="pass", choices=REVISITS,
+        help="a record whose key was stored before with the same text: pass (default) or drop",
+    )
+    run.add_argument(
+        "--prefer", default="first",
+        help=f"which copy of a story to keep: {', '.join(PREFER_CHOICES)} (default first: the first "
+        "seen), or a dotted path to a callable (new, stored) -> bool; a preferred later copy "
+        "replaces the stored one and gets --replaces-field",
+    )
+    run.add_argument("--prefer-sources", default="",
+                     help="for --prefer source: domains or site names, best first, comma-separated")
+    run.add_argument("--source-field", default="",
+                     help="field naming a record's site for --prefer source (default: the key's host)")
+    run.add_argument("--replaces-field", default="replaces",
+                     help="field that receives the key of the copy a preferred copy replaces")
+    run.add_argument(
+        "--report", metavar="PAGE.html",
+        help="write a review page: a summary, then each duplicate beside its first copy, shared passages marked",
+    )
+    run.add_argument(
+        "--keep-text", action="store_true",
+        help="store each new story's text (compressed) beside its record, for later reports and export",
+    )
+    _related_options(run)
+    _store_options(run)
+    run.set_defaults(func=dedup)
+
+    ask = commands.add_parser(
+        "query", help="list the stored entries each record resembles, without changing the store"
+    )
+    _line_options(ask)
+    ask.add_argument("-k", type=int, default=10, help="entries listed at most per record (default 10)")
+    ask.add_argument(
+        "--min-similarity", type=float, default=MIN_SIMILARITY,
+        help=f"leave out entries of lower similarity (containment; default {MIN_SIMILARITY})",
+    )
+    ask.add_argument("--similar-field", default="similar", help="field the entries are written to")
+    _related_options(ask)
+    _store_options(ask)
+    ask.set_defaults(func=query)
+
+    old = commands.add_parser("purge", help="remove documents older than a time window")
+    old.add_argument("--older-than", type=float, required=True, help="seconds")
+    _store_options(old)
+    old.set_defaults(func=purge)
+
+    show = commands.add_parser("info", help="show a store's format, recipe and size")
+    _store_options(show)
+    show.set_defaults(func=info)
+
+    dump = commands.add_parser("export", help="write every stored record as JSON lines")
+    dump.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
+    _store_options(dump)
+    dump.set_defaults(func=export)
+
+    listing = commands.add_parser("list", help="list the stored records, one a line")
+    _store_options(listing)
+    listing.set_defaults(func=list_records)
+
+    pair = commands.add_parser(
+        "explain", help="would dedup call B a duplicate of A? the signals, and the shared passages marked"
+    )
+    pair.add_argument("a", help="the first copy: a file of text or HTML")
+    pair.add_argument("b", help="the later copy, judged against A")
+    pair.add_argument("--format", choices=["auto", "text", "html"], default="auto",
+                      help="auto (default): HTML when a file starts with < or is named .htm/.html")
+    pair.add_argument("--html", metavar="PAGE", help="also write the two texts side by side, marked, to PAGE")
+    pair.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                      help="colour the shared passages (auto: on a terminal, unless NO_COLOR is set); "
+                      "without colour they are written between [[ and ]]")
+    _judging_options(pair, "texts with fewer content characters are not judged")
+    _store_options(pair)
+    pair.set_defaults(func=explain_pair, store=None)
+
+    find = commands.add_parser("lookup", help="show the records stored under a key")
+    find.add_argument("key")
+    _store_options(find)
+    find.set_defaults(func=lookup)
+    return parser
+
