@@ -1,6 +1,7 @@
 """Crawl rate with and without NearDupPipeline, on a generated local news world.
 
     python benchmarks/crawl_rate.py [--data PATH] [--workers 0 1] [--store-thread off on] [--repeat 3] [--json out.json]
+                                    [-s NAME=VALUE ...] [--variant 'NAME=VALUE ...']
 
 The world is built with the example project's ``newsworld`` from real Chinese news (People's
 Daily, January 1998: consecutive short articles joined to news length), five sites with their
@@ -154,6 +155,7 @@ def crawl_child(config: dict) -> None:
             settings["NEARDUP_WORKERS"] = config["workers"]
         if config.get("store_thread") in ("on", "off"):
             settings["NEARDUP_STORE_THREAD"] = config["store_thread"] == "on"
+        settings.update(config.get("extra") or {})
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(NewsSpider)
     kept: list[str] = []
@@ -250,6 +252,17 @@ def truth(world: Any, kept: list[str]) -> dict:
     }
 
 
+def _settings(pairs: list[str]) -> dict[str, str]:
+    """NAME=VALUE pairs as Scrapy settings (Scrapy parses the strings)."""
+    settings = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"not NAME=VALUE: {pair!r}")
+        settings[name] = value
+    return settings
+
+
 def _path(url: str) -> str:
     parts = urlsplit(url)
     return parts.path + (f"?{parts.query}" if parts.query else "")
@@ -265,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="NEARDUP_WORKERS values to run with the pipeline (default: the pipeline's default)")
     parser.add_argument("--store-thread", nargs="*", choices=("auto", "on", "off"), default=["auto"],
                         help="NEARDUP_STORE_THREAD values to run with the pipeline (auto: the default)")
+    parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting for every crawl with the pipeline (repeatable)")
+    parser.add_argument("--variant", action="append", default=[], metavar="'NAME=VALUE ...'",
+                        help="another configuration of the pipeline run in each round, beside the default one")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration; the median is reported")
     parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS (default 16)")
     parser.add_argument("--reprints", type=int, nargs=2, default=(3, 4), metavar=("MIN", "MAX"),
@@ -323,7 +340,12 @@ def main(argv: list[str] | None = None) -> int:
                     label = f"with pipeline ({labels.get(workers, f'{workers} workers')})"
                     if thread != "auto":
                         label = f"{label[:-1]}, store thread {thread})"
-                    configs.append((label, dict(base, pipeline=True, workers=workers, store_thread=thread)))
+                    configs.append((label, dict(base, pipeline=True, workers=workers, store_thread=thread,
+                                                extra=_settings(args.set))))
+                    for variant in args.variant:
+                        configs.append((f"{label[:-1]}, {variant})", dict(
+                            base, pipeline=True, workers=workers, store_thread=thread,
+                            extra=_settings(args.set + variant.split()))))
             for label, config in configs:
                 result = run_crawl(config, server.pid)
                 runs.setdefault(label, []).append(result)
