@@ -28,13 +28,14 @@ try:
 except ImportError:  # pragma: no cover
     _SCRAPY_VERSION = (2, 0, 0)
 
-__all__ = ["BAD_SETTING", "STORE_DOWN", "STORE_FORMAT", "STORE_UNAVAILABLE", "CrawlStopper", "stop_at_open"]
+__all__ = ["BAD_SETTING", "STORE_DOWN", "STORE_FORMAT", "STORE_LOST", "STORE_UNAVAILABLE", "CrawlStopper", "stop_at_open"]
 
 # finish_reason of a crawl the pipeline stopped
 BAD_SETTING = "neardup_bad_setting"
 STORE_UNAVAILABLE = "neardup_store_unavailable"
 STORE_FORMAT = "neardup_store_format"
 STORE_DOWN = "neardup_store_down"  # mid-crawl: the store stayed down past NEARDUP_STORE_DOWN_TIMEOUT
+STORE_LOST = "neardup_store_lost"  # mid-crawl: the store lost its data
 
 _CLOSE_SPIDER_AT_OPEN = tuple(_SCRAPY_VERSION[:2]) >= (2, 18)
 

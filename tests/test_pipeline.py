@@ -20,7 +20,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_neardup import Addon, Detector, NearDupPipeline, NearDuplicateItem, open_store
 from scrapy_neardup.addon import NearDupLogFormatter
-from scrapy_neardup.pipeline import _SHARED
+from scrapy_neardup.sharedstores import _SHARED
 from scrapy_neardup.record import COMMITTED, PENDING, content_key
 from scrapy_neardup.stop import CrawlStopper
 
