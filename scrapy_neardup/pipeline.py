@@ -275,12 +275,10 @@ class NearDupPipeline:
             return item
         cap = self.config.max_html_size
         if cap and len(source) > cap:
-            self.log.inc("too_large")
-            self.log.once(
+            self._unchecked(
+                adapter,
                 "too_large",
-                logging.WARNING,
                 "Item %s has %d %s of HTML, over NEARDUP_MAX_HTML_SIZE = %d; passed unchecked",
-                self.fields.describe(adapter),
                 len(source),
                 "bytes" if isinstance(source, bytes) else "characters",
                 cap,
@@ -329,27 +327,24 @@ class NearDupPipeline:
             self.log.inc("no_text")
             return None
         if prepared.status == TIMEOUT:
-            self.log.inc("extract_timeout")
-            self.log.once(
+            self._unchecked(
+                adapter,
                 "extract_timeout",
-                logging.WARNING,
                 "Extracting item %s took over NEARDUP_EXTRACT_TIMEOUT = %g s: its worker was replaced "
                 "and the item passed unchecked",
-                self.fields.describe(adapter),
                 self.config.extract_timeout,
             )
             return None
         if prepared.status == ERROR:
-            self.log.inc("error")
-            self.log.once(
-                "error",
-                logging.WARNING,
-                "Could not get text of item %s, passed unchecked: %s",
-                self.fields.describe(adapter),
-                prepared.error,
-            )
+            self._unchecked(adapter, "error", "Could not get text of item %s, passed unchecked: %s", prepared.error)
             return None
         return await self._lookup(adapter.item, key, prepared, body)
+
+    def _unchecked(self, adapter: ItemAdapter, stat: str, message: str, *args: Any) -> None:
+        """An item that could not be judged passes on: counted under ``stat`` and said once
+        (``message`` names the item first)."""
+        self.log.inc(stat)
+        self.log.once(stat, logging.WARNING, message, self.fields.describe(adapter), *args)
 
     async def _lookup(self, item: Any, key: str, prepared: Prepared, body: Any) -> Verdict | None:
         """Check-and-add; a new story is reserved at once, so its copies are caught (with its
