@@ -58,7 +58,7 @@ class NearDupConfig:
     extractor: str | Callable[[Any], str] = DEFAULT_EXTRACTOR
     max_html_size: int = 5 * 1024 * 1024  # bytes (characters for str); 0 = no cap
     workers: int = field(default_factory=default_workers)
-    worker_niceness: int = 10  # added to the workers' nice value: the crawl comes first
+    worker_niceness: int = 0  # added to the workers' nice value
     extract_timeout: float = 20.0  # seconds a page may take a worker; 0 = no bound
     drop_log_level: str = "DEBUG"
     debug: bool = False

@@ -370,7 +370,7 @@ def serve() -> None:
         if preparer is None:
             recipe, extractor, niceness, send_text = pickle.loads(payload)
             if niceness and hasattr(os, "nice"):
-                os.nice(niceness)  # the crawl's own process comes first when the cores are busy
+                os.nice(niceness)
             preparer = Preparer(recipe, extractor)
             results.write(_frame(None))  # ready
             results.flush()
