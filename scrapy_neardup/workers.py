@@ -261,8 +261,8 @@ class WorkerPool:
     ):
         self.size = size
         self.timeout = timeout  # seconds a page may take its worker; None: no bound
-        # Without send_text a page's extracted body stays in the worker: the crawler reads a
-        # sixth of the bytes back.
+        # Without send_text a page's extracted body stays in the worker: the crawler reads only
+        # the fingerprint back, which it can do faster than a worker writes.
         self.init_frame = _frame((recipe, extractor, niceness, send_text))
         path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
         self.environment = {**os.environ, "PYTHONPATH": path}
