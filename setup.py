@@ -5,8 +5,8 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "scrapy_neardup._kernel",
-            ["scrapy_neardup/_kernel.c"],
+            "scrapy_neardup.fingerprints._kernel",
+            ["scrapy_neardup/fingerprints/_kernel.c"],
             extra_compile_args=["-O2", "-ffp-contract=off"],
             optional=True,  # a failed build warns; fingerprint.py then uses its numpy path
         )

@@ -13,7 +13,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from scrapy_neardup.text import content_chars, normalize
+from scrapy_neardup.fingerprints.text import content_chars, normalize
 
 
 @dataclass
@@ -139,7 +139,7 @@ class SimhashPackage(Method):
 
 def _words(text: str) -> list[str]:
     """Word tokens of the normalised text (jieba's cut), punctuation and spaces left out."""
-    from scrapy_neardup.text import get_tokenizer
+    from scrapy_neardup.fingerprints.text import get_tokenizer
 
     return [w for w in get_tokenizer().cut(normalize(text)) if content_chars(w)]
 

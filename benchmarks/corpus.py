@@ -26,9 +26,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "example_project"))  # the news world's reprint transformations
-
-from newsworld import transforms  # noqa: E402
+from scrapy_neardup.newsworld import transforms
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 PD199801 = "zh-pd199801/pd199801_dev.jsonl.gz"

@@ -57,7 +57,7 @@ def corpus_stories(path: Path, min_chars: int = 1000, max_chars: int = 1500, see
     long ones split, so that each story reaches a target length drawn between ``min_chars``
     and ``max_chars``.
     """
-    from newsworld import Story
+    from scrapy_neardup.newsworld import Story
 
     rng = random.Random(seed)
     stories: list[Story] = []
@@ -84,7 +84,7 @@ def corpus_stories(path: Path, min_chars: int = 1000, max_chars: int = 1500, see
 
 def _serve_forever(world: Any, conn: Any, delay: float) -> None:
     """Body of the server process (forked, so the world is not pickled)."""
-    from newsworld import serve
+    from scrapy_neardup.newsworld import serve
 
     server, base_url = serve(world, delay=delay)
     conn.send(base_url)
@@ -112,7 +112,7 @@ def neighbour(config: dict) -> None:
     ever: what a worker does to the machine, without anything reaching the crawler process."""
     from urllib.request import urlopen
 
-    from scrapy_neardup.extract import decode_html, html_to_text
+    from scrapy_neardup.fingerprints.extract import decode_html, html_to_text
 
     pages = []
     for path in config["paths"]:
@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         neighbour(json.loads(args.neighbour))
         return 0
 
-    from newsworld import build_world
+    from scrapy_neardup.newsworld import build_world
 
     if not args.data.exists():
         parser.error(f"corpus not found: {args.data} (give --data)")

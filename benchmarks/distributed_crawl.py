@@ -47,7 +47,7 @@ def _serve_forever(world: Any, conn: Any, delay: float, served: Any) -> None:
     import threading
     from http.server import ThreadingHTTPServer
 
-    from newsworld.server import make_handler
+    from scrapy_neardup.newsworld.server import make_handler
 
     class Timed(make_handler(world, delay)):  # type: ignore[misc, valid-type]
         def do_GET(self) -> None:  # noqa: N802
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.data.exists():
         parser.error(f"corpus not found: {args.data} (give --data)")
 
-    from newsworld import build_world
+    from scrapy_neardup.newsworld import build_world
 
     stories = corpus_stories(args.data, seed=args.seed)
     if args.stories:

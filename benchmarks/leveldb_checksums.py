@@ -52,7 +52,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from scrapy_neardup import Detector, open_store
-    from scrapy_neardup.stores import leveldb
+    from scrapy_neardup.stores.leveldb import store as leveldb
 
     articles = corpus.load_articles(args.data)
     half = len(articles) // 2

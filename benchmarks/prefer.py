@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from reprints import DEFAULT_DATA, SITES, _banner, _editor, _make_stories, load_articles  # noqa: E402
-from newsworld import transforms  # noqa: E402  (reprints put the example project on the path)
+from scrapy_neardup.newsworld import transforms  # noqa: E402  (reprints put the example project on the path)
 
 from scrapy_neardup import DUPLICATE, Detector, Fingerprinter, open_store  # noqa: E402
 
@@ -124,7 +124,7 @@ def judge(docs: list[Doc], store_uri: str, prefer: str) -> tuple[list, float]:
         if prefer == "first":  # no prefer argument: runs on versions before NEARDUP_PREFER too
             detector = Detector(store, fingerprinter=fingerprinter)
         else:
-            from scrapy_neardup.prefer import policy_from
+            from scrapy_neardup.engine.prefer import policy_from
 
             detector = Detector(store, fingerprinter=fingerprinter, prefer=policy_from(prefer))
         started = time.perf_counter()

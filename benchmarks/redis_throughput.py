@@ -50,8 +50,8 @@ from dataclasses import dataclass
 import corpus  # benchmarks/corpus.py: the shared data, read the same way by every benchmark
 
 from scrapy_neardup import DUPLICATE, Detector, Fingerprinter, Recipe, open_store
-from scrapy_neardup.batching import check_texts
-from scrapy_neardup.text import content_chars, normalize
+from scrapy_neardup.engine.batching import check_texts
+from scrapy_neardup.fingerprints.text import content_chars, normalize
 
 NAMESPACE = "bench"
 

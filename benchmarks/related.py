@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reprints  # noqa: E402
 
 from scrapy_neardup import Detector, Recipe, open_store  # noqa: E402
-from scrapy_neardup.passages import passages_of  # noqa: E402
-from scrapy_neardup.text import content_chars  # noqa: E402
+from scrapy_neardup.fingerprints.passages import passages_of  # noqa: E402
+from scrapy_neardup.fingerprints.text import content_chars  # noqa: E402
 
 BATCH = 64
 

@@ -32,9 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "example_project"))  # the news world's reprint transformations
-
-from newsworld import transforms  # noqa: E402
+from scrapy_neardup.newsworld import transforms
 
 DEFAULT_DATA = REPO.parent / "shared" / "data"
 CORPUS = Path("zh-pd199801") / "pd199801_dev.jsonl.gz"

@@ -239,7 +239,7 @@ class EngineSubject(Subject):
     def run_streamed(self, batch: Batch) -> dict:
         """The batch through ``batching.check_texts`` (as ``neardup dedup`` runs), in batches
         of 64. CPU time is the whole process's here (a Redis store would add a thread)."""
-        from scrapy_neardup.batching import check_texts
+        from scrapy_neardup.engine.batching import check_texts
 
         documents = [(f"t:{key}", text) for key, text in zip(batch.keys, batch.texts)]
         wall, cpu = time.perf_counter(), time.process_time()
@@ -700,7 +700,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     # Import the engine and the baselines here, before the children fork, so that every
     # method of the run uses the same code even if the files change during a long run.
     import baselines  # noqa: F401
-    import scrapy_neardup.detector  # noqa: F401
+    import scrapy_neardup.engine.detector  # noqa: F401
     import scrapy_neardup.stores.leveldb  # noqa: F401
 
     sample = fillers.chunk(0, 2000)

@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
 
     os.chdir(HERE)
     sys.path.insert(0, HERE)
-    from newsworld import build_world, serve
+    from scrapy_neardup.newsworld import build_world, serve
 
     if not args.keep_store:
         clear_redis(args.redis_url, args.namespace)

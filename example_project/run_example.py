@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.project import data_path, get_project_settings
 
-    from newsworld import build_world, serve
+    from scrapy_neardup.newsworld import build_world, serve
 
     settings = get_project_settings()
     settings.set("LOG_LEVEL", args.log_level, priority="cmdline")

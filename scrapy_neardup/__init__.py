@@ -6,8 +6,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from .detector import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Thresholds, Verdict
-from .fingerprint import Fingerprinter, Recipe
+from .engine.detector import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Thresholds, Verdict
+from .fingerprints.fingerprint import Fingerprinter, Recipe
 from .stores import StoreError, StoreFormatError, StoreUnavailable, open_store
 
 __all__ = [
@@ -36,15 +36,15 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # The Scrapy side is imported on first use, so the CLI and the engine start fast.
     if name in ("NearDupPipeline", "NearDuplicateItem", "RevisitedItem"):
-        from . import pipeline
+        from .crawl import pipeline
 
         return getattr(pipeline, name)
     if name == "Addon":
-        from .addon import Addon
+        from .crawl.addon import Addon
 
         return Addon
     if name in ("extract_text", "ExtractionError"):
-        from . import extract
+        from .fingerprints import extract
 
         return getattr(extract, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

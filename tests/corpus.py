@@ -6,8 +6,7 @@ sentence splitting and the similarity thresholds meet realistic text.
 
 from __future__ import annotations
 
-import newsworld_path  # noqa: F401
-from newsworld import transforms
+from scrapy_neardup.newsworld import transforms
 
 ARTICLES: dict[str, list[str]] = {
     "reservoir": [

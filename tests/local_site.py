@@ -14,9 +14,8 @@ import attrs
 import pytest
 import scrapy
 
-import newsworld_path  # noqa: F401
-from newsworld import serve, small_world
-from newsworld.small import ARTICLES, REPRINT_OF  # noqa: F401 (the tests' truth about the world)
+from scrapy_neardup.newsworld import serve, small_world
+from scrapy_neardup.newsworld.small import ARTICLES, REPRINT_OF  # noqa: F401 (the tests' truth about the world)
 
 
 def nested_page() -> bytes:
@@ -147,7 +146,7 @@ class NewsSpider(scrapy.Spider):
 
     def make_item(self, response: Any) -> Any:
         if self.mode == "text":
-            from scrapy_neardup.extract import extract_text
+            from scrapy_neardup.fingerprints.extract import extract_text
 
             fields = {"url": response.url, "text": extract_text(response)}
         elif self.mode == "bytes":
@@ -249,7 +248,7 @@ def exploding_extractor(html: str) -> str:
     """Like the default extractor, but raises for pages that contain a marker."""
     if "EXPLODE" in html:
         raise RuntimeError("extractor failed on purpose")
-    from scrapy_neardup.extract import html_to_text
+    from scrapy_neardup.fingerprints.extract import html_to_text
 
     return html_to_text(html)
 
@@ -260,7 +259,7 @@ def crashing_extractor(html: str) -> str:
         import os
 
         os._exit(3)
-    from scrapy_neardup.extract import html_to_text
+    from scrapy_neardup.fingerprints.extract import html_to_text
 
     return html_to_text(html)
 
@@ -269,7 +268,7 @@ def niceness_logging_extractor(html: str) -> str:
     """Notes the process it runs in and that process's nice value in $NEARDUP_TEST_NICE_LOG."""
     import os
 
-    from scrapy_neardup.extract import html_to_text
+    from scrapy_neardup.fingerprints.extract import html_to_text
 
     with open(os.environ["NEARDUP_TEST_NICE_LOG"], "a", encoding="ascii") as log:
         log.write(f"{os.getpid()} {os.nice(0)}\n")

@@ -8,9 +8,9 @@ import pytest
 from scrapy.settings import Settings
 
 from scrapy_neardup import Recipe, Thresholds
-from scrapy_neardup.config import SETTINGS, NearDupConfig, default_workers, typos
-from scrapy_neardup.extract import html_to_text
-from scrapy_neardup.prefer import prefer_longest
+from scrapy_neardup.crawl.settings import SETTINGS, NearDupConfig, default_workers, typos
+from scrapy_neardup.fingerprints.extract import html_to_text
+from scrapy_neardup.engine.prefer import prefer_longest
 
 
 def parse(spider=None, **values):
@@ -126,7 +126,7 @@ def test_stores_merge_the_base_and_the_users_registry():
         ("NEARDUP_TEXT_FIELD", "", "NEARDUP_TEXT_FIELD: must be a non-empty string"),
         ("NEARDUP_KEY_FIELD", 3, "NEARDUP_KEY_FIELD: must be a non-empty string, got 3"),
         ("NEARDUP_EXTRACTOR", "no.such.module.extract", "NEARDUP_EXTRACTOR: cannot import 'no.such.module.extract'"),
-        ("NEARDUP_EXTRACTOR", "scrapy_neardup.config.DEFAULT_EXTRACTOR", "NEARDUP_EXTRACTOR: 'scrapy_neardup.config.DEFAULT_EXTRACTOR' is not callable"),
+        ("NEARDUP_EXTRACTOR", "scrapy_neardup.crawl.settings.DEFAULT_EXTRACTOR", "NEARDUP_EXTRACTOR: 'scrapy_neardup.crawl.settings.DEFAULT_EXTRACTOR' is not callable"),
         ("NEARDUP_MAX_HTML_SIZE", -5, "NEARDUP_MAX_HTML_SIZE: must be at least 0, got -5"),
         ("NEARDUP_WORKERS", 100, "NEARDUP_WORKERS: must be between 0 and 64, got 100"),
         ("NEARDUP_WORKER_NICENESS", 20, "NEARDUP_WORKER_NICENESS: must be between 0 and 19, got 20"),
@@ -138,7 +138,7 @@ def test_stores_merge_the_base_and_the_users_registry():
         ("NEARDUP_PREFER", "newest", "NEARDUP_PREFER: must be one of first, longest, source or a dotted path"),
         ("NEARDUP_PREFER", "source", "NEARDUP_PREFER: the source policy needs a list of domains"),
         ("NEARDUP_PREFER", "no.such.policy", "NEARDUP_PREFER: cannot import 'no.such.policy'"),
-        ("NEARDUP_PREFER", "scrapy_neardup.prefer.LONGER_BY", "NEARDUP_PREFER: 'scrapy_neardup.prefer.LONGER_BY' is not callable"),
+        ("NEARDUP_PREFER", "scrapy_neardup.engine.prefer.LONGER_BY", "NEARDUP_PREFER: 'scrapy_neardup.engine.prefer.LONGER_BY' is not callable"),
         ("NEARDUP_PREFER_SOURCES", [1, 2], "NEARDUP_PREFER_SOURCES: must be a list of domains or site names"),
         ("NEARDUP_REPLACES_FIELD", "", "NEARDUP_REPLACES_FIELD: must be a non-empty string"),
         ("NEARDUP_REPLACES_FIELD", "text", "NEARDUP_REPLACES_FIELD 'text' is already the text, HTML, key"),
@@ -248,4 +248,4 @@ def test_prefer_policies_and_their_fields():
                    NEARDUP_SOURCE_FIELD="site", NEARDUP_REPLACES_FIELD="supersedes")
     assert ranked.prefer_sources == ("xinhuanet.com", "people.com.cn") and ranked.source_field == "site"
     assert ranked.policy().rank("www.news.xinhuanet.com") == 0 and ranked.replaces_field == "supersedes"
-    assert parse(NEARDUP_PREFER="scrapy_neardup.prefer.prefer_longest").policy() is prefer_longest
+    assert parse(NEARDUP_PREFER="scrapy_neardup.engine.prefer.prefer_longest").policy() is prefer_longest

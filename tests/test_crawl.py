@@ -596,7 +596,7 @@ def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
     out = tmp_path / "out.jsonl"
     command = [
         sys.executable, "-m", "scrapy.cmdline", "runspider", str(spider),
-        "-s", "ITEM_PIPELINES={\"scrapy_neardup.pipelines.NearDupPipeline\": 200}",
+        "-s", "ITEM_PIPELINES={\"scrapy_neardup.NearDupPipeline\": 200}",
         "-s", f"NEARDUP_STORE=leveldb://{tmp_path / 'store'}",
         "-s", "NEARDUP_WORKERS=0",
         *[f"-s{name}={value}" for name, value in COMPAT.items()],

@@ -172,7 +172,7 @@ def test_invalid_settings_are_rejected_with_their_name():
 
 
 def test_check_texts_gives_the_verdicts_of_checks_one_by_one_in_order():
-    from scrapy_neardup.batching import check_texts
+    from scrapy_neardup.engine.batching import check_texts
 
     documents = [(f"https://s{i % 3}.example/{name}/{i}", text(name)) for i, name in enumerate(list(ARTICLES) * 3)]
     with open_store("memory://", "one", Recipe()) as store:
@@ -199,8 +199,7 @@ def test_lone_surrogates_in_text_are_judged_not_failed():
 def test_a_short_reprint_with_several_edits_is_a_duplicate(store):
     """Under 200 characters a reprint's banner and edits weigh more: its Jaccard with the first
     copy falls below one half while its containment stays high."""
-    import newsworld_path  # noqa: F401
-    from newsworld import transforms
+    from scrapy_neardup.newsworld import transforms
     from corpus import BANNER, EDITOR
 
     detector = Detector(store)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_neardup import config
+from scrapy_neardup.crawl import settings as config
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS_DOC = ROOT / "docs" / "settings.md"

@@ -21,10 +21,9 @@ from urllib.parse import urlsplit
 import pytest
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "example_project"
-sys.path.insert(0, str(EXAMPLE))
 
-from newsworld import DEFAULT_STORIES, build_world, serve  # noqa: E402
-from newsworld.stories import Story  # noqa: E402
+from scrapy_neardup.newsworld import DEFAULT_STORIES, build_world, serve
+from scrapy_neardup.newsworld.stories import Story
 
 CRAWL_TIMEOUT = 600  # seconds; a crawl of the small world takes a few seconds on an idle machine
 

@@ -7,7 +7,7 @@ import opencc
 import pytest
 
 from scrapy_neardup.cli import main
-from scrapy_neardup.marking import MAX_ALIGN_CHARS
+from scrapy_neardup.review.marking import MAX_ALIGN_CHARS
 
 from corpus import ARTICLES, BANNER, DISCLAIMER, EDITOR, reprint, text, with_disclaimer
 from news_corpus import SIGNATURE

@@ -5,11 +5,10 @@ from __future__ import annotations
 import random
 
 import pytest
-import newsworld_path  # noqa: F401
-from newsworld.small import DISCLAIMER, PROMOTION, STORIES, page_a, page_b, page_c, small_world
+from scrapy_neardup.newsworld.small import DISCLAIMER, PROMOTION, STORIES, page_a, page_b, page_c, small_world
 from scrapy.http import HtmlResponse, Response, TextResponse
 
-from scrapy_neardup.extract import ExtractionError, decode_html, extract_text, html_to_text, looks_binary
+from scrapy_neardup.fingerprints.extract import ExtractionError, decode_html, extract_text, html_to_text, looks_binary
 
 TITLE, PARAGRAPHS = STORIES["metro"].title, list(STORIES["metro"].paragraphs)
 NOISE = ["首页", "热门排行", "网友评论", "支持！", "24小时热点", "推荐阅读", "联系我们", "未经授权禁止转载", "window.dataLayer", "分享到"]
@@ -136,7 +135,7 @@ def test_reprints_on_other_templates_extract_to_nearly_the_same_text():
 def test_faster_readability_cleaning_gives_the_same_text(monkeypatch):
     from readability import Document
 
-    from scrapy_neardup import extract
+    from scrapy_neardup.fingerprints import extract
 
     pages = [p for p in small_world().pages if p.endswith(".html") and "binary" not in p and "huge" not in p]
     fast = {path: html_to_text(small_world().body(path)) for path in pages}
@@ -151,12 +150,12 @@ def test_faster_readability_cleaning_gives_the_same_text(monkeypatch):
 def test_mislabelled_gbk_and_utf16_pages_are_decoded_not_counted_as_errors():
     """A GBK page under a UTF-8 label, and a UTF-16 page with its BOM, reach the fingerprint
     as the article's text; binary content is still refused."""
-    from scrapy_neardup.fingerprint import Recipe
-    from scrapy_neardup.workers import OK, Preparer
+    from scrapy_neardup.fingerprints.fingerprint import Recipe
+    from scrapy_neardup.crawl.workers import OK, Preparer
 
     paragraph = "北京市今天召开新闻发布会，介绍城市更新行动的最新进展和下一步的工作安排。"
     page = f'<html><head><meta charset="utf-8"></head><body><article><p>{paragraph * 4}</p></article></body></html>'
-    preparer = Preparer(Recipe(), "scrapy_neardup.extract.html_to_text")
+    preparer = Preparer(Recipe(), "scrapy_neardup.fingerprints.extract.html_to_text")
     reference = preparer(page, True)
     assert reference.status == OK
     for data in (page.encode("gbk"), page.encode("utf-16"), page.encode("utf-16-be").join([b"\xfe\xff", b""])):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import xxhash
 
-from scrapy_neardup.fingerprint import Fingerprinter, Recipe, compiled_kernel_available
-from scrapy_neardup.text import fold_codes, kernel
+from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe, compiled_kernel_available
+from scrapy_neardup.fingerprints.text import fold_codes, kernel
 
 from corpus import ARTICLES, reprint, text
 
@@ -100,7 +100,7 @@ def test_tables_of_the_wrong_size_are_refused():
 
 
 def test_sketch_overlap_matches_the_numpy_path():
-    from scrapy_neardup.sketch import overlap
+    from scrapy_neardup.fingerprints.sketch import overlap
 
     rng = np.random.default_rng(3)
     for _ in range(500):
@@ -114,7 +114,7 @@ def test_sketch_overlap_matches_the_numpy_path():
 def test_bucket_index_probes_match_the_python_loop_and_a_plain_dict():
     """Random adds and removes, with growth, run through the C kernel and the Python loop on
     tables of their own: the tables stay byte-equal and both answer like a dict of lists."""
-    from scrapy_neardup.stores.bucketindex import BucketIndex
+    from scrapy_neardup.stores.leveldb.bucketindex import BucketIndex
 
     rng = np.random.default_rng(5)
     pool = [bytes(rng.integers(0, 256, size=int(rng.integers(1, 12)), dtype=np.uint8)) for _ in range(3000)]

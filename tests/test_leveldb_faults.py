@@ -13,7 +13,7 @@ import pytest
 import pytest_twisted
 
 from scrapy_neardup import Detector, open_store
-from scrapy_neardup.stores.leveldb import LevelDBError, index_path
+from scrapy_neardup.stores.leveldb.store import LevelDBError, index_path
 
 from corpus import ARTICLES, reprint, text
 from test_crawl import run_failing_open, settings_for

@@ -1,8 +1,8 @@
 import pytest
 
 from scrapy_neardup import Fingerprinter
-from scrapy_neardup.notices import notice_spans
-from scrapy_neardup.text import fold_codes, to_text
+from scrapy_neardup.fingerprints.notices import notice_spans
+from scrapy_neardup.fingerprints.text import fold_codes, to_text
 
 from corpus import ARTICLES, DISCLAIMER, EDITOR, PROMOTION, text
 

@@ -9,8 +9,7 @@ import warnings
 
 import pytest
 import scrapy
-import newsworld_path  # noqa: F401
-from newsworld.small import STORIES
+from scrapy_neardup.newsworld.small import STORIES
 from scrapy import Spider, signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.logformatter import LogFormatter
@@ -19,10 +18,10 @@ from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro, maybe
 from scrapy.utils.test import get_crawler
 
 from scrapy_neardup import Addon, Detector, NearDupPipeline, NearDuplicateItem, open_store
-from scrapy_neardup.addon import NearDupLogFormatter
-from scrapy_neardup.sharedstores import _SHARED
-from scrapy_neardup.record import COMMITTED, PENDING, content_key
-from scrapy_neardup.stop import CrawlStopper
+from scrapy_neardup.crawl.addon import NearDupLogFormatter
+from scrapy_neardup.crawl.sharedstores import _SHARED
+from scrapy_neardup.stores.record import COMMITTED, PENDING, content_key
+from scrapy_neardup.crawl.stop import CrawlStopper
 
 _names = itertools.count()
 TEXT = "\n".join(STORIES["metro"].paragraphs)
@@ -334,9 +333,9 @@ def test_addon_adds_the_pipeline_before_storage():
 
 def test_addon_keeps_a_priority_the_user_chose():
     crawler = get_crawler(
-        NewsSpider, {"ADDONS": {"scrapy_neardup.Addon": 0}, "ITEM_PIPELINES": {"scrapy_neardup.pipelines.NearDupPipeline": 50}}
+        NewsSpider, {"ADDONS": {"scrapy_neardup.Addon": 0}, "ITEM_PIPELINES": {"scrapy_neardup.NearDupPipeline": 50}}
     )
-    assert crawler.settings.getdict("ITEM_PIPELINES") == {"scrapy_neardup.pipelines.NearDupPipeline": 50}
+    assert crawler.settings.getdict("ITEM_PIPELINES") == {"scrapy_neardup.NearDupPipeline": 50}
 
 
 def test_addon_on_plain_settings():
@@ -357,7 +356,7 @@ def test_log_formatter_honours_the_drop_level():
 
 def test_addon_sets_the_log_formatter_only_where_scrapy_ignores_the_drop_level():
     crawler = get_crawler(NewsSpider, {"ADDONS": {Addon: 0}})
-    expected = "scrapy.logformatter.LogFormatter" if scrapy.version_info >= (2, 13) else "scrapy_neardup.addon.NearDupLogFormatter"
+    expected = "scrapy.logformatter.LogFormatter" if scrapy.version_info >= (2, 13) else "scrapy_neardup.crawl.addon.NearDupLogFormatter"
     assert crawler.settings.get("LOG_FORMATTER") == expected
 
 
@@ -366,10 +365,10 @@ def _defined_in_a_script(html):
 
 
 def test_worker_processes_take_extractors_they_can_import():
-    from scrapy_neardup.extract import html_to_text
-    from scrapy_neardup.workers import can_pickle_extractor
+    from scrapy_neardup.fingerprints.extract import html_to_text
+    from scrapy_neardup.crawl.workers import can_pickle_extractor
 
-    assert can_pickle_extractor("scrapy_neardup.extract.html_to_text")
+    assert can_pickle_extractor("scrapy_neardup.fingerprints.extract.html_to_text")
     assert can_pickle_extractor(html_to_text)
     _defined_in_a_script.__module__ = "__main__"  # as if defined in the crawl script
     assert not can_pickle_extractor(_defined_in_a_script)

@@ -5,8 +5,8 @@ import time
 import pytest
 
 from scrapy_neardup import Detector, open_store
-from scrapy_neardup.prefer import Copy, PreferSources, policy_from, prefer_longest, source_of
-from scrapy_neardup.record import _HEAD, DocRecord
+from scrapy_neardup.engine.prefer import Copy, PreferSources, policy_from, prefer_longest, source_of
+from scrapy_neardup.stores.record import _HEAD, DocRecord
 
 from corpus import text
 
@@ -37,7 +37,7 @@ def test_policy_names_and_callables():
     assert policy_from("source", ["a.example"]).sources == ["a.example"]
     mine = lambda new, stored: new.source == "a.example"  # noqa: E731
     assert policy_from(mine) is mine
-    assert policy_from("scrapy_neardup.prefer.prefer_longest") is prefer_longest
+    assert policy_from("scrapy_neardup.engine.prefer.prefer_longest") is prefer_longest
     for bad in ("", "newest", 3):
         with pytest.raises(ValueError, match="must be one of first, longest, source"):
             policy_from(bad)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scrapy_neardup.prepared import KEPT_VERSIONS, cached_arrays, file_signature
+from scrapy_neardup.fingerprints.tables import KEPT_VERSIONS, cached_arrays, file_signature
 
 HERE = Path(__file__).resolve().parent
 
@@ -20,8 +20,8 @@ FINGERPRINTS = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from corpus import ARTICLES, full_width, reprint, text
-from scrapy_neardup.fingerprint import Fingerprinter, Recipe
-from scrapy_neardup.text import fast_tokenizer_available
+from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe
+from scrapy_neardup.fingerprints.text import fast_tokenizer_available
 texts = [text(n) for n in ARTICLES] + [reprint(n) for n in ARTICLES]
 texts += [full_width(text(n)) for n in ARTICLES] + ["Ｈｅｌｌｏ ﬁne ㈠ 中文报道。" * 20]
 out = []

@@ -22,8 +22,8 @@ from test_redis_crawl import Site, crawl, numbered_pages, site_pages
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector
 from scrapy_neardup.cli import main
-from scrapy_neardup.pipeline import NearDuplicateItem
-from scrapy_neardup.config import NearDupConfig
+from scrapy_neardup.crawl.pipeline import NearDuplicateItem
+from scrapy_neardup.crawl.settings import NearDupConfig
 from scrapy_neardup.stores import StoreError, open_store, redact
 from scrapy_neardup.stores.base import StoreLost
 

@@ -13,7 +13,7 @@ import random
 
 
 from scrapy_neardup import UNIQUE, Detector, Fingerprinter, open_store
-from scrapy_neardup.prefer import prefer_longest
+from scrapy_neardup.engine.prefer import prefer_longest
 
 PROCESSES = 4
 STORIES = 24

@@ -16,7 +16,7 @@ from test_pipeline import make_pipeline, neardup_stats
 from test_redis_faults import SECRET, _shows_no_password
 
 from scrapy_neardup.cli import main
-from scrapy_neardup.pipeline import NearDuplicateItem
+from scrapy_neardup.crawl.pipeline import NearDuplicateItem
 from scrapy_neardup.stores import StoreError, open_store
 
 

@@ -17,7 +17,7 @@ from test_stores import checked_in_batches, renamed
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, open_store
 from scrapy_neardup.stores import StoreFormatError, StoreUnavailable
-from scrapy_neardup.stores.redis import RedisStore
+from scrapy_neardup.stores.redis.store import RedisStore
 
 
 def bucket_ids(client, namespace: str) -> list[set[int]]:
@@ -54,7 +54,7 @@ def test_batches_leave_only_kept_documents_in_the_buckets(redis_url, size):
 
 def test_check_texts_overlaps_batches_and_gives_the_verdicts_of_checks_one_by_one(redis_url, tmp_path):
     """Batch k+1 is sent with batch k's duplicates' removal while the next is fingerprinted."""
-    from scrapy_neardup.batching import check_texts
+    from scrapy_neardup.engine.batching import check_texts
 
     recipe = Recipe()
     one_by_one = _verdicts(f"leveldb://{tmp_path / 'db'}", recipe)

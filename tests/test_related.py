@@ -10,8 +10,8 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, NearDupPipeline, NearDuplicateItem, open_store
 from scrapy_neardup.cli import main
-from scrapy_neardup.passages import passages_of
-from scrapy_neardup.text import content_chars, split_sentences
+from scrapy_neardup.fingerprints.passages import passages_of
+from scrapy_neardup.fingerprints.text import content_chars, split_sentences
 
 from corpus import ARTICLES, SIGNATURE, quoting, reprint, text, with_disclaimer
 
@@ -168,7 +168,7 @@ async def test_pipeline_related_setting_fills_the_configured_field(store_uri, ac
 
 
 def test_related_field_must_be_a_field_of_its_own():
-    from scrapy_neardup.config import NearDupConfig
+    from scrapy_neardup.crawl.settings import NearDupConfig
     from scrapy.settings import Settings
 
     with pytest.raises(ValueError, match="NEARDUP_RELATED_FIELD"):
@@ -202,7 +202,7 @@ def test_query_related_lists_the_quoted_story_and_changes_nothing(tmp_path, stor
 
 
 def test_a_sentence_of_many_clauses_gives_a_bounded_number_of_passages():
-    from scrapy_neardup.passages import MAX_CLAUSES, MAX_PASSAGES
+    from scrapy_neardup.fingerprints.passages import MAX_CLAUSES, MAX_PASSAGES
 
     clauses = 100
     found = passages_of("，".join(f"第{i}号项目已经完成验收" for i in range(clauses)) + "。")

@@ -14,7 +14,7 @@ import pytest_twisted
 from local_site import ARTICLES, REPRINT_OF, NewsSpider
 
 from scrapy_neardup.cli import main
-from scrapy_neardup.report import Pair, Report
+from scrapy_neardup.review.page import Pair, Report
 
 import news_corpus
 from test_crawl import run, settings_for

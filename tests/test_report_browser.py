@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from scrapy_neardup.cli import main
-from scrapy_neardup.report import MARK_COLOUR
+from scrapy_neardup.review.page import MARK_COLOUR
 
 import news_corpus
 

@@ -4,8 +4,8 @@ import random
 import numpy as np
 import pytest
 
-from scrapy_neardup.fingerprint import Fingerprinter, Recipe
-from scrapy_neardup.simhash import PermutedTables, hamming, hamming_many, simhash
+from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe
+from scrapy_neardup.fingerprints.simhash import PermutedTables, hamming, hamming_many, simhash
 
 from corpus import ARTICLES, reprint, text
 
@@ -90,7 +90,7 @@ def test_distance_out_of_range_is_rejected():
 
 
 def test_words_are_weighted_by_idf_and_term_frequency():
-    from scrapy_neardup.fingerprint import STOP_WORDS, WEIGHT_SCALE, _features, word_hash
+    from scrapy_neardup.fingerprints.fingerprint import STOP_WORDS, WEIGHT_SCALE, _features, word_hash
 
     features = _features()
     known = next(w for w in features._row if w not in STOP_WORDS and features._idf[features._row[w]] > 0)

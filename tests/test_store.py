@@ -9,8 +9,8 @@ import pytest
 
 from scrapy_neardup import Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.stores import StoreError, redact
-from scrapy_neardup.stores.bucketindex import BUCKET_CAP, BucketIndex
-from scrapy_neardup.stores.leveldb import index_path
+from scrapy_neardup.stores.leveldb.bucketindex import BUCKET_CAP, BucketIndex
+from scrapy_neardup.stores.leveldb.store import index_path
 
 from corpus import ARTICLES, reprint, text
 

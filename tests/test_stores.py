@@ -8,8 +8,8 @@ import pytest
 import redis
 
 from scrapy_neardup import DUPLICATE, REVISIT, UNIQUE, Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
-from scrapy_neardup.prefer import PreferSources, prefer_longest
-from scrapy_neardup.record import DocRecord
+from scrapy_neardup.engine.prefer import PreferSources, prefer_longest
+from scrapy_neardup.stores.record import DocRecord
 from scrapy_neardup.stores import STORES_BASE, Probe, Store, StoreError
 from scrapy_neardup.stores.base import GONE, REPLACED
 from scrapy_neardup.stores.memory import MemoryStore
@@ -508,7 +508,8 @@ def test_a_missing_optional_package_names_the_extra_to_install(monkeypatch):
 
     # The redis package missing, as in an install without the [redis] extra.
     monkeypatch.setitem(sys.modules, "redis", None)
-    monkeypatch.delitem(sys.modules, "scrapy_neardup.stores.redis", raising=False)
+    for name in [name for name in sys.modules if name.startswith("scrapy_neardup.stores.redis")]:
+        monkeypatch.delitem(sys.modules, name)
     with pytest.raises(StoreUnavailable, match=r"the redis:// store .* pip install 'scrapy-neardup\[redis\]'"):
         open_store("redis://127.0.0.1:1/0")
     with pytest.raises(StoreUnavailable, match=r"the rediss:// store"):

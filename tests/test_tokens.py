@@ -7,7 +7,7 @@ import plyvel
 import pytest
 
 from scrapy_neardup import Detector, Recipe, StoreFormatError, open_store
-from scrapy_neardup.text import TOKEN_PROBE, fast_tokenizer_available, get_tokenizer, token_rules
+from scrapy_neardup.fingerprints.text import TOKEN_PROBE, fast_tokenizer_available, get_tokenizer, token_rules
 
 from corpus import ARTICLES, quoting, reprint, text, with_disclaimer
 

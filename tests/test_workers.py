@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 
-import newsworld_path  # noqa: F401
-from newsworld.small import STORIES
+from scrapy_neardup.newsworld.small import STORIES
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_neardup.fingerprint import Recipe
-from scrapy_neardup.workers import OK, Preparer, WorkerPool, read_available
+from scrapy_neardup.fingerprints.fingerprint import Recipe
+from scrapy_neardup.crawl.workers import OK, Preparer, WorkerPool, read_available
 
 HTML = "<html><body><article>" + "".join(f"<p>{p}</p>" for p in STORIES["metro"].paragraphs) + "</article></body></html>"
-EXTRACTOR = "scrapy_neardup.extract.html_to_text"
+EXTRACTOR = "scrapy_neardup.fingerprints.extract.html_to_text"
 
 
 def test_read_available_takes_all_the_pipe_holds_and_leaves_its_end():

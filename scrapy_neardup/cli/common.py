@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..detector import Thresholds
-from ..fingerprint import Recipe
+from ..engine.detector import Thresholds
+from ..fingerprints.fingerprint import Recipe
 
 
 class CommandError(Exception):

@@ -13,10 +13,10 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from ..detector import DUPLICATE, REVISIT, SHORT, Detector, Verdict
-from ..passages import passages_of
-from ..prefer import policy_from
-from ..report import FirstCopies, Pair, Report
+from ..engine.detector import DUPLICATE, REVISIT, SHORT, Detector, Verdict
+from ..fingerprints.passages import passages_of
+from ..engine.prefer import policy_from
+from ..review.page import FirstCopies, Pair, Report
 from .common import CommandError, recipe_and_thresholds
 from .lines import Batch, Outcomes, Parsed, Summary, check_related_field, encoded, judged, run_lines, unjudged
 

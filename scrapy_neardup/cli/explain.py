@@ -9,11 +9,11 @@ import html
 import os
 import sys
 
-from ..detector import DUPLICATE, SHORT, Thresholds
-from ..explain import Explanation, explain
-from ..extract import ExtractionError, decode_html, html_to_text, looks_binary
-from ..marking import MAX_ALIGN_CHARS, marked_for_terminal
-from ..report import Pair, page, pair_section, write_file
+from ..engine.detector import DUPLICATE, SHORT, Thresholds
+from ..review.explain import Explanation, explain
+from ..fingerprints.extract import ExtractionError, decode_html, html_to_text, looks_binary
+from ..review.marking import MAX_ALIGN_CHARS, marked_for_terminal
+from ..review.page import Pair, page, pair_section, write_file
 from ..stores import open_store
 from .common import CommandError, recipe_and_thresholds
 

@@ -7,8 +7,8 @@ import argparse
 import contextlib
 from typing import Callable, Iterable
 
-from ..detector import Detector
-from ..fingerprint import Fingerprint, Fingerprinter, Recipe
+from ..engine.detector import Detector
+from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 
 
 def _fingerprint_or_error(fingerprinter: Fingerprinter, text: str) -> Fingerprint | str:

@@ -13,9 +13,9 @@ import json
 import sys
 import time
 
-from ..batching import chunks
-from ..fingerprint import Recipe
-from ..record import PENDING, DocRecord, clip_key
+from ..engine.batching import chunks
+from ..fingerprints.fingerprint import Recipe
+from ..stores.record import PENDING, DocRecord, clip_key
 from ..stores import Store, StoreFormatError, open_store, read_meta, redact
 from .common import warn
 from .files import Output

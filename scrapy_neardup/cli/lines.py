@@ -14,10 +14,10 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from ..batching import ahead, chunks, overlapped
-from ..detector import Detector, Thresholds
-from ..fingerprint import Fingerprint, Recipe
-from ..record import content_key
+from ..engine.batching import ahead, chunks, overlapped
+from ..engine.detector import Detector, Thresholds
+from ..fingerprints.fingerprint import Fingerprint, Recipe
+from ..stores.record import content_key
 from ..stores import StoreError, open_store
 from .common import CommandError, warn
 from .files import Output, open_input

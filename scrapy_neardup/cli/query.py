@@ -7,9 +7,9 @@ import argparse
 from dataclasses import dataclass
 from typing import Callable
 
-from ..detector import Detector
-from ..fingerprint import Fingerprint
-from ..passages import passages_of
+from ..engine.detector import Detector
+from ..fingerprints.fingerprint import Fingerprint
+from ..fingerprints.passages import passages_of
 from .common import CommandError, recipe_and_thresholds
 from .lines import Batch, Outcomes, Summary, check_related_field, encoded, judged, run_lines, unjudged
 

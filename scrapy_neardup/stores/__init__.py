@@ -6,7 +6,7 @@ import importlib
 from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit
 
-from ..fingerprint import Recipe
+from ..fingerprints.fingerprint import Recipe
 from .base import (
     FORMAT_VERSION,
     Probe,

@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 import xxhash
 
-from ..fingerprint import Recipe
-from ..record import COMMITTED, PENDING, DocRecord
-from ..simhash import PermutedTables
+from ..fingerprints.fingerprint import Recipe
+from .record import COMMITTED, PENDING, DocRecord
+from ..fingerprints.simhash import PermutedTables
 
 # Bump when the byte layout of records or keys changes (a store class may have its own).
 # 2: every document is filed under its key too (key_bucket).

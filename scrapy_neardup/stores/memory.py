@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from ..record import DocRecord, pack_text, unpack_text
+from .record import DocRecord, pack_text, unpack_text
 from .base import LocalStore
 
 # ``memory://NAME`` stores live as long as the process, so that two pipelines opening the

@@ -37,24 +37,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError
 
-from ..fingerprint import Recipe
+from ...fingerprints.fingerprint import Recipe
 from ..record import _HEAD, COMMITTED, PENDING, DocRecord, pack_text, unpack_text
-from . import redact
-from .base import (
-    REPLACED,
-    Confirm,
-    Probe,
-    Reservation,
-    Store,
-    StoreError,
-    StoreFormatError,
-    StoreLost,
-    StoreUnavailable,
-    decode_meta,
-    encode_meta,
-    key_buckets,
-    sentence_bucket,
-)
+from .. import redact
+from ..base import REPLACED, Confirm, Probe, Reservation, Store, StoreError, StoreFormatError, StoreLost, StoreUnavailable, decode_meta, encode_meta, key_buckets, sentence_bucket
 from .sentinel import is_sentinel, parse_sentinel_uri, sentinel_client
 
 T = TypeVar("T")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import NearDupConfig
-from .fingerprint import Recipe
+from .settings import NearDupConfig
+from ..fingerprints.fingerprint import Recipe
 from .reservations import Waiting
 from .storecalls import StoreCalls
-from .stores import Store, StoreFormatError, open_store
+from ..stores import Store, StoreFormatError, open_store
 
 __all__ = ["SharedStore", "acquire_store", "release_store"]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import logging
 
 from .deferreds import maybe_await
-from .detector import DUPLICATE, Verdict
-from .report import FirstCopies, Pair, Report
+from ..engine.detector import DUPLICATE, Verdict
+from ..review.page import FirstCopies, Pair, Report
 from .runlog import RunLog
 from .storecalls import StoreCalls
-from .stores import Store
+from ..stores import Store
 
 __all__ = ["CrawlReview"]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from itemadapter import ItemAdapter
 
-from .config import NearDupConfig
-from .detector import Verdict
-from .record import content_key
+from .settings import NearDupConfig
+from ..engine.detector import Verdict
+from ..stores.record import content_key
 from .runlog import RunLog
 
 __all__ = ["ItemFields"]

@@ -21,8 +21,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from .stores import StoreUnavailable
-from .stores.base import StoreLost
+from ..stores import StoreUnavailable
+from ..stores.base import StoreLost
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +35,8 @@ WAKE_EVERY = 0.25  # seconds between two looks at whether a waiting caller shoul
 
 def is_local(store: Any) -> bool:
     """A store that answers from this process's memory or disk (memory, LevelDB)."""
-    from .stores.leveldb import LevelDBStore
-    from .stores.memory import MemoryStore
+    from ..stores.leveldb.store import LevelDBStore
+    from ..stores.memory import MemoryStore
 
     return isinstance(store, (MemoryStore, LevelDBStore))
 

@@ -19,22 +19,11 @@ import numpy as np
 import xxhash
 
 from .notices import strip_notices
-from .prepared import cached_arrays, code_signature, file_signature, package_version
+from .tables import cached_arrays, code_signature, file_signature, package_version
 from . import text as text_module
 from .simhash import simhash
 from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
-from .text import (
-    MIN_SENTENCE_CHARS,
-    Sentences,
-    Tokenizer,
-    default_tokenizer_name,
-    fold_codes,
-    get_tokenizer,
-    kernel,
-    sentences_of,
-    text_tables,
-    to_text,
-)
+from .text import MIN_SENTENCE_CHARS, Sentences, Tokenizer, default_tokenizer_name, fold_codes, get_tokenizer, kernel, sentences_of, text_tables, to_text
 
 # Bump when normalisation, splitting or weighting changes in a way that changes fingerprints.
 # 2: SimHash weights are integers (exact sums, the same bits in C and numpy).

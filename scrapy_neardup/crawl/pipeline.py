@@ -1,9 +1,9 @@
-"""NearDupPipeline: the Scrapy wiring around :class:`~scrapy_neardup.detector.Detector`.
+"""NearDupPipeline: the Scrapy wiring around :class:`~scrapy_neardup.engine.detector.Detector`.
 
 Each item is judged as it arrives; a unique one holds a reservation
 (:class:`~scrapy_neardup.reservations.Reservations`) that Scrapy's signals commit
 (``item_scraped``) or release (``item_dropped``, ``item_error``). With worker processes,
-the :class:`~scrapy_neardup.workers.WorkerPool` prepares pages and keeps them in arrival order.
+the :class:`~scrapy_neardup.crawl.workers.WorkerPool` prepares pages and keeps them in arrival order.
 
 The pipeline holds the wiring only; it calls the objects that keep the books:
 :class:`~scrapy_neardup.itemfields.ItemFields` (the item's fields, read and written),
@@ -25,20 +25,20 @@ from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from .checkbatch import CheckBatcher
-from .config import NearDupConfig, typos
-from .crawlreview import CrawlReview
+from .settings import NearDupConfig, typos
+from .review import CrawlReview
 from .deferreds import maybe_await
-from .detector import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Verdict
-from .itemfields import ItemFields
+from ..engine.detector import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Verdict
+from .items import ItemFields
 from .outages import Outages
-from .passages import passages_of
+from ..fingerprints.passages import passages_of
 from .reservations import Reservations
 from .runlog import RunLog
 from .sharedstores import SharedStore, acquire_store, release_store
 from .stop import BAD_SETTING, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, stop_at_open
 from .storecalls import is_local
-from .stores import StoreError, StoreFormatError, redact
-from .text import get_tokenizer
+from ..stores import StoreError, StoreFormatError, redact
+from ..fingerprints.text import get_tokenizer
 from .workers import ERROR, NO_TEXT, TIMEOUT, Prepared, Preparer, WorkerPool, can_pickle_extractor
 
 logger = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 import xxhash
 
-from .prepared import cached_arrays, code_signature, file_signature, package_version
+from .tables import cached_arrays, code_signature, file_signature, package_version
 
 try:  # the C loops of fingerprinting, built by setup.py where a compiler is available
     from . import _kernel as kernel

@@ -14,14 +14,14 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from .fingerprint import Fingerprint, Fingerprinter, Recipe, is_sketch_key
-from .passages import Passages
+from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe, is_sketch_key
+from ..fingerprints.passages import Passages
 from .prefer import Copy, Policy, source_of
-from .record import COMMITTED, PENDING, DocRecord, clip_key
-from .simhash import hamming
-from .sketch import resemblance
-from .stores import Probe, Reservation, Store
-from .stores.base import REPLACED
+from ..stores.record import COMMITTED, PENDING, DocRecord, clip_key
+from ..fingerprints.simhash import hamming
+from ..fingerprints.sketch import resemblance
+from ..stores import Probe, Reservation, Store
+from ..stores.base import REPLACED
 
 logger = logging.getLogger(__name__)
 

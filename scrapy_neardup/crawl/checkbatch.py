@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from twisted.internet.defer import Deferred
 
-from .fingerprint import Fingerprint
+from ..fingerprints.fingerprint import Fingerprint
 
 __all__ = ["CheckBatcher"]
 

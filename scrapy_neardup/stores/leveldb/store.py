@@ -40,7 +40,7 @@ import xxhash
 
 from ..record import COMMITTED, PENDING, DocRecord, pack_text, unpack_text
 from .bucketindex import BucketIndex
-from .base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
+from ..base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
 
 try:
     import plyvel

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .marking import MAX_ALIGN_CHARS, Alignment, align, marked_html
-from .record import pack_text, unpack_text
+from ..stores.record import pack_text, unpack_text
 
 # Shared passages on a light red: the dedup literature's "shared text in red", readable in print.
 MARK_COLOUR = "#ffb8b8"

@@ -21,8 +21,8 @@ from typing import Any, Awaitable, Callable, TypeVar
 from twisted.internet.protocol import ProcessProtocol
 
 from .deferreds import maybe_await, wait
-from .extract import ExtractionError, decode_html, looks_binary
-from .fingerprint import Fingerprint, Fingerprinter, Recipe
+from ..fingerprints.extract import ExtractionError, decode_html, looks_binary
+from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 
 logger = logging.getLogger(__name__)
 
@@ -133,8 +133,8 @@ class _Worker:
         self.transport = reactor.spawnProcess(
             _WorkerProtocol(self),
             sys.executable,
-            # Not "-m scrapy_neardup.workers": pickled classes must name this module, not __main__.
-            [sys.executable, "-c", "from scrapy_neardup.workers import serve; serve()"],
+            # Not "-m scrapy_neardup.crawl.workers": pickled classes must name this module, not __main__.
+            [sys.executable, "-c", "from scrapy_neardup.crawl.workers import serve; serve()"],
             env=pool.environment,
             childFDs={1: 1, 2: 2, _TASKS_FD: "w", _RESULTS_FD: "r"},
         )

@@ -25,7 +25,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from .text import content_mask, fold_codes, fold_with_positions, to_text
+from ..fingerprints.text import content_mask, fold_codes, fold_with_positions, to_text
 
 MIN_MARK_CHARS = 6  # content characters: shorter common runs are words shared by chance
 # Characters of each text aligned at most: the clause pass slows down with the number of

@@ -15,13 +15,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .detector import Verdict
+from ..engine.detector import Verdict
 from .reservations import Reservations
 from .runlog import RunLog
 from .stop import STORE_DOWN, STORE_LOST
 from .storecalls import StoreCalls
-from .stores import StoreUnavailable
-from .stores.base import StoreLost
+from ..stores import StoreUnavailable
+from ..stores.base import StoreLost
 
 __all__ = ["Outages"]
 

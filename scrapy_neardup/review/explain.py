@@ -14,14 +14,14 @@ from dataclasses import dataclass, replace
 
 import xxhash
 
-from .detector import Detector, Thresholds, Verdict
-from .fingerprint import Fingerprint, Fingerprinter, Recipe
+from ..engine.detector import Detector, Thresholds, Verdict
+from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 from .marking import Alignment, align
-from .simhash import hamming
-from .sketch import resemblance
-from .stores import Probe, Store, open_store
-from .stores.base import sentence_bucket
-from .text import fold_codes, sentences_of
+from ..fingerprints.simhash import hamming
+from ..fingerprints.sketch import resemblance
+from ..stores import Probe, Store, open_store
+from ..stores.base import sentence_bucket
+from ..fingerprints.text import fold_codes, sentences_of
 
 
 @dataclass

@@ -7,7 +7,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-from .sketch import Sketch
+from ..fingerprints.sketch import Sketch
 
 COMMITTED = 0
 PENDING = 1  # reserved by a crawl, waiting for the item to pass every pipeline
@@ -126,7 +126,7 @@ def content_key(text: str | bytes) -> str:
     the position an earlier record had (numbered keys repeat between runs).
     """
     if isinstance(text, str):
-        from .text import normalize
+        from ..fingerprints.text import normalize
 
         data = normalize(text).encode("utf-8", "surrogatepass")
     else:

@@ -16,12 +16,12 @@ from typing import Any, Callable
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
-from .detector import METHODS, REVISITS, Thresholds, methods_from
-from .fingerprint import Recipe
-from .prefer import PREFER_CHOICES, Policy, policy_from
-from .stores import STORES_BASE, redact, scheme_of
+from ..engine.detector import METHODS, REVISITS, Thresholds, methods_from
+from ..fingerprints.fingerprint import Recipe
+from ..engine.prefer import PREFER_CHOICES, Policy, policy_from
+from ..stores import STORES_BASE, redact, scheme_of
 
-DEFAULT_EXTRACTOR = "scrapy_neardup.extract.html_to_text"
+DEFAULT_EXTRACTOR = "scrapy_neardup.fingerprints.extract.html_to_text"
 ACTIONS = ("drop", "tag")
 TOKENIZERS = ("auto", "jieba", "rjieba")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
