@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baselines import IMatch, Method, MinHashLSHMethod, Outcome, PublishedNshash, SimhashPackage, SpotSigs, simhash_package_available  # noqa: E402
 from reprints import DEFAULT_DATA, DEFAULT_SEED, SCRIPT_TRANSFORMS, TRANSFORMS, Doc, build_stream, describe, truth  # noqa: E402
 
-from scrapy_neardup.engine.detector import METHODS
+from scrapy_neardup.engine.verdicts import METHODS
 from scrapy_neardup import Detector, Fingerprinter, Recipe, Thresholds, open_store  # noqa: E402
 from scrapy_neardup.fingerprints.fingerprint import Fingerprint  # noqa: E402
 from scrapy_neardup.fingerprints.simhash import hamming  # noqa: E402

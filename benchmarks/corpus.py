@@ -19,7 +19,6 @@ import json
 import os
 import random
 import re
-import sys
 from pathlib import Path
 from typing import Callable, Iterator
 

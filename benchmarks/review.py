@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reprints  # noqa: E402
 
 from scrapy_neardup import Detector, Recipe, open_store  # noqa: E402
-from scrapy_neardup.engine.detector import DUPLICATE  # noqa: E402
+from scrapy_neardup.engine.verdicts import DUPLICATE  # noqa: E402
 from scrapy_neardup.review.marking import align  # noqa: E402
 from scrapy_neardup.stores.record import pack_text  # noqa: E402
 from scrapy_neardup.review.page import FirstCopies, Pair, Report  # noqa: E402

@@ -6,7 +6,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from .engine.detector import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Thresholds, Verdict
+from .engine.verdicts import DUPLICATE, REVISIT, SHORT, UNIQUE, Thresholds, Verdict
+from .engine.detector import Detector
 from .fingerprints.fingerprint import Fingerprinter, Recipe
 from .stores import StoreError, StoreFormatError, StoreUnavailable, open_store
 

@@ -126,7 +126,7 @@ def test_stores_merge_the_base_and_the_users_registry():
         ("NEARDUP_TEXT_FIELD", "", "NEARDUP_TEXT_FIELD: must be a non-empty string"),
         ("NEARDUP_KEY_FIELD", 3, "NEARDUP_KEY_FIELD: must be a non-empty string, got 3"),
         ("NEARDUP_EXTRACTOR", "no.such.module.extract", "NEARDUP_EXTRACTOR: cannot import 'no.such.module.extract'"),
-        ("NEARDUP_EXTRACTOR", "scrapy_neardup.crawl.settings.DEFAULT_EXTRACTOR", "NEARDUP_EXTRACTOR: 'scrapy_neardup.crawl.settings.DEFAULT_EXTRACTOR' is not callable"),
+        ("NEARDUP_EXTRACTOR", "scrapy_neardup.fingerprints.extract.DEFAULT_EXTRACTOR", "NEARDUP_EXTRACTOR: 'scrapy_neardup.fingerprints.extract.DEFAULT_EXTRACTOR' is not callable"),
         ("NEARDUP_MAX_HTML_SIZE", -5, "NEARDUP_MAX_HTML_SIZE: must be at least 0, got -5"),
         ("NEARDUP_WORKERS", 100, "NEARDUP_WORKERS: must be between 0 and 64, got 100"),
         ("NEARDUP_WORKER_NICENESS", 20, "NEARDUP_WORKER_NICENESS: must be between 0 and 19, got 20"),

@@ -151,7 +151,7 @@ def test_mislabelled_gbk_and_utf16_pages_are_decoded_not_counted_as_errors():
     """A GBK page under a UTF-8 label, and a UTF-16 page with its BOM, reach the fingerprint
     as the article's text; binary content is still refused."""
     from scrapy_neardup.fingerprints.fingerprint import Recipe
-    from scrapy_neardup.crawl.workers import OK, Preparer
+    from scrapy_neardup.fingerprints.prepare import OK, Preparer
 
     paragraph = "北京市今天召开新闻发布会，介绍城市更新行动的最新进展和下一步的工作安排。"
     page = f'<html><head><meta charset="utf-8"></head><body><article><p>{paragraph * 4}</p></article></body></html>'

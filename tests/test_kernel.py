@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 import xxhash
 
-from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe, compiled_kernel_available
-from scrapy_neardup.fingerprints.text import fold_codes, kernel
+from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe
+from scrapy_neardup.fingerprints.kernel import compiled_kernel_available
+from scrapy_neardup.fingerprints.text import fold_codes
+from scrapy_neardup.fingerprints.kernel import kernel
 
 from corpus import ARTICLES, reprint, text
 

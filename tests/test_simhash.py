@@ -7,7 +7,7 @@ import pytest
 from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe
 from scrapy_neardup.fingerprints.simhash import PermutedTables, hamming, hamming_many, simhash
 
-from corpus import ARTICLES, reprint, text
+from corpus import ARTICLES, text
 
 
 def reference_simhash(hashes, weights):

@@ -7,12 +7,12 @@ import textwrap
 import plyvel
 import pytest
 
-from scrapy_neardup import Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
+from scrapy_neardup import Detector, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.stores import StoreError, redact
 from scrapy_neardup.stores.leveldb.bucketindex import BUCKET_CAP, BucketIndex
 from scrapy_neardup.stores.leveldb.store import index_path
 
-from corpus import ARTICLES, reprint, text
+from corpus import reprint, text
 
 
 def test_another_format_version_is_refused(tmp_path):

@@ -8,7 +8,8 @@ from scrapy_neardup.newsworld.small import STORIES
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_neardup.fingerprints.fingerprint import Recipe
-from scrapy_neardup.crawl.workers import OK, Preparer, WorkerPool, read_available
+from scrapy_neardup.fingerprints.prepare import OK, Preparer
+from scrapy_neardup.crawl.workers import WorkerPool, read_available
 
 HTML = "<html><body><article>" + "".join(f"<p>{p}</p>" for p in STORIES["metro"].paragraphs) + "</article></body></html>"
 EXTRACTOR = "scrapy_neardup.fingerprints.extract.html_to_text"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sys
 import threading
 from typing import Iterator, Sequence
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..engine.detector import Thresholds
+from ..engine.verdicts import Thresholds
 from ..fingerprints.fingerprint import Recipe
 
 
@@ -21,4 +21,4 @@ def warn(message: str) -> None:
 def recipe_and_thresholds(args: argparse.Namespace) -> tuple[Recipe, Thresholds]:
     """The fingerprint recipe and the thresholds of a command that judges texts."""
     recipe = Recipe(tokenizer=args.tokenizer, nshash_n=args.nshash_n, simhash_k=args.distance)
-    return recipe, Thresholds(containment=args.threshold, min_chars=args.min_chars)
+    return recipe, Thresholds.from_options(args.threshold, args.min_chars)

@@ -13,7 +13,8 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from ..engine.detector import DUPLICATE, REVISIT, SHORT, Detector, Verdict
+from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, Verdict
+from ..engine.detector import Detector
 from ..fingerprints.passages import passages_of
 from ..engine.prefer import policy_from
 from ..review.page import FirstCopies, Pair, Report

@@ -9,7 +9,7 @@ import html
 import os
 import sys
 
-from ..engine.detector import DUPLICATE, SHORT, Thresholds
+from ..engine.verdicts import DUPLICATE, SHORT, Thresholds
 from ..review.explain import Explanation, explain
 from ..fingerprints.extract import ExtractionError, decode_html, html_to_text, looks_binary
 from ..review.marking import MAX_ALIGN_CHARS, marked_for_terminal

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..engine.batching import ahead, chunks, overlapped
-from ..engine.detector import Detector, Thresholds
+from ..engine.detector import Detector
+from ..engine.verdicts import Thresholds
 from ..fingerprints.fingerprint import Fingerprint, Recipe
 from ..stores.record import content_key
 from ..stores import StoreError, open_store

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
-from ..engine.detector import METHODS, MIN_SIMILARITY, REVISITS, Thresholds, methods_from
+from ..engine.verdicts import METHODS, MIN_SIMILARITY, REVISITS, Thresholds, methods_from
 from ..fingerprints.fingerprint import Recipe
 from ..engine.prefer import PREFER_CHOICES
 from .dedup import dedup

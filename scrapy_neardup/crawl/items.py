@@ -15,7 +15,7 @@ from typing import Any
 from itemadapter import ItemAdapter
 
 from .settings import NearDupConfig
-from ..engine.detector import Verdict
+from ..engine.verdicts import Verdict
 from ..stores.record import content_key
 from .runlog import RunLog
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..engine.detector import Verdict
+from ..engine.verdicts import Verdict
 from .reservations import Reservations
 from .runlog import RunLog
 from .stop import STORE_DOWN, STORE_LOST

@@ -28,7 +28,8 @@ from .checkbatch import CheckBatcher
 from .settings import NearDupConfig, typos
 from .review import CrawlReview
 from .deferreds import maybe_await
-from ..engine.detector import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Verdict
+from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, UNIQUE, Verdict
+from ..engine.detector import Detector
 from .items import ItemFields
 from .outages import Outages
 from ..fingerprints.passages import passages_of
@@ -36,10 +37,10 @@ from .reservations import Reservations
 from .runlog import RunLog
 from .sharedstores import SharedStore, acquire_store, release_store
 from .stop import BAD_SETTING, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, stop_at_open
-from .storecalls import is_local
 from ..stores import StoreError, StoreFormatError, redact
 from ..fingerprints.text import get_tokenizer
-from .workers import ERROR, NO_TEXT, TIMEOUT, Prepared, Preparer, WorkerPool, can_pickle_extractor
+from ..fingerprints.prepare import ERROR, NO_TEXT, TIMEOUT, Prepared, Preparer
+from .workers import WorkerPool, can_pickle_extractor
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +159,7 @@ class NearDupPipeline:
             except StoreError as exc:
                 self.log.once("purge", logging.WARNING, "Could not purge old documents: %s", exc)
         calls = self._shared.calls
-        if not is_local(self._shared.store):  # a server store: one round trip per batch of checks
+        if not self._shared.store.local:  # a server store: one round trip per batch of checks
             self._checks = CheckBatcher(
                 lambda checks, texts: calls.run(
                     self.detector.check_many, [(key, fp) for key, fp, _ in checks], True, [s for *_, s in checks], texts

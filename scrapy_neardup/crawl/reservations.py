@@ -16,7 +16,7 @@ from itemadapter import ItemAdapter
 from twisted.internet.defer import Deferred
 
 from .deferreds import maybe_await, wait
-from ..engine.detector import DUPLICATE, Verdict
+from ..engine.verdicts import DUPLICATE, Verdict
 
 __all__ = ["Reservations", "Waiting"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from .deferreds import maybe_await
-from ..engine.detector import DUPLICATE, Verdict
+from ..engine.verdicts import DUPLICATE, Verdict
 from ..review.page import FirstCopies, Pair, Report
 from .runlog import RunLog
 from .storecalls import StoreCalls

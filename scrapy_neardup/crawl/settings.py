@@ -16,12 +16,12 @@ from typing import Any, Callable
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
-from ..engine.detector import METHODS, REVISITS, Thresholds, methods_from
+from ..fingerprints.extract import DEFAULT_EXTRACTOR
+from ..engine.verdicts import METHODS, REVISITS, Thresholds, methods_from
 from ..fingerprints.fingerprint import Recipe
 from ..engine.prefer import PREFER_CHOICES, Policy, policy_from
 from ..stores import STORES_BASE, redact, scheme_of
 
-DEFAULT_EXTRACTOR = "scrapy_neardup.fingerprints.extract.html_to_text"
 ACTIONS = ("drop", "tag")
 TOKENIZERS = ("auto", "jieba", "rjieba")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -163,12 +163,7 @@ class NearDupConfig:
         return policy_from(self.prefer, self.prefer_sources)
 
     def thresholds(self) -> Thresholds:
-        base = Thresholds()
-        return Thresholds(
-            containment=self.threshold,
-            min_chars=self.min_chars,
-            short_containment=max(self.threshold, base.short_containment),
-        )
+        return Thresholds.from_options(self.threshold, self.min_chars)
 
     def store_options(self) -> dict[str, Any]:
         """What a store's ``from_uri`` may read: the whole configuration (each backend takes

@@ -26,19 +26,11 @@ from ..stores.base import StoreLost
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FIRST_BACKOFF", "MAX_BACKOFF", "StoreCalls", "StoreDown", "is_local"]
+__all__ = ["FIRST_BACKOFF", "MAX_BACKOFF", "StoreCalls", "StoreDown"]
 
 FIRST_BACKOFF = 0.5  # seconds before the first new try once the store is down
 MAX_BACKOFF = 5.0
 WAKE_EVERY = 0.25  # seconds between two looks at whether a waiting caller should give up
-
-
-def is_local(store: Any) -> bool:
-    """A store that answers from this process's memory or disk (memory, LevelDB)."""
-    from ..stores.leveldb.store import LevelDBStore
-    from ..stores.memory import MemoryStore
-
-    return isinstance(store, (MemoryStore, LevelDBStore))
 
 
 class StoreDown(StoreUnavailable):

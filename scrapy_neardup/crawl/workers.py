@@ -1,9 +1,8 @@
-"""The CPU part of checking an item: HTML extraction and fingerprinting.
+"""Worker processes that prepare pages (:class:`~scrapy_neardup.fingerprints.prepare.Preparer`:
+extraction and fingerprinting) beside the crawl, so the CPU work does not stall the reactor.
 
-The same :class:`Preparer` runs in the reactor thread (``NEARDUP_WORKERS = 0``) or in each
-process of a :class:`WorkerPool`, so both paths give the same fingerprints. Only the
-store check stays in the crawler process: :meth:`WorkerPool.in_order` hands each page's
-fingerprint to it in the order the pages arrived.
+Only the store check stays in the crawler process: :meth:`WorkerPool.in_order` hands each
+page's fingerprint to it in the order the pages arrived.
 """
 
 from __future__ import annotations
@@ -14,76 +13,17 @@ import os
 import pickle
 import struct
 import sys
-import time
-from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, TypeVar
 
 from twisted.internet.protocol import ProcessProtocol
 
 from .deferreds import maybe_await, wait
-from ..fingerprints.extract import ExtractionError, decode_html, looks_binary
-from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
+from ..fingerprints.fingerprint import Recipe
+from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared, Preparer
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-OK = "ok"
-NO_TEXT = "no_text"
-ERROR = "error"
-TIMEOUT = "timeout"  # extraction overran its time bound; the worker was replaced
-
-
-@dataclass
-class Prepared:
-    """The outcome of preparing one item's text; picklable, so it can come back from a worker."""
-
-    status: str  # OK, NO_TEXT, ERROR or TIMEOUT
-    fingerprint: Fingerprint | None = None
-    error: str | None = None  # "ExceptionName: message" for ERROR
-    extract_seconds: float | None = None  # None when the text field was used
-    fingerprint_seconds: float = 0.0
-    text: str | None = None  # the body extracted from HTML, for NEARDUP_TEXT_OUT_FIELD
-
-
-class Preparer:
-    """Text or HTML in, :class:`Prepared` out; never raises for bad input."""
-
-    def __init__(self, recipe: Recipe, extractor: Callable[[str], str] | str):
-        if isinstance(extractor, str):
-            from scrapy.utils.misc import load_object
-
-            extractor = load_object(extractor)
-        self.extractor: Callable[[str], str] = extractor  # type: ignore[assignment]
-        self.fingerprinter = Fingerprinter(recipe)
-
-    def __call__(self, source: str | bytes, is_html: bool) -> Prepared:
-        extract_seconds = None
-        if is_html:
-            started = time.perf_counter()
-            try:
-                if isinstance(source, bytes):
-                    if looks_binary(source):
-                        raise ExtractionError(f"binary content, not HTML ({len(source)} bytes)")
-                    source = decode_html(source)
-                text = self.extractor(source)
-                if text is not None and not isinstance(text, str):
-                    raise TypeError(f"extractor returned {type(text).__name__}, not str")
-            except Exception as exc:  # a bad page or a broken extractor must not stop the crawl
-                return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}")
-            extract_seconds = time.perf_counter() - started
-        else:
-            text = source  # type: ignore[assignment]
-        if not text or not text.strip():
-            return Prepared(NO_TEXT, extract_seconds=extract_seconds)
-        started = time.perf_counter()
-        try:
-            fingerprint = self.fingerprinter.fingerprint(text)
-        except Exception as exc:
-            return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}", extract_seconds=extract_seconds)
-        extracted = text if is_html else None
-        return Prepared(OK, fingerprint, None, extract_seconds, time.perf_counter() - started, extracted)
-
 
 # -- worker processes ----------------------------------------------------------------------
 

@@ -14,7 +14,8 @@ from itertools import islice
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
 if TYPE_CHECKING:
-    from .detector import Detector, Verdict
+    from .detector import Detector
+    from .verdicts import Verdict
 
 T = TypeVar("T")
 

@@ -9,10 +9,11 @@ site ranked higher, and a callable of the user's decides as it likes.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Callable, Sequence
 from urllib.parse import urlsplit
+
+from ..dotted import load_dotted
 
 PREFER_CHOICES = ("first", "longest", "source")
 
@@ -93,9 +94,8 @@ def policy_from(name: str | Callable, sources: Sequence[str] = ()) -> Policy | N
         return PreferSources(sources)
     if "." not in name:
         raise ValueError(f"must be one of {', '.join(PREFER_CHOICES)} or a dotted path to a callable, got {name!r}")
-    module, _, attribute = name.rpartition(".")
-    try:  # importlib, not Scrapy's load_object: the command line starts without Scrapy
-        found = getattr(importlib.import_module(module), attribute)
+    try:
+        found = load_dotted(name)
     except (ImportError, ValueError, AttributeError) as exc:
         raise ValueError(f"cannot import {name!r}: {exc}") from None
     if not callable(found):

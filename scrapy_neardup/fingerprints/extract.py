@@ -18,6 +18,10 @@ import lxml.html
 __all__ = ["ExtractionError", "decode_html", "extract_text", "html_to_text", "looks_binary"]
 
 
+# The extractor of record, by the name settings and worker processes use.
+DEFAULT_EXTRACTOR = "scrapy_neardup.fingerprints.extract.html_to_text"
+
+
 class ExtractionError(ValueError):
     """The input is not an HTML page that text can be taken from (binary, empty...)."""
 

@@ -23,7 +23,8 @@ from .tables import cached_arrays, code_signature, file_signature, package_versi
 from . import text as text_module
 from .simhash import simhash
 from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
-from .text import MIN_SENTENCE_CHARS, Sentences, Tokenizer, default_tokenizer_name, fold_codes, get_tokenizer, kernel, sentences_of, text_tables, to_text
+from .text import content_bytes, span_key, MIN_SENTENCE_CHARS, Sentences, Tokenizer, default_tokenizer_name, fold_codes, get_tokenizer, sentences_of, text_tables, to_text
+from .kernel import kernel
 
 # Bump when normalisation, splitting or weighting changes in a way that changes fingerprints.
 # 2: SimHash weights are integers (exact sums, the same bits in C and numpy).
@@ -38,9 +39,6 @@ WEIGHT_SCALE = 4096.0
 TF_FACTORS = np.array([0.0] + [1.0 + math.log(tf) for tf in range(1, 64)])
 
 
-def compiled_kernel_available() -> bool:
-    """True when the C kernel was built; fingerprints are the same either way, only faster."""
-    return kernel is not None
 
 # Function words that carry no topic; jieba's IDF table gives them low weight already,
 # leaving them out also makes the SimHash of short texts less noisy.
@@ -346,12 +344,11 @@ class Fingerprinter:
     def _sentence_keys(self, sentences: Sentences, longest: np.ndarray) -> list[int]:
         """Hashes of the longest sentences, longest first; twice n of them, because the
         store skips sentences that turn out to be boilerplate and takes the next."""
-        content = sentences.content.astype("<u4").tobytes()  # the hash reads UTF-32 bytes
+        content = content_bytes(sentences.content)
         starts, lengths = sentences.starts.tolist(), sentences.lengths.tolist()
         keys: list[int] = []
         for index in longest.tolist():
-            start = 4 * starts[index]
-            key = xxhash.xxh64_intdigest(content[start : start + 4 * lengths[index]])
+            key = span_key(content, starts[index], starts[index] + lengths[index])
             if key not in keys:
                 keys.append(key)
                 if len(keys) == 2 * self.recipe.nshash_n:

@@ -18,13 +18,14 @@ only that sentence is left out, in every copy of the story alike.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from .text import fold_codes, to_text
+from .text import SENTENCE_ENDS, fold_codes, to_text
 
 # Patterns on folded text (text.fold_codes): full-width colons and brackets are their ASCII
 # forms, and Traditional characters and some variants their Simplified ones (著 is 着).
@@ -42,8 +43,7 @@ _LABELS = ("来源", "原标题", "稿件来源", "责任编辑", "编辑", "作
 _LINE_OPENINGS = ("本文转载自", "转载自")
 CREDIT_LINE_CHARS = 80  # a longer line that starts with a label is text, not a credit line
 
-_SENTENCE_END = "。！？!?;；…\n"
-_ENDS = re.compile(f"[{re.escape(_SENTENCE_END)}]")
+_ENDS = re.compile(f"[{re.escape(SENTENCE_ENDS)}]")
 
 
 @dataclass(frozen=True)
@@ -84,18 +84,29 @@ def notice_spans(text: str) -> list[tuple[int, int]]:
     each ending with its sentence or line end, in order, not overlapping."""
     patterns = _patterns()
     spans = [(start, end) for start, end in _line_spans(text, patterns.label) if end - start <= CREDIT_LINE_CHARS]
+    # Each sentence is found by bisecting its ends and examined once per kind of anchor, so a
+    # long text full of anchor words costs linear time, not a scan per anchor.
+    ends = [found.end() for found in _ENDS.finditer(text)]
+    examined: dict[tuple[int, str], bool] = {}
     for anchor in patterns.anchors.finditer(text):
         word = anchor.group()
         if word in patterns.self_words and text.startswith(_NOT_SELF, anchor.end()):
             continue
-        start = _sentence_start(text, anchor.start())
-        end = _sentence_end(text, anchor.end())
+        start, end = _sentence_around(ends, anchor.start(), anchor.end(), len(text))
         if word in patterns.channels:
-            found = patterns.actions.search(text, start, end) is not None
+            kind = "channel"
         elif word in patterns.self_words:
-            found = len(set(patterns.rights.findall(text, start, end))) >= 2
+            kind = "self"
         else:  # a notice heading
-            found = True
+            spans.append((start, end))
+            continue
+        found = examined.get((start, kind))
+        if found is None:
+            if kind == "channel":
+                found = patterns.actions.search(text, start, end) is not None
+            else:
+                found = len(set(patterns.rights.findall(text, start, end))) >= 2
+            examined[(start, kind)] = found
         if found:
             spans.append((start, end))
     return _merged(spans)
@@ -132,13 +143,13 @@ def strip_notices(codes: np.ndarray) -> np.ndarray:
     return codes[keep]
 
 
-def _sentence_start(text: str, at: int) -> int:
-    return max(text.rfind(end, 0, at) for end in _SENTENCE_END) + 1
-
-
-def _sentence_end(text: str, at: int) -> int:
-    found = _ENDS.search(text, at)
-    return found.end() if found else len(text)
+def _sentence_around(ends: list[int], first: int, last: int, length: int) -> tuple[int, int]:
+    """The sentence holding ``text[first:last]``: from just after the sentence end before
+    ``first`` to just after the first one at or after ``last`` (``ends``: the positions just
+    past each sentence end, in order)."""
+    before = bisect.bisect_right(ends, first) - 1
+    after = bisect.bisect_right(ends, last)
+    return (ends[before] if before >= 0 else 0), (ends[after] if after < len(ends) else length)
 
 
 def _line_end(text: str, at: int) -> int:

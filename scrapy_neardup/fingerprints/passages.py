@@ -12,9 +12,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 import numpy as np
-import xxhash
 
-from .text import fold_with_positions, sentence_ends, to_text
+from .text import content_bytes, fold_with_positions, sentence_ends, span_key, to_text
 
 MIN_PASSAGE_CHARS = 20  # content characters: a shorter shared run is a phrase, not a passage
 # Clauses in one passage at most: a sentence listing hundreds of items would otherwise cost a
@@ -40,7 +39,7 @@ class Passages:
         sentences = sorted({0, total, *before[ends].tolist()})
         marks = _MARKS[np.minimum(folded, len(_MARKS) - 1)] & (folded < len(_MARKS))
         cuts = sorted({0, total, *before[ends | marks].tolist()})
-        hashed = folded[content].astype("<u4").tobytes()
+        hashed = content_bytes(folded[content])
         self._spans: dict[int, tuple[int, int]] = {}
         spans = self._spans
         for first, stop in zip(sentences, sentences[1:]):
@@ -52,7 +51,7 @@ class Passages:
                     break
                 for end in inside[i + 1 : i + 1 + MAX_CLAUSES]:
                     if end - start >= min_chars:
-                        spans.setdefault(xxhash.xxh64_intdigest(hashed[4 * start : 4 * end]), (start, end))
+                        spans.setdefault(span_key(hashed, start, end), (start, end))
         self.keys = list(spans)[:MAX_PASSAGES]  # the last start may have added a few more
         self._text, self._folded, self._where = text, folded, where
         self._content = np.flatnonzero(content)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .text import kernel
+from .kernel import kernel
 
 _P = np.uint64(0x100000001B3)  # FNV-64 prime, as a polynomial base
 _M1 = np.uint64(0xBF58476D1CE4E5B9)

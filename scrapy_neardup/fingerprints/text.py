@@ -29,16 +29,13 @@ import xxhash
 
 from .tables import cached_arrays, code_signature, file_signature, package_version
 
-try:  # the C loops of fingerprinting, built by setup.py where a compiler is available
-    from . import _kernel as kernel
-except ImportError:  # pragma: no cover - installs without a compiler run on numpy alone
-    kernel = None
+from .kernel import kernel
 
 MIN_SENTENCE_CHARS = 8  # shorter sentences ("图片来源：网络") carry no signal
 
 _DROP = 0xFFFFFFFF  # table value of invisible characters: removed
 _SLOW = 0xFFFFFFFE  # table value of characters that need exact NFKC
-_SENTENCE_ENDS = "。！？!?;；…\n"
+SENTENCE_ENDS = "。！？!?;；…\n"  # after folding; a line break ends a sentence too
 
 
 class _Tables:
@@ -74,7 +71,7 @@ def _build_tables() -> dict[str, np.ndarray]:
             fold[code] = ord(mapped)
         elif not any(c.isalnum() for c in mapped):
             # "…" -> "...": punctuation only; keep sentence ends, else one mark is enough
-            fold[code] = code if char in _SENTENCE_ENDS else ord(mapped[0])
+            fold[code] = code if char in SENTENCE_ENDS else ord(mapped[0])
         else:
             fold[code] = _SLOW  # "ﬁ" -> "fi", "㈠" -> "(一)"
     for code in range(size):
@@ -87,7 +84,7 @@ def _build_tables() -> dict[str, np.ndarray]:
         if target < _SLOW and target in simplified:
             fold[code] = simplified[target]
     ends = np.zeros(size, dtype=bool)
-    ends[[ord(c) for c in _SENTENCE_ENDS]] = True
+    ends[[ord(c) for c in SENTENCE_ENDS]] = True
     return {"fold": fold, "content": content, "ends": ends}
 
 
@@ -217,7 +214,7 @@ def text_tables_key() -> dict:
         "opencc": package_version(_package_dir("opencc"), "opencc"),
         "script_configs": [_SCRIPT_CONFIGS, _PHRASE_CONFIGS, _PHRASE_WORDS],
         "jieba_dictionary": file_signature(os.path.join(_package_dir("jieba"), "dict.txt")),
-        "sentence_ends": _SENTENCE_ENDS,
+        "sentence_ends": SENTENCE_ENDS,
         "code": code_signature(__file__),
     }
 
@@ -326,6 +323,20 @@ class Sentences:
 
     def __len__(self) -> int:
         return len(self.lengths)
+
+
+def content_bytes(codes: np.ndarray) -> bytes:
+    """Folded content characters as the bytes that keys hash (UTF-32, little-endian)."""
+    return codes.astype("<u4").tobytes()
+
+
+def span_key(content: bytes, start: int, end: int) -> int:
+    """The key of content characters ``[start, end)`` of ``content`` (:func:`content_bytes`).
+
+    nshash sentence keys, related-story passages and ``explain`` all hash a span this way, so
+    a passage that is a whole sentence has that sentence's key.
+    """
+    return xxhash.xxh64_intdigest(content[4 * start : 4 * end])
 
 
 def sentences_of(codes: np.ndarray, min_chars: int = MIN_SENTENCE_CHARS) -> Sentences:

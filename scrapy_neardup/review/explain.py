@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import xxhash
 
-from ..engine.detector import Detector, Thresholds, Verdict
+from ..engine.detector import Detector
+from ..engine.verdicts import Thresholds, Verdict
 from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 from .marking import Alignment, align
 from ..fingerprints.simhash import hamming
 from ..fingerprints.sketch import resemblance
 from ..stores import Probe, Store, open_store
 from ..stores.base import sentence_bucket
-from ..fingerprints.text import fold_codes, sentences_of
+from ..fingerprints.text import content_bytes, fold_codes, sentences_of, span_key
 
 
 @dataclass
@@ -57,10 +57,10 @@ def sentence_texts(text: str) -> dict[int, str]:
     """Sentence hash -> the sentence (content characters), for every sentence of ``text``;
     the hash is the one fingerprints use as an nshash key."""
     found = sentences_of(fold_codes(text))
-    content = found.content.astype("<u4").tobytes()
+    content = content_bytes(found.content)
     shown: dict[int, str] = {}
     for index, (start, length) in enumerate(zip(found.starts.tolist(), found.lengths.tolist())):
-        shown.setdefault(xxhash.xxh64_intdigest(content[4 * start : 4 * (start + length)]), found.text(index))
+        shown.setdefault(span_key(content, start, start + length), found.text(index))
     return shown
 
 

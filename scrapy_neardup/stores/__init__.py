@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit
 
+from ..dotted import load_dotted
 from ..fingerprints.fingerprint import Recipe
 from .base import (
     FORMAT_VERSION,
@@ -27,10 +27,17 @@ __all__ = [
     "StoreUnavailable",
     "STORES_BASE",
     "open_store",
+    "names_a_secret",
     "read_meta",
     "redact",
     "store_class",
 ]
+
+
+def names_a_secret(parameter: str) -> bool:
+    """A URI query parameter whose value is a secret (redis-py takes ``?password=``): never
+    shown in a message or a log."""
+    return any(word in unquote(parameter).lower() for word in ("pass", "secret", "token"))
 
 
 def redact(uri: str) -> str:
@@ -64,7 +71,7 @@ def redact(uri: str) -> str:
     params = []
     for param in query.split("&") if question else []:
         name, equals, _ = param.partition("=")
-        secret = equals and any(word in unquote(name).lower() for word in ("pass", "secret", "token"))
+        secret = equals and names_a_secret(name)
         params.append(f"{name}=***" if secret else param)
     return f"{scheme}://{authority}{path}{question}{'&'.join(params)}{'#***' if fragment else ''}"
 
@@ -96,14 +103,13 @@ def store_class(uri: str, stores: Mapping[str, Any] | None = None) -> type[Store
         raise StoreError(f"unknown store URI {redact(uri)!r}: the known schemes are {known}")
     if not isinstance(found, str):
         return found
-    module, _, name = found.rpartition(".")
     try:
-        return getattr(importlib.import_module(module), name)
+        return load_dotted(found)
     except ImportError as exc:
         extra = "redis" if "redis" in found else None
         hint = f": pip install 'scrapy-neardup[{extra}]'" if extra else ""
         raise StoreUnavailable(f"the {scheme}:// store ({found}) cannot be loaded ({exc}){hint}") from exc
-    except AttributeError:
+    except (AttributeError, ValueError):
         raise StoreError(f"the {scheme}:// store names {found!r}, which does not exist") from None
 
 
@@ -138,7 +144,7 @@ def read_meta(uri: str, namespace: str = "default", stores: Mapping[str, Any] | 
     against any recipe and without creating anything; None when there is no such store."""
     store = store_class(uri, stores).from_uri(uri, namespace, create=False, **options)
     try:
-        meta = store._read_meta()
+        meta = store.read_meta()
     finally:
         store.close()
     return meta

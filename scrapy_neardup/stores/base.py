@@ -88,6 +88,11 @@ class Reservation:
 class Store(ABC):
     """A namespace of a fingerprint store. Subclasses: memory, LevelDB, Redis."""
 
+    # A store that answers from this process's memory or disk (memory, LevelDB) is called
+    # inline, one check at a time; a server store (False) gets a crawl's checks in batches,
+    # one round trip each. Set by the class, so a store a user registers says it too.
+    local = False
+
     uri: str = ""
     namespace: str = "default"
     format_version: int = FORMAT_VERSION
@@ -109,11 +114,11 @@ class Store(ABC):
         self.recipe = recipe
         self.tables = PermutedTables(recipe.simhash_k)
         wanted = {"format": self.format_version, "recipe": recipe.as_dict()}
-        found = self._read_meta()
+        found = self.read_meta()
         if found is None and not create:
             raise StoreUnavailable(f"there is no store at {self.describe()}: check --store and --namespace")
         if found is None:
-            self._write_meta(wanted)
+            self.write_meta(wanted)
         elif found.get("format") != self.format_version:
             raise StoreFormatError(
                 f"store {self.describe()} was written by format version {found.get('format')}, "
@@ -251,10 +256,13 @@ class Store(ABC):
         """Documents stored in this namespace."""
 
     @abstractmethod
-    def _read_meta(self) -> dict | None: ...
+    def read_meta(self) -> dict | None:
+        """What the store recorded about itself (format version, recipe, layout); None when
+        there is no such store yet."""
 
     @abstractmethod
-    def _write_meta(self, meta: dict) -> None: ...
+    def write_meta(self, meta: dict) -> None:
+        """Record ``meta`` (a new store, at its first open)."""
 
     def close(self) -> None:
         pass
@@ -268,6 +276,8 @@ class Store(ABC):
 
 class LocalStore(Store):
     """Check-and-add for stores used by one process, written on a few primitives."""
+
+    local = True
 
     @abstractmethod
     def _members(self, bucket: bytes, limit: int) -> list[int]:

@@ -33,10 +33,10 @@ class MemoryStore(LocalStore):
     def _claims(self) -> dict[int, int]:
         return self._claimed
 
-    def _read_meta(self) -> dict | None:
+    def read_meta(self) -> dict | None:
         return self._meta.get("meta")
 
-    def _write_meta(self, meta: dict) -> None:
+    def write_meta(self, meta: dict) -> None:
         self._meta["meta"] = meta
 
     def _members(self, bucket: bytes, limit: int) -> list[int]:

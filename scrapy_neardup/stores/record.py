@@ -15,6 +15,8 @@ PENDING = 1  # reserved by a crawl, waiting for the item to pass every pipeline
 # doc_id, time, simhash, sketch size, content chars, state, number of sentence keys
 _HEAD = struct.Struct("<QdQIIBB")
 _TIME = struct.Struct("<d")  # at offset 8 of the head
+# Bytes of the head; a server-side script reads the state byte, the head's next to last, in place.
+HEAD_SIZE = _HEAD.size
 # Keys are clipped far below 32 KiB, so the top bit of the key's length is free: set, it says
 # that the story fields (story id, the id it replaces, the source) follow the key. A record
 # without them is written as records always were, so stores of either kind read alike.

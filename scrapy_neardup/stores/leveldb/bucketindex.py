@@ -24,7 +24,7 @@ import sys
 
 import xxhash
 
-from ...fingerprints.text import kernel
+from ...fingerprints.kernel import kernel
 
 MIN_SLOTS = 1 << 12
 MAX_LOAD = 0.75  # linear probing stays short (a few slots, one cache line) below this

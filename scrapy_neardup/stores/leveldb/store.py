@@ -320,11 +320,11 @@ class LevelDBStore(LocalStore):
             self.remove(int.from_bytes(key[1:], "big"))
 
     @_guarded
-    def _read_meta(self) -> dict | None:
+    def read_meta(self) -> dict | None:
         return decode_meta(self._db.get(b"m", verify_checksums=_VERIFY))
 
     @_guarded
-    def _write_meta(self, meta: dict) -> None:
+    def write_meta(self, meta: dict) -> None:
         self._db.put(b"m", encode_meta(meta))
 
     def _claims(self) -> dict[int, int]:

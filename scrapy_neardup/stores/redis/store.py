@@ -38,8 +38,8 @@ from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError
 
 from ...fingerprints.fingerprint import Recipe
-from ..record import _HEAD, COMMITTED, PENDING, DocRecord, pack_text, unpack_text
-from .. import redact
+from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
+from .. import names_a_secret, redact
 from ..base import REPLACED, Confirm, Probe, Reservation, Store, StoreError, StoreFormatError, StoreLost, StoreUnavailable, decode_meta, encode_meta, key_buckets, sentence_bucket
 from .sentinel import is_sentinel, parse_sentinel_uri, sentinel_client
 
@@ -50,7 +50,6 @@ _TOLD: set[tuple[str, str]] = set()  # (server, warning) already logged: once pe
 
 # Byte layout the script edits: the id is the first 8 bytes (little-endian); the state and
 # the number of sentence keys are the last two bytes of the head; the keys follow it.
-_HEAD_SIZE = _HEAD.size
 
 SHARDS = 1 << 16  # bucket shard hashes per window (4 hex digits)
 WINDOWS_PER_TTL = 4  # a TTL window is ttl / 4: documents are kept 1.25 ttl at most
@@ -111,7 +110,7 @@ def _secrets(uri: str) -> list[str]:
     found = {parts.password or ""}
     for param in parts.query.split("&"):
         name, _, value = param.partition("=")
-        if any(word in unquote(name).lower() for word in ("pass", "secret", "token")):
+        if names_a_secret(name):
             found.add(value)
     found |= {unquote(s) for s in found} | {unquote_plus(s) for s in found}
     return sorted(found - {""}, key=len, reverse=True)
@@ -352,7 +351,7 @@ class RedisStore(Store):
     def open(self, recipe: Recipe, create: bool = True) -> None:
         self._check_server()
         super().open(recipe, create)
-        layout = (self._read_meta() or {}).get("layout")
+        layout = (self.read_meta() or {}).get("layout")
         if self.ttl is None and layout and layout.get("window") and layout.get("shards") == SHARDS:
             self._set_ttl(layout["window"] * WINDOWS_PER_TTL)  # no TTL given: the store's own
         if layout != self._layout:
@@ -364,10 +363,10 @@ class RedisStore(Store):
             )
         self._mark = self._read_mark()
 
-    def _read_meta(self) -> dict | None:
+    def read_meta(self) -> dict | None:
         return decode_meta(self._call(self.client.get, self._key("meta")))
 
-    def _write_meta(self, meta: dict) -> None:
+    def write_meta(self, meta: dict) -> None:
         """Create the namespace: its meta, then its marker (when another process created it
         at the same moment, check against its meta)."""
         if self._call(self.client.exists, self._key("n"), self._key("t")):
@@ -557,7 +556,7 @@ class RedisStore(Store):
             probe.bucket_read_limit,
             f"{self._client_id}-{threading.get_ident()}",
             next(self._seq),
-            _HEAD_SIZE,
+            HEAD_SIZE,
             b"".join(sentences),
             b"".join(read),
             b"".join(file_entries),
@@ -625,7 +624,7 @@ class RedisStore(Store):
     def commit(self, doc_id: int) -> None:
         self._filed.pop(doc_id, None)
         # the state byte is the next to last byte of the head (1-based position for Lua)
-        args = [self._prefix, doc_id, _member(doc_id), _HEAD_SIZE - 1, self._ttl_ms, self._mark]
+        args = [self._prefix, doc_id, _member(doc_id), HEAD_SIZE - 1, self._ttl_ms, self._mark]
         replacing = self._replacing.pop(doc_id, None)
         if replacing is not None:  # the copy it replaces goes in the same step
             old_id, window, blob = replacing

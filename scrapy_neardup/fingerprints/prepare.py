@@ -1,0 +1,70 @@
+"""One item's text, ready to check: HTML extracted to its article body, then fingerprinted.
+
+The same :class:`Preparer` runs in the crawler (``NEARDUP_WORKERS = 0``), in each worker
+process of the crawl, and in the ``neardup`` command, so every path gives the same
+fingerprints and the same reasons for a text that cannot be judged. It never raises for bad
+input: a binary page, a broken extractor or a text the engine cannot handle becomes an
+``ERROR`` with the reason, so one bad item cannot stop a crawl or a run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..dotted import load_dotted
+from .extract import ExtractionError, decode_html, looks_binary
+from .fingerprint import Fingerprint, Fingerprinter, Recipe
+
+OK = "ok"
+NO_TEXT = "no_text"
+ERROR = "error"
+TIMEOUT = "timeout"  # extraction overran its time bound; the worker was replaced
+
+
+@dataclass
+class Prepared:
+    """The outcome of preparing one item's text; picklable, so it can come back from a worker."""
+
+    status: str  # OK, NO_TEXT, ERROR or TIMEOUT
+    fingerprint: Fingerprint | None = None
+    error: str | None = None  # "ExceptionName: message" for ERROR
+    extract_seconds: float | None = None  # None when the text field was used
+    fingerprint_seconds: float = 0.0
+    text: str | None = None  # the body extracted from HTML, for NEARDUP_TEXT_OUT_FIELD
+
+
+class Preparer:
+    """Text or HTML in, :class:`Prepared` out; never raises for bad input."""
+
+    def __init__(self, recipe: Recipe, extractor: Callable[[str], str] | str):
+        self.extractor: Callable[[str], str] = load_dotted(extractor) if isinstance(extractor, str) else extractor
+        self.fingerprinter = Fingerprinter(recipe)
+
+    def __call__(self, source: str | bytes, is_html: bool) -> Prepared:
+        extract_seconds = None
+        if is_html:
+            started = time.perf_counter()
+            try:
+                if isinstance(source, bytes):
+                    if looks_binary(source):
+                        raise ExtractionError(f"binary content, not HTML ({len(source)} bytes)")
+                    source = decode_html(source)
+                text = self.extractor(source)
+                if text is not None and not isinstance(text, str):
+                    raise TypeError(f"extractor returned {type(text).__name__}, not str")
+            except Exception as exc:  # a bad page or a broken extractor must not stop the crawl
+                return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}")
+            extract_seconds = time.perf_counter() - started
+        else:
+            text = source  # type: ignore[assignment]
+        if not text or not text.strip():
+            return Prepared(NO_TEXT, extract_seconds=extract_seconds)
+        started = time.perf_counter()
+        try:
+            fingerprint = self.fingerprinter.fingerprint(text)
+        except Exception as exc:
+            return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}", extract_seconds=extract_seconds)
+        extracted = text if is_html else None
+        return Prepared(OK, fingerprint, None, extract_seconds, time.perf_counter() - started, extracted)
