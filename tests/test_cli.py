@@ -453,7 +453,9 @@ def test_dedup_prefer_source_ranks_by_the_source_field(tmp_path):
     (["--prefer", "newest"], "--prefer: must be one of first, longest, source or a dotted path"),
     (["--prefer", "source"], "NEARDUP_PREFER_SOURCES, or --prefer-sources"),
     (["--prefer", "no.such.policy"], "--prefer: cannot import 'no.such.policy'"),
-    (["--replaces-field", "text"], "--replaces-field must name a field of its own"),
+    (["--replaces-field", "text"], "--replaces-field 'text' is also --text-field"),
+    (["--duplicate-of-field", "text"], "--duplicate-of-field 'text' is also --text-field"),
+    (["--similar-id-field", "duplicate_of"], "--similar-id-field 'duplicate_of' is also --duplicate-of-field"),
 ])
 def test_dedup_refuses_a_bad_prefer_option(tmp_path, capsys, options, message):
     source = tmp_path / "in.jsonl"

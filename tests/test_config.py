@@ -141,7 +141,7 @@ def test_stores_merge_the_base_and_the_users_registry():
         ("NEARDUP_PREFER", "scrapy_neardup.engine.prefer.LONGER_BY", "NEARDUP_PREFER: 'scrapy_neardup.engine.prefer.LONGER_BY' is not callable"),
         ("NEARDUP_PREFER_SOURCES", [1, 2], "NEARDUP_PREFER_SOURCES: must be a list of domains or site names"),
         ("NEARDUP_REPLACES_FIELD", "", "NEARDUP_REPLACES_FIELD: must be a non-empty string"),
-        ("NEARDUP_REPLACES_FIELD", "text", "NEARDUP_REPLACES_FIELD 'text' is already the text, HTML, key"),
+        ("NEARDUP_REPLACES_FIELD", "text", "NEARDUP_REPLACES_FIELD 'text' is also NEARDUP_TEXT_FIELD"),
     ],
 )
 def test_invalid_values_name_the_setting(name, value, message):
@@ -159,7 +159,7 @@ def test_store_password_is_not_echoed_in_errors():
 def test_tag_fields_must_not_overwrite_item_data():
     with pytest.raises(ValueError, match="NEARDUP_DUPLICATE_OF_FIELD 'url' is also NEARDUP_KEY_FIELD"):
         parse(NEARDUP_DUPLICATE_OF_FIELD="url")
-    with pytest.raises(ValueError, match="must differ"):
+    with pytest.raises(ValueError, match="NEARDUP_SIMILAR_ID_FIELD 'x' is also NEARDUP_DUPLICATE_OF_FIELD"):
         parse(NEARDUP_DUPLICATE_OF_FIELD="x", NEARDUP_SIMILAR_ID_FIELD="x")
 
 
@@ -236,7 +236,7 @@ def test_methods_and_the_text_out_field():
     for bad in ("minhash", "", []):
         with pytest.raises(ValueError, match="NEARDUP_METHODS: must"):
             NearDupConfig.from_settings(Settings({"NEARDUP_METHODS": bad}))
-    with pytest.raises(ValueError, match="NEARDUP_TEXT_OUT_FIELD 'html' is already"):
+    with pytest.raises(ValueError, match="NEARDUP_TEXT_OUT_FIELD 'html' is also NEARDUP_HTML_FIELD"):
         NearDupConfig.from_settings(Settings({"NEARDUP_TEXT_OUT_FIELD": "html"}))
 
 

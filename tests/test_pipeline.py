@@ -19,9 +19,9 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_neardup import Addon, Detector, NearDupPipeline, NearDuplicateItem, open_store
 from scrapy_neardup.crawl.addon import NearDupLogFormatter
-from scrapy_neardup.crawl.sharedstores import _SHARED
+from scrapy_neardup.crawl.storeaccess import _SHARED
 from scrapy_neardup.stores.record import COMMITTED, PENDING, content_key
-from scrapy_neardup.crawl.stop import CrawlStopper
+from scrapy_neardup.crawl.failures import CrawlStopper
 
 _names = itertools.count()
 TEXT = "\n".join(STORIES["metro"].paragraphs)
@@ -53,7 +53,7 @@ def neardup_stats(pipeline):
 
 
 def store_of(pipeline):
-    return pipeline.detector.store
+    return pipeline.access.store
 
 
 def test_disabled_pipeline_is_not_configured():
@@ -278,7 +278,7 @@ async def test_keyless_reprint_in_a_later_run_is_not_taken_for_the_original(tmp_
 @deferred_f_from_coro_f
 async def test_store_failing_mid_crawl_passes_items_and_counts(tmp_path, caplog):
     pipeline = make_pipeline(NEARDUP_STORE=f"leveldb://{tmp_path}")
-    pipeline.detector.store._shared.db.close()  # the DB goes away under the crawl
+    pipeline.access.store._shared.db.close()  # the DB goes away under the crawl
     with caplog.at_level(logging.ERROR, logger="scrapy_neardup"):
         for n in range(3):
             item = {"url": f"https://a/{n}", "text": TEXT}

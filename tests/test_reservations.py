@@ -72,11 +72,12 @@ def test_a_failing_store_is_reported_and_the_reservation_still_settles(tmp_path)
     assert len(reservations) == 0 and reservations.waiting == {}
 
 
-async def _settled(reservations, copy_verdict, recheck):
-    """settle() started, once it waits on the first copy (the task may start a loop turn later)."""
+async def _waiting(reservations, copy_verdict):
+    """first_copy_outcome() started, once it waits on the first copy (the task may start a loop
+    turn later)."""
     import asyncio
 
-    outcome = deferred_from_coro(reservations.settle(copy_verdict, recheck))
+    outcome = deferred_from_coro(reservations.first_copy_outcome(copy_verdict))
     for _ in range(100):
         if reservations.waiters(copy_verdict.similar_id):
             break
@@ -86,32 +87,27 @@ async def _settled(reservations, copy_verdict, recheck):
 
 
 @deferred_f_from_coro_f
-async def test_a_copy_waits_and_is_a_duplicate_once_the_first_copy_is_committed():
+async def test_a_copy_waits_and_hears_that_the_first_copy_was_committed():
     detector, reservations = setup()
     first = {"url": "https://a/1", "text": TEXT}
     verdict = reserved(detector, reservations, first)
     copy = detector.check("https://b/1", REPRINT, reserve=True)
     assert copy.status == DUPLICATE and copy.similar_id == verdict.doc_id
-    rechecked = []
-    outcome = await _settled(reservations, copy, lambda: rechecked.append(1))
+    outcome = await _waiting(reservations, copy)
     reservations.commit(first)
-    assert await maybe_deferred_to_future(outcome) is copy
-    assert rechecked == []
+    assert await maybe_deferred_to_future(outcome) is True
 
 
 @deferred_f_from_coro_f
-async def test_a_copy_is_checked_again_when_the_first_copy_is_released():
+async def test_a_copy_hears_that_the_first_copy_was_released_and_is_then_a_story_of_its_own():
     detector, reservations = setup()
     first = {"url": "https://a/1", "text": TEXT}
     reserved(detector, reservations, first)
     copy = detector.check("https://b/1", REPRINT, reserve=True)
-
-    async def recheck():  # the store is checked again, now without the first copy
-        return detector.check("https://b/1", REPRINT, reserve=True)
-
-    outcome = await _settled(reservations, copy, recheck)
+    outcome = await _waiting(reservations, copy)
     reservations.release(first)
-    again = await maybe_deferred_to_future(outcome)
+    assert await maybe_deferred_to_future(outcome) is False
+    again = detector.check("https://b/1", REPRINT, reserve=True)  # what the pipeline does then
     assert again.status == UNIQUE and again.stored
 
 
@@ -123,6 +119,18 @@ async def test_copies_of_another_spider_wait_on_the_shared_table():
     first = {"url": "https://a/1", "text": TEXT}
     reserved(detector, mine, first)
     copy = detector.check("https://b/1", REPRINT, reserve=True)
-    outcome = await _settled(theirs, copy, lambda: None)
+    outcome = await _waiting(theirs, copy)
     mine.commit(first)
-    assert (await maybe_deferred_to_future(outcome)).status == DUPLICATE
+    assert await maybe_deferred_to_future(outcome) is True
+
+
+@deferred_f_from_coro_f
+async def test_nothing_is_awaited_for_a_copy_of_a_committed_story_or_a_unique_item():
+    detector, reservations = setup()
+    first = {"url": "https://a/1", "text": TEXT}
+    verdict = reserved(detector, reservations, first)
+    reservations.commit(first)
+    copy = detector.check("https://b/1", REPRINT, reserve=True)
+    assert copy.status == DUPLICATE
+    assert await reservations.first_copy_outcome(copy) is None
+    assert await reservations.first_copy_outcome(verdict) is None

@@ -10,7 +10,7 @@ from redis_server import start_redis
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_neardup import open_store
-from scrapy_neardup.crawl.deferreds import wait
+from scrapy_neardup.crawl.compat import wait
 from scrapy_neardup.crawl.storecalls import FIRST_BACKOFF, MAX_BACKOFF, StoreCalls, StoreDown
 from scrapy_neardup.stores import StoreUnavailable
 

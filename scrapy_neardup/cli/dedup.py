@@ -10,27 +10,29 @@ import argparse
 import functools
 import os
 import sys
-from dataclasses import dataclass
 from typing import Callable
 
+from ..engine.fields import OutputFields
 from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, Verdict
 from ..engine.detector import Detector
 from ..fingerprints.passages import passages_of
 from ..engine.prefer import policy_from
-from ..review.page import FirstCopies, Pair, Report
+from ..review.collect import Review
 from .common import CommandError, recipe_and_thresholds
-from .lines import Batch, Outcomes, Parsed, Summary, check_related_field, encoded, judged, run_lines, unjudged
+from .lines import Batch, Outcomes, Parsed, Summary, check_written_fields, encoded, judged, run_lines, unjudged
 
 
 def dedup(args: argparse.Namespace) -> int:
-    check_related_field(args, args.duplicate_of_field, args.similar_id_field)
-    taken = (args.text_field, args.key_field, args.duplicate_of_field, args.similar_id_field)
-    taken += (args.related_field,) if args.related else ()
-    if args.replaces_field in taken:
-        raise CommandError(
-            f"--replaces-field must name a field of its own, not {args.replaces_field!r} "
-            "(the text or key field, or one the other --*-field options write)"
-        )
+    args.outputs = OutputFields(args.duplicate_of_field, args.similar_id_field, args.replaces_field, args.related_field)
+    check_written_fields(
+        args,
+        {
+            "--duplicate-of-field": args.duplicate_of_field,
+            "--similar-id-field": args.similar_id_field,
+            "--related-field": args.related_field if args.related else None,
+            "--replaces-field": args.replaces_field,
+        },
+    )
     try:
         args.policy = policy_from(args.prefer, [s for s in args.prefer_sources.split(",") if s.strip()])
     except ValueError as exc:
@@ -38,7 +40,7 @@ def dedup(args: argparse.Namespace) -> int:
     recipe, thresholds = recipe_and_thresholds(args)
     if not args.report:
         return run_lines(args, recipe, thresholds, _decide, Summary(), create=True)
-    review = _Review(Report(args.report), FirstCopies())
+    review = Review(args.report)
     try:
         if os.path.isdir(args.report) or not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
             raise CommandError(f"cannot write the report {args.report}: not a file in an existing folder")
@@ -46,37 +48,18 @@ def dedup(args: argparse.Namespace) -> int:
         code = run_lines(args, recipe, thresholds, decide, Summary(), create=True)
         if code in (0, 3):  # a run stopped by its store reports what it did
             try:
-                pages = review.report.write()
+                pages = review.write()
             except OSError as exc:
                 raise CommandError(f"cannot write the report {args.report}: {exc.strerror or exc}") from None
             shown = pages[0] if len(pages) == 1 else f"{pages[0]} and {len(pages) - 1} more pages"
             print(f"review page: {shown}", file=sys.stderr)
         return code
     finally:
-        review.report.close()
-
-
-@dataclass
-class _Review:
-    """What ``dedup --report`` gathers: the report, and the first copies' texts it shows."""
-
-    report: Report
-    copies: FirstCopies
-
-    def note(self, item: Parsed, verdict: Verdict) -> None:
-        if verdict.status == DUPLICATE:
-            self.report.add(Pair(
-                item.key, item.text or "", verdict.duplicate_of or "", self.copies.text(verdict.similar_id),
-                verdict.method, verdict.containment, verdict.jaccard, verdict.distance,
-            ))
-            return
-        self.report.count(verdict.status if verdict.status != SHORT else "not judged")
-        if verdict.status != SHORT and verdict.doc_id == verdict.similar_id:
-            self.copies.remember(verdict.similar_id, item.text or "")
+        review.close()
 
 
 def _decide(
-    detector: Detector, batch: Batch, args: argparse.Namespace, summary: Summary, review: _Review | None = None
+    detector: Detector, batch: Batch, args: argparse.Namespace, summary: Summary, review: Review | None = None
 ) -> Callable[[], Outcomes]:
     """Hand the batch to the store; the function returned gives, for each line, the line to
     write (None: dropped) and, if passed through untouched, why."""
@@ -85,8 +68,8 @@ def _decide(
     sources = [_source(item, args) for item, _ in checked]
     texts = [item.text or "" for item, _ in checked] if args.keep_text else None
     finish = detector.start_many([(item.key, fp) for item, fp in checked], passages, sources=sources, texts=texts)
-    if review is not None and review.copies.read is None:
-        review.copies.read = detector.store.texts
+    if review is not None and review.first_copies.read is None:
+        review.first_copies.read = detector.store.texts
 
     def outcomes() -> Outcomes:
         verdicts = iter(finish())
@@ -95,12 +78,12 @@ def _decide(
             problem = unjudged(item, fingerprint)
             if problem:
                 if review is not None:
-                    review.report.count("not judged")
+                    review.not_judged()
                 out.append((item, (item.line, problem)))
             else:
                 verdict = next(verdicts)
                 if review is not None:
-                    review.note(item, verdict)
+                    review.note(item.key, verdict, item.text, review.first_copy(verdict))
                 out.append((item, _written(item, verdict, args, summary)))
         return out
 
@@ -130,11 +113,9 @@ def _written(item: Parsed, verdict: Verdict, args: argparse.Namespace, summary: 
         summary.updated += verdict.updated
     record = item.record
     assert record is not None
-    record[args.duplicate_of_field] = verdict.duplicate_of
-    record[args.similar_id_field] = verdict.similar_id
-    if verdict.replaces is not None:
-        summary.replaced += 1
-        record[args.replaces_field] = verdict.replaces
+    record.update(args.outputs.tags(verdict))
+    record.update(args.outputs.extras(verdict))
+    summary.replaced += verdict.replaces is not None
     if args.explain and verdict.status == DUPLICATE:
         record["neardup"] = {
             "method": verdict.method,
@@ -142,6 +123,4 @@ def _written(item: Parsed, verdict: Verdict, args: argparse.Namespace, summary: 
             "containment": verdict.containment,
             "distance": verdict.distance,
         }
-    if verdict.related is not None:
-        record[args.related_field] = verdict.related
     return encoded(item, args), None

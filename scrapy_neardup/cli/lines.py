@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
+from ..engine.fields import check_fields
 from ..engine.batching import ahead, chunks, overlapped
 from ..engine.detector import Detector
 from ..engine.verdicts import Thresholds
@@ -47,13 +48,15 @@ class Summary:
         )
 
 
-def check_related_field(args: argparse.Namespace, *written: str) -> None:
-    """--related writes a field of its own: never the text, nor a field another option writes."""
-    if args.related and (not args.related_field or args.related_field in {args.text_field, *written}):
-        raise CommandError(
-            f"--related-field must name a field of its own, not {args.related_field!r} "
-            "(the text field, or one the other --*-field options write)"
-        )
+def check_written_fields(args: argparse.Namespace, written: dict[str, str | None]) -> None:
+    """The fields a command writes (option -> field) are fields of their own: neither the text
+    or key field nor each other (:func:`~scrapy_neardup.engine.fields.check_fields`)."""
+    if args.related and not args.related_field:
+        raise CommandError("--related-field must name a field, got ''")
+    try:
+        check_fields({"--text-field": args.text_field, "--key-field": args.key_field}, written)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 @dataclass

@@ -11,7 +11,7 @@ from ..engine.detector import Detector
 from ..fingerprints.fingerprint import Fingerprint
 from ..fingerprints.passages import passages_of
 from .common import CommandError, recipe_and_thresholds
-from .lines import Batch, Outcomes, Summary, check_related_field, encoded, judged, run_lines, unjudged
+from .lines import Batch, Outcomes, Summary, check_written_fields, encoded, judged, run_lines, unjudged
 
 
 @dataclass
@@ -30,7 +30,9 @@ def query(args: argparse.Namespace) -> int:
         raise CommandError(f"-k must be at least 1, got {args.k}")
     if not 0.0 <= args.min_similarity <= 1.0:
         raise CommandError(f"--min-similarity must be between 0 and 1, got {args.min_similarity}")
-    check_related_field(args, args.similar_field)
+    check_written_fields(
+        args, {"--similar-field": args.similar_field, "--related-field": args.related_field if args.related else None}
+    )
     recipe, thresholds = recipe_and_thresholds(args)
     return run_lines(args, recipe, thresholds, _answer, QuerySummary(), create=False)
 

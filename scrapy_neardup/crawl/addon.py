@@ -9,6 +9,8 @@ from scrapy.logformatter import LogFormatter
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
+from .compat import DROP_LOG_LEVEL_HONOURED
+
 PIPELINE_PATH = "scrapy_neardup.NearDupPipeline"  # the one documented path
 # Before typical storage pipelines (300 and up in Scrapy's examples), after cleaning ones.
 PIPELINE_PRIORITY = 200
@@ -29,12 +31,6 @@ class NearDupLogFormatter(LogFormatter):
         if result is not None and level is not None:
             result["level"] = logging.getLevelName(level) if isinstance(level, str) else level
         return result
-
-
-def _scrapy_version() -> tuple[int, ...]:
-    from scrapy import version_info
-
-    return tuple(version_info[:2])
 
 
 class Addon:
@@ -58,5 +54,5 @@ class Addon:
                 pipelines.set(PIPELINE_PATH, PIPELINE_PRIORITY, "addon")
             else:
                 settings.set("ITEM_PIPELINES", {**(pipelines or {}), PIPELINE_PATH: PIPELINE_PRIORITY}, "addon")
-        if _scrapy_version() < (2, 13) and settings.get("LOG_FORMATTER") == _DEFAULT_LOG_FORMATTER:
+        if not DROP_LOG_LEVEL_HONOURED and settings.get("LOG_FORMATTER") == _DEFAULT_LOG_FORMATTER:
             settings.set("LOG_FORMATTER", f"{__name__}.NearDupLogFormatter", "addon")

@@ -21,6 +21,13 @@ from .runlog import RunLog
 
 __all__ = ["ItemFields"]
 
+# An extra field's setting, its stat when the item class lacks it, and what its items pass
+# without: by whether the field is the related stories'.
+_EXTRAS = {
+    False: ("NEARDUP_REPLACES_FIELD", "replaces_field_missing", "without the key of the copy they replace"),
+    True: ("NEARDUP_RELATED_FIELD", "related_field_missing", "without related stories"),
+}
+
 
 class ItemFields:
     """The NEARDUP_*_FIELD settings applied to items; ``by_source``: a ``source`` policy is set,
@@ -30,6 +37,7 @@ class ItemFields:
         self.config = config
         self.log = log
         self.source_field = config.source_field if by_source else ""
+        self.outputs = config.output_fields()
 
     # -- read ---------------------------------------------------------------------------
 
@@ -97,11 +105,13 @@ class ItemFields:
             return
         adapter[field] = value
 
-    def write_related(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> None:
-        """The other stored stories that share a long passage with the item (NEARDUP_RELATED)."""
-        if verdict.related is not None:
-            self.write(item, adapter, self.config.related_field, verdict.related, "NEARDUP_RELATED_FIELD",
-                       "related_field_missing", "without related stories")
+    def write_extras(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> None:
+        """What the verdict carries besides the tags (:meth:`.OutputFields.extras`): the key of
+        the copy a preferred copy replaces (the storage pipeline replaces its row), the other
+        stored stories sharing a long passage with the item (NEARDUP_RELATED)."""
+        for field, value in self.outputs.extras(verdict).items():
+            setting, stat, missing = _EXTRAS[field == self.outputs.related]
+            self.write(item, adapter, field, value, setting, stat, missing)
 
     def hand_on(self, adapter: ItemAdapter, text: str) -> None:
         """Give the storage pipeline the body extracted here, so a crawl extracts it once; a
@@ -136,8 +146,8 @@ class ItemFields:
                     " and ".join(map(repr, missing)),
                 )
                 return False
-        adapter[self.config.duplicate_of_field] = verdict.duplicate_of
-        adapter[self.config.similar_id_field] = verdict.similar_id
+        for field, value in self.outputs.tags(verdict).items():
+            adapter[field] = value
         return True
 
     def _lacks(self, item: Any, stat: str, message: str, *args: Any) -> None:

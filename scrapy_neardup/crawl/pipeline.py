@@ -1,55 +1,47 @@
-"""NearDupPipeline: the Scrapy wiring around :class:`~scrapy_neardup.engine.detector.Detector`.
+"""NearDupPipeline: the Scrapy wiring around the engine's
+:class:`~scrapy_neardup.engine.detector.Detector`.
 
-Each item is judged as it arrives; a unique one holds a reservation
-(:class:`~scrapy_neardup.reservations.Reservations`) that Scrapy's signals commit
-(``item_scraped``) or release (``item_dropped``, ``item_error``). With worker processes,
-the :class:`~scrapy_neardup.crawl.workers.WorkerPool` prepares pages and keeps them in arrival order.
-
-The pipeline holds the wiring only; it calls the objects that keep the books:
-:class:`~scrapy_neardup.itemfields.ItemFields` (the item's fields, read and written),
-:class:`~scrapy_neardup.outages.Outages` (a store failing mid-crawl),
-:class:`~scrapy_neardup.crawlreview.CrawlReview` (NEARDUP_REPORT),
-:mod:`~scrapy_neardup.sharedstores` (one store per URI and namespace in a process) and
-:class:`~scrapy_neardup.runlog.RunLog` (stats and log lines).
+One item's path: its text (or HTML) is read from its fields (:class:`.items.ItemFields`),
+prepared (extracted and fingerprinted, here or in a worker process: :mod:`.workers`), checked
+against the store (:class:`.storeaccess.StoreAccess`), and dropped or tagged. A unique item
+holds a reservation (:class:`.reservations.Reservations`) that Scrapy's signals commit
+(``item_scraped``) or release (``item_dropped``, ``item_error``); a copy of a pending first
+copy waits for that outcome. A store failing on the way is :class:`.failures.Outages`'s to
+handle; the review page is :class:`.review.CrawlReview`'s; stats and log lines go through
+:class:`.runlog.RunLog`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import DropItem, NotConfigured
-from scrapy.utils.defer import maybe_deferred_to_future
 
-from .checkbatch import CheckBatcher
-from .settings import NearDupConfig, typos
-from .review import CrawlReview
-from .deferreds import maybe_await
-from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, UNIQUE, Verdict
 from ..engine.detector import Detector
-from .items import ItemFields
-from .outages import Outages
+from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, UNIQUE, Verdict
 from ..fingerprints.passages import passages_of
-from .reservations import Reservations
-from .runlog import RunLog
-from .sharedstores import SharedStore, acquire_store, release_store
-from .stop import BAD_SETTING, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, stop_at_open
-from ..stores import StoreError, StoreFormatError, redact
-from ..fingerprints.text import get_tokenizer
 from ..fingerprints.prepare import ERROR, NO_TEXT, TIMEOUT, Prepared, Preparer
+from ..fingerprints.text import get_tokenizer
+from ..stores import StoreError, StoreFormatError, redact
+from .compat import closing_result
+from .failures import BAD_SETTING, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, Outages, stop_at_open
+from .items import ItemFields
+from .reservations import Reservations
+from .review import CrawlReview
+from .runlog import RunLog
+from .settings import NearDupConfig, typos
+from .storeaccess import SharedStore, StoreAccess, acquire_store, release_store
 from .workers import WorkerPool, can_pickle_extractor
 
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
 logger = logging.getLogger(__name__)
-
-try:  # Scrapy versions with ensure_awaitable await what close_spider returns (and deprecate a Deferred)
-    from scrapy.utils.defer import ensure_awaitable as _  # noqa: F401
-
-    _CLOSE_AWAITS_COROUTINES = True
-except ImportError:  # pragma: no cover
-    _CLOSE_AWAITS_COROUTINES = False
 
 __all__ = ["NearDupPipeline", "NearDuplicateItem"]
 
@@ -78,24 +70,23 @@ class RevisitedItem(NearDuplicateItem):
 class NearDupPipeline:
     """Drops or tags items whose text is a near-duplicate of an item seen before."""
 
-    def __init__(self, crawler: Any, config: NearDupConfig):
+    def __init__(self, crawler: Crawler, config: NearDupConfig):
         self.crawler = crawler
         self.config = config
         self.stats = crawler.stats
         self.log = RunLog(crawler, logger, config.debug)
-        self.detector: Detector | None = None
-        self.preparer: Preparer | None = None
-        self.pool: WorkerPool | None = None
+        self.access: StoreAccess | None = None  # set once the store is open
+        self.preparer: Preparer | None = None  # without worker processes
+        self.pool: WorkerPool | None = None  # with worker processes
         self.reservations: Reservations | None = None
         self.fields: ItemFields | None = None
         self.outages: Outages | None = None
         self.review: CrawlReview | None = None  # NEARDUP_REPORT
-        self._checks: CheckBatcher | None = None  # with a server store
         self._shared: SharedStore | None = None
         self._store_uri = ""
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> "NearDupPipeline | CrawlStopper":
+    def from_crawler(cls, crawler: Crawler) -> NearDupPipeline | CrawlStopper:
         """The pipeline; on a bad setting, one ERROR line and a stand-in that stops the crawl."""
         spider = getattr(crawler, "spider", None)
         for warning in typos(crawler.settings, spider):
@@ -115,7 +106,7 @@ class NearDupPipeline:
 
     # -- opening and closing ------------------------------------------------------------
 
-    def open_spider(self, spider: Any = None) -> None:
+    def open_spider(self, spider: Spider | None = None) -> None:
         config = self.config
         if config.workers and not can_pickle_extractor(config.extractor):
             self.log.log(
@@ -144,7 +135,7 @@ class NearDupPipeline:
             release_store(self._shared)
             self._shared = None
             return self._fail(f"NEARDUP_TOKENIZER: {exc}", BAD_SETTING)
-        self.detector = Detector(
+        detector = Detector(
             self._shared.store,
             thresholds=config.thresholds(),
             ttl=config.ttl or None,
@@ -152,30 +143,20 @@ class NearDupPipeline:
             fingerprinter=self.preparer.fingerprinter if self.preparer else _NoFingerprinter(),
             prefer=config.policy(),
         )
-        self.fields = ItemFields(config, self.log, by_source=self.detector.prefer is not None)
+        self.access = access = StoreAccess(self._shared, detector)
+        self.fields = ItemFields(config, self.log, by_source=detector.prefer is not None)
         if config.ttl:
             try:
-                self.log.inc("purged", self.detector.purge())
+                self.log.inc("purged", access.purge())
             except StoreError as exc:
                 self.log.once("purge", logging.WARNING, "Could not purge old documents: %s", exc)
-        calls = self._shared.calls
-        if not self._shared.store.local:  # a server store: one round trip per batch of checks
-            self._checks = CheckBatcher(
-                lambda checks, texts: calls.run(
-                    self.detector.check_many, [(key, fp) for key, fp, _ in checks], True, [s for *_, s in checks], texts
-                )
-            )
-        self.outages = Outages(self.crawler, calls, self.log)
+        self.outages = Outages(self.crawler, access.calls, self.log)
         self.reservations = Reservations(
-            lambda verdict: calls.run(self.detector.commit, verdict),
-            lambda verdict: calls.run(self.detector.release, verdict),
-            config.key_field,
-            self._shared.waiting,
-            self.outages.store_failed,
+            access.commit, access.release, config.key_field, access.waiting, self.outages.store_failed
         )
         if config.report:
             title = f"neardup review: {getattr(self.crawler.spider, 'name', '')}"
-            self.review = CrawlReview(config.report, title, self._shared.store, calls, self.log)
+            self.review = CrawlReview(config.report, title, access, self.log)
         if config.workers:
             needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
             self.pool = WorkerPool(
@@ -196,7 +177,7 @@ class NearDupPipeline:
             f"{config.ttl:g} s" if config.ttl else "none",
             recipe.tokenizer,
             f"{config.workers} worker processes" if config.workers else "in the reactor thread",
-            "store calls on a thread of their own" if calls.threaded else "store calls inline",
+            "store calls on a thread of their own" if access.calls.threaded else "store calls inline",
         )
 
     def _fail(self, message: str, reason: str) -> None:
@@ -204,7 +185,7 @@ class NearDupPipeline:
         self.log.log(logging.ERROR, "scrapy-neardup: %s; the crawl stops", message)
         stop_at_open(self.crawler, reason)
 
-    def close_spider(self, spider: Any = None) -> Any:
+    def close_spider(self, spider: Spider | None = None) -> Any:
         if self.outages is not None:
             self.outages.close(self.reservations)
         if self.pool is not None:
@@ -220,13 +201,13 @@ class NearDupPipeline:
                 len(left),
                 self.config.key_field,
             )
-        if self._checks is not None:
-            self.log.inc("check_round_trips", self._checks.batches)
+        if self.access is not None and self.access.round_trips is not None:
+            self.log.inc("check_round_trips", self.access.round_trips)
         closing = None
         if self._shared is not None:
             closing = release_store(self._shared)
             self._shared = None
-        if self.detector is not None:
+        if self.access is not None:
             self._log_summary()
         if self.review is not None:
             self.review.write()
@@ -234,9 +215,7 @@ class NearDupPipeline:
         if closing is None:
             return None
         closing.addErrback(lambda failure: self.log.once("close", logging.WARNING, "Closing the store: %s", failure.value))
-        # Scrapy waits for the store to close. Where it takes awaitables, a Future: closing goes on
-        # when a caller does not await it (a coroutine would not run).
-        return maybe_deferred_to_future(closing) if _CLOSE_AWAITS_COROUTINES else closing
+        return closing_result(closing)  # Scrapy waits for the store to close
 
     def _log_summary(self) -> None:
         get = self.stats.get_value
@@ -265,15 +244,29 @@ class NearDupPipeline:
 
     # -- items --------------------------------------------------------------------------
 
-    async def process_item(self, item: Any, spider: Any = None) -> Any:
-        if self.detector is None:
+    async def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if self.access is None:
             return item  # the store did not open; the crawl is closing
         self.log.inc("items")
         adapter = ItemAdapter(item)
+        verdict, text = await self._judge(item, adapter)
+        if verdict is None or verdict.status == SHORT:
+            if self.review is not None:
+                self.review.not_judged()
+            return item
+        if self.config.related:
+            await self._add_related(verdict, text)
+        if self.review is not None:
+            await self.review.note(verdict.key, verdict, text)
+        return self._act(item, adapter, verdict)
+
+    async def _judge(self, item: Any, adapter: ItemAdapter) -> tuple[Verdict | None, str | None]:
+        """The item's verdict and the text it was judged on; no verdict for an item that
+        could not be judged (counted, and passed on)."""
         source, is_html = self.fields.source(adapter)
         if source is None:
             self.log.inc("no_text")
-            return item
+            return None, None
         cap = self.config.max_html_size
         if cap and len(source) > cap:
             self._unchecked(
@@ -284,40 +277,25 @@ class NearDupPipeline:
                 "bytes" if isinstance(source, bytes) else "characters",
                 cap,
             )
-            return item
+            return None, None
         key = self.fields.key(adapter, source)
         if self.pool is None:
             prepared = self.preparer(source, is_html)
-            verdict = await self._judge(adapter, key, prepared, source)
+            verdict = await self._check_prepared(adapter, key, prepared, source)
         else:
 
-            async def judge(prepared: Prepared) -> tuple[Prepared, Verdict | None]:
-                return prepared, await self._judge(adapter, key, prepared, source)
+            async def check(prepared: Prepared) -> tuple[Prepared, Verdict | None]:
+                return prepared, await self._check_prepared(adapter, key, prepared, source)
 
-            prepared, verdict = await self.pool.in_order(source, is_html, judge)
-        if verdict is not None and verdict.status == DUPLICATE:
-            verdict = await self.reservations.settle(verdict, lambda: self._lookup(item, key, prepared, source))
-        if verdict is None or verdict.status == SHORT:
-            return item
-        text = _text_of(prepared, source)
-        if self.config.related:
-            await self._add_related(verdict, text)
-        if self.review is not None:
-            await self.review.note(verdict, text)
-        return self._act(item, adapter, verdict)
+            prepared, verdict = await self.pool.in_order(source, is_html, check)
+        for _ in range(3):  # a copy of a pending first copy waits for its outcome
+            committed = await self.reservations.first_copy_outcome(verdict) if verdict is not None else None
+            if committed is None or (committed and not verdict.recheck):
+                break
+            verdict = await self._check(item, key, prepared, source)  # released, or it may win now
+        return verdict, _text_of(prepared, source)
 
-    async def _add_related(self, verdict: Verdict, text: Any) -> None:
-        """List the other stored stories sharing a long passage with the item (read-only)."""
-        if not isinstance(text, str):
-            return
-        try:
-            passages = passages_of(text)
-            await maybe_await(self._shared.calls.run(self.detector.add_related, [verdict], [passages]))
-        except Exception as exc:  # the verdict stands; only the list is missing
-            self.log.inc("related_error")
-            self.log.once("related_error", logging.WARNING, "Related stories of %s not listed: %s", verdict.key, exc)
-
-    async def _judge(self, adapter: ItemAdapter, key: str, prepared: Prepared, body: Any) -> Verdict | None:
+    async def _check_prepared(self, adapter: ItemAdapter, key: str, prepared: Prepared, body: Any) -> Verdict | None:
         """Count what preparing gave, then check the fingerprint against the store."""
         if prepared.extract_seconds is not None:
             self.log.inc("extracted")
@@ -339,7 +317,7 @@ class NearDupPipeline:
         if prepared.status == ERROR:
             self._unchecked(adapter, "error", "Could not get text of item %s, passed unchecked: %s", prepared.error)
             return None
-        return await self._lookup(adapter.item, key, prepared, body)
+        return await self._check(adapter.item, key, prepared, body)
 
     def _unchecked(self, adapter: ItemAdapter, stat: str, message: str, *args: Any) -> None:
         """An item that could not be judged passes on: counted under ``stat`` and said once
@@ -347,7 +325,7 @@ class NearDupPipeline:
         self.log.inc(stat)
         self.log.once(stat, logging.WARNING, message, self.fields.describe(adapter), *args)
 
-    async def _lookup(self, item: Any, key: str, prepared: Prepared, body: Any) -> Verdict | None:
+    async def _check(self, item: Any, key: str, prepared: Prepared, body: Any) -> Verdict | None:
         """Check-and-add; a new story is reserved at once, so its copies are caught (with its
         text, under NEARDUP_KEEP_TEXT).
 
@@ -355,17 +333,12 @@ class NearDupPipeline:
         waits and tries again; past ``NEARDUP_STORE_DOWN_TIMEOUT`` it passes unchecked,
         counted, and the crawl stops. It is never dropped unseen.
         """
-        calls = self._shared.calls
         source = self.fields.source_name(item)
         text = _text_of(prepared, body) if self.config.keep_text else None
         waited = False
         while True:
             try:
-                if self._checks is not None:
-                    check = self._checks.check(key, prepared.fingerprint, source, text)
-                else:
-                    check = calls.run(self.detector.check_fingerprint, key, prepared.fingerprint, True, source, text)
-                verdict = await maybe_await(check)
+                verdict = await self.access.check(key, prepared.fingerprint, source, text)
                 break
             except Exception as exc:
                 if await self.outages.may_retry(key, exc):
@@ -382,6 +355,16 @@ class NearDupPipeline:
             self.reservations.reserve(item, verdict)
         return verdict
 
+    async def _add_related(self, verdict: Verdict, text: str | None) -> None:
+        """List the other stored stories sharing a long passage with the item (read-only)."""
+        if not isinstance(text, str):
+            return
+        try:
+            await self.access.add_related(verdict, passages_of(text))
+        except Exception as exc:  # the verdict stands; only the list is missing
+            self.log.inc("related_error")
+            self.log.once("related_error", logging.WARNING, "Related stories of %s not listed: %s", verdict.key, exc)
+
     def _act(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> Any:
         if verdict.status == REVISIT:
             self.log.inc("revisit")
@@ -396,10 +379,8 @@ class NearDupPipeline:
             self.log.inc("unique")
             if verdict.updated:
                 self.log.inc("updated")
-            if verdict.replaces is not None:  # in both modes: the storage pipeline replaces its row
+            if verdict.replaces is not None:
                 self.log.inc("replaced")
-                self.fields.write(item, adapter, self.config.replaces_field, verdict.replaces, "NEARDUP_REPLACES_FIELD",
-                                  "replaces_field_missing", "without the key of the copy they replace")
         else:
             self.log.inc("duplicate")
             for method in (verdict.method or "").split("+"):
@@ -411,9 +392,9 @@ class NearDupPipeline:
             if verdict.status == DUPLICATE:
                 self.log.inc("dropped")
                 raise NearDuplicateItem(self._reason(verdict), self.config.drop_log_level, verdict)
-            self.fields.write_related(item, adapter, verdict)
+            self.fields.write_extras(item, adapter, verdict)
             return item
-        self.fields.write_related(item, adapter, verdict)
+        self.fields.write_extras(item, adapter, verdict)
         if self.fields.tag(item, adapter, verdict):
             self.log.inc("tagged")
         return item
@@ -427,7 +408,7 @@ class NearDupPipeline:
 
     # -- signals: the item's fate settles its reservation ---------------------------------
 
-    def item_scraped(self, item: Any, spider: Any = None, **kwargs: Any) -> None:
+    def item_scraped(self, item: Any, spider: Spider | None = None, **kwargs: Any) -> None:
         if self.reservations is not None:
             self.reservations.commit(item)
 

@@ -10,27 +10,23 @@ and may become the story's first copy.
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from itemadapter import ItemAdapter
 from twisted.internet.defer import Deferred
 
-from .deferreds import maybe_await, wait
+from .compat import wait
 from ..engine.verdicts import DUPLICATE, Verdict
+from .storeaccess import Waiting
 
-__all__ = ["Reservations", "Waiting"]
-
-# Pending document id -> Deferreds of the copies waiting for its outcome. One per store,
-# shared by every spider of the process that uses it: a copy met by one spider waits for
-# the first copy held by another.
-Waiting = dict[int, list[Any]]
+__all__ = ["Reservations"]
 
 class Reservations:
     """The pending documents of one pipeline's items, by item (and by key, for an item that a
     later pipeline replaced with a new object).
 
-    ``commit`` and ``release`` take the item as Scrapy's signals give it; ``settle`` makes a
-    copy of a pending document wait for its outcome. Store failures go to ``on_error``
+    ``commit`` and ``release`` take the item as Scrapy's signals give it;
+    :meth:`first_copy_outcome` lets a copy of a pending document wait for its outcome. Store failures go to ``on_error``
     (``"committing"`` or ``"releasing"``, the verdict, the exception) and never raise.
     """
 
@@ -123,26 +119,21 @@ class Reservations:
             if not waiter.called:
                 waiter.callback(committed)
 
-    async def settle(
-        self, verdict: Verdict | None, recheck: Callable[[], Awaitable[Verdict | None] | Verdict | None]
-    ) -> Verdict | None:
-        """The final verdict of a copy: while its first copy is pending, wait for its outcome.
+    async def first_copy_outcome(self, verdict: Verdict) -> bool | None:
+        """For a copy of a pending document, wait for that document's outcome: True when it
+        was committed (stored), False when it was released; None when it is not pending
+        (nothing to wait for).
 
-        Committed: the copy is its duplicate, unless the verdict asks to be checked again
-        (with a NEARDUP_PREFER policy the copy may win, or the pending copy replaced the one
-        it names). Released: ``recheck()`` checks the copy again (it may now be the first
-        copy of its story). At most three rounds.
+        The caller decides what follows: a copy of a committed first copy is its duplicate,
+        unless its verdict asks to be checked again (with a NEARDUP_PREFER policy the copy
+        may win, or the pending copy replaced the one it names); a copy of a released one is
+        checked again (it may now be the first copy of its story).
         """
-        for _ in range(3):
-            if verdict is None or verdict.status != DUPLICATE:
-                break
-            pending = verdict.waits_for if verdict.waits_for is not None else verdict.similar_id
-            if pending not in self.waiting:
-                break
-            waiter = Deferred()
-            self.waiting[pending].append(waiter)
-            if await wait(waiter) and not verdict.recheck:
-                break  # the first copy was stored: this one is its duplicate
-            verdict = await maybe_await(recheck())
-        return verdict
-
+        if verdict.status != DUPLICATE:
+            return None
+        pending = verdict.waits_for if verdict.waits_for is not None else verdict.similar_id
+        if pending not in self.waiting:
+            return None
+        waiter: Deferred = Deferred()
+        self.waiting[pending].append(waiter)
+        return bool(await wait(waiter))

@@ -8,7 +8,6 @@ switches on top of the settings and follow the same rules.
 from __future__ import annotations
 
 import difflib
-import logging
 import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable
@@ -17,6 +16,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
 from ..fingerprints.extract import DEFAULT_EXTRACTOR
+from ..engine.fields import OutputFields, check_fields
 from ..engine.verdicts import METHODS, REVISITS, Thresholds, methods_from
 from ..fingerprints.fingerprint import Recipe
 from ..engine.prefer import PREFER_CHOICES, Policy, policy_from
@@ -67,7 +67,7 @@ class NearDupConfig:
     stores: dict = field(default_factory=lambda: dict(STORES_BASE))  # URI scheme -> store class
     methods: tuple = METHODS  # candidate indexes; verification decides either way
     text_out_field: str = ""  # item field that receives the body extracted from HTML; "" = off
-    store_thread: bool | None = None  # None/False: store calls in the reactor thread
+    store_thread: bool = False  # store calls on a thread of their own (True) or inline
     store_down_timeout: float = 60.0  # seconds items wait for a store that went down; then the crawl stops
     related: bool = False  # list the other stored stories sharing a long passage with each item
     related_field: str = "related"
@@ -110,48 +110,26 @@ class NearDupConfig:
         return config
 
     def _check_together(self, origin: dict[str, str]) -> None:
-        if self.related and self.related_field in (
-            self.text_field, self.html_field, self.key_field, self.duplicate_of_field,
-            self.similar_id_field, self.text_out_field,
-        ):
-            raise ValueError(
-                f"{origin['NEARDUP_RELATED_FIELD']} {self.related_field!r} is already the text, HTML, key "
-                "or a tag field; name a field of its own for the related stories"
-            )
-        if self.replaces_field in (
-            self.text_field, self.html_field, self.key_field, self.duplicate_of_field,
-            self.similar_id_field, self.related_field, self.text_out_field,
-        ):
-            raise ValueError(
-                f"{origin['NEARDUP_REPLACES_FIELD']} {self.replaces_field!r} is already the text, HTML, key "
-                "or another tag field; name a field of its own for the key of the replaced copy"
-            )
-        if self.text_out_field and self.text_out_field in (
-            self.key_field, self.html_field, self.duplicate_of_field, self.similar_id_field
-        ):
-            raise ValueError(
-                f"{origin['NEARDUP_TEXT_OUT_FIELD']} {self.text_out_field!r} is already the key, HTML or a "
-                "tag field; name the field that should receive the extracted body"
-            )
-        names = {
-            "NEARDUP_TEXT_FIELD": self.text_field,
-            "NEARDUP_HTML_FIELD": self.html_field,
-            "NEARDUP_DUPLICATE_OF_FIELD": self.duplicate_of_field,
-            "NEARDUP_SIMILAR_ID_FIELD": self.similar_id_field,
-        }
-        if self.duplicate_of_field == self.similar_id_field:
-            raise ValueError(
-                f"{origin['NEARDUP_DUPLICATE_OF_FIELD']} and {origin['NEARDUP_SIMILAR_ID_FIELD']} "
-                f"must differ, both are {self.similar_id_field!r}"
-            )
-        for tag in ("NEARDUP_DUPLICATE_OF_FIELD", "NEARDUP_SIMILAR_ID_FIELD"):
-            for source in ("NEARDUP_TEXT_FIELD", "NEARDUP_HTML_FIELD", "NEARDUP_KEY_FIELD"):
-                value = self.key_field if source == "NEARDUP_KEY_FIELD" else names[source]
-                if names[tag] == value:
-                    raise ValueError(
-                        f"{origin[tag]} {names[tag]!r} is also {origin[source]}: "
-                        "tagging would overwrite the item's own data"
-                    )
+        """Each field the pipeline writes is a field of its own (:func:`.fields.check_fields`);
+        the extracted body may go to the text field, which was empty (the HTML was read)."""
+        check_fields(
+            read={
+                origin["NEARDUP_TEXT_FIELD"]: self.text_field,
+                origin["NEARDUP_HTML_FIELD"]: self.html_field,
+                origin["NEARDUP_KEY_FIELD"]: self.key_field,
+            },
+            written={
+                origin["NEARDUP_DUPLICATE_OF_FIELD"]: self.duplicate_of_field,
+                origin["NEARDUP_SIMILAR_ID_FIELD"]: self.similar_id_field,
+                origin["NEARDUP_RELATED_FIELD"]: self.related_field if self.related else None,
+                origin["NEARDUP_REPLACES_FIELD"]: self.replaces_field,
+                origin["NEARDUP_TEXT_OUT_FIELD"]: self.text_out_field,
+            },
+            may_share=[(origin["NEARDUP_TEXT_OUT_FIELD"], origin["NEARDUP_TEXT_FIELD"])],
+        )
+
+    def output_fields(self) -> OutputFields:
+        return OutputFields(self.duplicate_of_field, self.similar_id_field, self.replaces_field, self.related_field)
 
     # -- derived objects -------------------------------------------------------------
 
@@ -180,9 +158,6 @@ class NearDupConfig:
 
     def extractor_callable(self) -> Callable[[Any], str]:
         return load_object(self.extractor) if isinstance(self.extractor, str) else self.extractor
-
-    def log_level(self) -> int:
-        return logging.getLevelName(self.drop_log_level)
 
 
 # -- parsers: each takes the merged settings and the name, returns the value or raises -----

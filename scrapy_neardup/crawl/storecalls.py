@@ -93,7 +93,7 @@ class StoreCalls:
         from twisted.internet import reactor
         from twisted.internet.task import deferLater
 
-        from .deferreds import wait
+        from .compat import wait
 
         while True:
             retry_at = self._retry_at

@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 from twisted.internet.protocol import ProcessProtocol
 
-from .deferreds import maybe_await, wait
+from .compat import maybe_await, wait
 from ..fingerprints.fingerprint import Recipe
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared, Preparer
 
