@@ -22,7 +22,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from baselines import IMatch, Method, MinHashLSHMethod, Outcome, PublishedNshash, SimhashPackage, SpotSigs, simhash_package_available  # noqa: E402
+from baselines import (
+    IMatch,
+    Method,
+    MinHashLSHMethod,
+    Outcome,
+    PublishedNshash,
+    SimhashPackage,
+    SpotSigs,
+    simhash_package_available,
+)  # noqa: E402
 from reprints import DEFAULT_DATA, DEFAULT_SEED, SCRIPT_TRANSFORMS, TRANSFORMS, Doc, build_stream, describe, truth  # noqa: E402
 
 from scrapy_neardup.engine.verdicts import METHODS
@@ -46,7 +55,9 @@ def _rows_of(doc: Doc) -> tuple[str, ...]:
 class EngineMethod(Method):
     """scrapy_neardup's Detector on a fresh memory:// store."""
 
-    def __init__(self, name: str, recipe: Recipe, thresholds: Thresholds, methods: tuple[str, ...], boilerplate_limit: int):
+    def __init__(
+        self, name: str, recipe: Recipe, thresholds: Thresholds, methods: tuple[str, ...], boilerplate_limit: int
+    ):
         self.name = name
         self.detector = Detector(
             open_store("memory://", recipe=recipe),
@@ -191,7 +202,9 @@ def recall_table(scores: list[Score], docs: list[Doc], dup: list[bool]) -> str:
     for name, members in groups.items():
         if not members:
             continue
-        rows.append([name, len(members), *(_pct(sum(s.outcomes[i].duplicate for i in members) / len(members)) for s in scores)])
+        rows.append(
+            [name, len(members), *(_pct(sum(s.outcomes[i].duplicate for i in members) / len(members)) for s in scores)]
+        )
     return table(["reprints with", "n", *(s.name for s in scores)], rows)
 
 
@@ -240,10 +253,14 @@ def fp_listing(s: Score, docs: list[Doc], limit: int) -> str:
                 info.get("chars"),
             ]
         )
-    return table(["key", "kind", "duplicate_of", "shares", "method", "jaccard", "containment", "distance", "chars"], rows)
+    return table(
+        ["key", "kind", "duplicate_of", "shares", "method", "jaccard", "containment", "distance", "chars"], rows
+    )
 
 
-def fn_listing(s: Score, docs: list[Doc], fingerprinter: Fingerprinter, recipe: Recipe, thresholds: Thresholds, limit: int) -> str:
+def fn_listing(
+    s: Score, docs: list[Doc], fingerprinter: Fingerprinter, recipe: Recipe, thresholds: Thresholds, limit: int
+) -> str:
     """Every miss diagnosed (candidate found or not, and why verification refused), the first listed."""
     originals = {d.story: d for d in docs if d.kind != "reprint"}
     reasons: Counter = Counter()
@@ -272,7 +289,9 @@ def fn_listing(s: Score, docs: list[Doc], fingerprinter: Fingerprinter, recipe: 
                 ]
             )
     summary = ", ".join(f"{k}: {n}" for k, n in reasons.most_common()) or "none"
-    listing = table(["key", "transforms", "chars", "shared keys", "distance", "jaccard", "containment", "why missed"], rows)
+    listing = table(
+        ["key", "transforms", "chars", "shared keys", "distance", "jaccard", "containment", "why missed"], rows
+    )
     return f"why missed: {summary}\n\n{listing}"
 
 
@@ -286,14 +305,38 @@ def sweep(docs: list[Doc], dup: list[bool], recipe: Recipe, base: Thresholds, bo
     rows = []
     for c, j, (sc, sj) in itertools.product((0.4, 0.5, 0.6, 0.7, 0.8), (0.2, 0.3, 0.4), SWEEP_SHORT):
         thresholds = replace(base, containment=c, jaccard=j, short_containment=sc, short_jaccard=sj)
-        detector = Detector(open_store("memory://", recipe=recipe), thresholds=thresholds, boilerplate_limit=boilerplate_limit)
+        detector = Detector(
+            open_store("memory://", recipe=recipe), thresholds=thresholds, boilerplate_limit=boilerplate_limit
+        )
         outcomes = [Outcome(detector.check_fingerprint(d.key, fp).is_duplicate) for d, fp in zip(docs, fps)]
         s = score("", docs, dup, outcomes, 1.0)
-        row = [c, j, sc, sj, _pct(s.precision), _pct(s.recall), _pct(s.f1), s.fp, s.fn, "yes" if s.meets_floors() else "no"]
+        row = [
+            c,
+            j,
+            sc,
+            sj,
+            _pct(s.precision),
+            _pct(s.recall),
+            _pct(s.f1),
+            s.fp,
+            s.fn,
+            "yes" if s.meets_floors() else "no",
+        ]
         rows.append((s.f1, row))
     rows.sort(key=lambda r: -r[0])
     return table(
-        ["containment", "jaccard", "short containment", "short jaccard", "precision %", "recall %", "F1 %", "FP", "FN", "floors"],
+        [
+            "containment",
+            "jaccard",
+            "short containment",
+            "short jaccard",
+            "precision %",
+            "recall %",
+            "F1 %",
+            "FP",
+            "FN",
+            "floors",
+        ],
         [r for _, r in rows],
     )
 
@@ -366,8 +409,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data directory (default %(default)s)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    p.add_argument("--no-scripts", dest="scripts", action="store_false",
-                   help="leave out the Traditional/Simplified conversions (the stream of earlier builds)")
+    p.add_argument(
+        "--no-scripts",
+        dest="scripts",
+        action="store_false",
+        help="leave out the Traditional/Simplified conversions (the stream of earlier builds)",
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N documents of the stream")
     p.add_argument("--tokenizer", default="auto", choices=("auto", "jieba", "rjieba"))
     for f in fields(Thresholds):  # every engine threshold, whatever the engine version has

@@ -76,9 +76,7 @@ def _cut(text: str, max_chars: int) -> str:
     return head[: ends[-1]].rstrip() if ends else head
 
 
-def news_length_docs(
-    articles: list[dict], min_chars: int = 1000, max_chars: int = 2000
-) -> list[str]:
+def news_length_docs(articles: list[dict], min_chars: int = 1000, max_chars: int = 2000) -> list[str]:
     """Consecutive articles joined until each text has ``min_chars`` to ``max_chars`` characters.
 
     The corpus median is below news length today, so short items are joined in order; a

@@ -225,7 +225,9 @@ def run_crawl(config: dict, server_pid: int | None = None) -> dict:
         with open(config["result"], encoding="utf-8") as handle:
             result = json.load(handle)
     result["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    result["server_cpu"] = server_after - server_before if server_before is not None and server_after is not None else None
+    result["server_cpu"] = (
+        server_after - server_before if server_before is not None and server_after is not None else None
+    )
     result["rate"] = result["pages"] / result["elapsed"] if result["elapsed"] else 0.0
     return result
 
@@ -238,9 +240,16 @@ def truth(world: Any, kept: list[str]) -> dict:
         by_story[story] = by_story.get(story, 0) + 1
     kept_paths = {_path(url) for url in kept}
     missed = [
-        {"story": s, "kept": [{"path": p, "site": world.site_of[p], "edits": world.edits_of.get(p, ["original"])}
-                              for p in sorted(c) if p in kept_paths]}
-        for s, c in sorted(copies.items()) if by_story.get(s, 0) > 1
+        {
+            "story": s,
+            "kept": [
+                {"path": p, "site": world.site_of[p], "edits": world.edits_of.get(p, ["original"])}
+                for p in sorted(c)
+                if p in kept_paths
+            ],
+        }
+        for s, c in sorted(copies.items())
+        if by_story.get(s, 0) > 1
     ]
     return {
         "stories": len(copies),
@@ -274,28 +283,59 @@ def _path(url: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="pd199801_dev.jsonl.gz (default: %(default)s)")
-    parser.add_argument("--workers", type=int, nargs="*", default=[None],
-                        help="NEARDUP_WORKERS values to run with the pipeline (default: the pipeline's default)")
-    parser.add_argument("--store-thread", nargs="*", choices=("auto", "on", "off"), default=["auto"],
-                        help="NEARDUP_STORE_THREAD values to run with the pipeline (auto: the default)")
-    parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="a setting for every crawl with the pipeline (repeatable)")
-    parser.add_argument("--variant", action="append", default=[], metavar="'NAME=VALUE ...'",
-                        help="another configuration of the pipeline run in each round, beside the default one")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="*",
+        default=[None],
+        help="NEARDUP_WORKERS values to run with the pipeline (default: the pipeline's default)",
+    )
+    parser.add_argument(
+        "--store-thread",
+        nargs="*",
+        choices=("auto", "on", "off"),
+        default=["auto"],
+        help="NEARDUP_STORE_THREAD values to run with the pipeline (auto: the default)",
+    )
+    parser.add_argument(
+        "-s",
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting for every crawl with the pipeline (repeatable)",
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="'NAME=VALUE ...'",
+        help="another configuration of the pipeline run in each round, beside the default one",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration; the median is reported")
     parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS (default 16)")
-    parser.add_argument("--reprints", type=int, nargs=2, default=(3, 4), metavar=("MIN", "MAX"),
-                        help="reprints per story (default 3 4)")
+    parser.add_argument(
+        "--reprints", type=int, nargs=2, default=(3, 4), metavar=("MIN", "MAX"), help="reprints per story (default 3 4)"
+    )
     parser.add_argument("--stories", type=int, help="use only the first N stories (a quick run)")
-    parser.add_argument("--delay", type=float, default=0.0,
-                        help="seconds the server waits before each response, to imitate remote sites (default 0)")
+    parser.add_argument(
+        "--delay",
+        type=float,
+        default=0.0,
+        help="seconds the server waits before each response, to imitate remote sites (default 0)",
+    )
     parser.add_argument("--log-level", default="WARNING", choices=("INFO", "WARNING", "ERROR"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--neighbour-duty", type=float, default=0.0, metavar="SHARE",
-                        help="also crawl without the pipeline while another process extracts pages with "
-                             "readability this share of the time (e.g. 0.45): how much a busy second core "
-                             "alone slows the crawler")
+    parser.add_argument(
+        "--neighbour-duty",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="also crawl without the pipeline while another process extracts pages with "
+        "readability this share of the time (e.g. 0.45): how much a busy second core "
+        "alone slows the crawler",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--neighbour", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -333,19 +373,36 @@ def main(argv: list[str] | None = None) -> int:
             if args.neighbour_duty:
                 paths = sorted(world.story_of)[:: max(1, len(world.story_of) // 40)]
                 busy = {"base_url": base_url, "paths": paths, "duty": args.neighbour_duty}
-                configs.append((f"without pipeline, readability {args.neighbour_duty:.0%} beside",
-                                dict(base, pipeline=False, workers=None, neighbour=busy)))
+                configs.append(
+                    (
+                        f"without pipeline, readability {args.neighbour_duty:.0%} beside",
+                        dict(base, pipeline=False, workers=None, neighbour=busy),
+                    )
+                )
             for workers in args.workers:
                 for thread in args.store_thread:
                     label = f"with pipeline ({labels.get(workers, f'{workers} workers')})"
                     if thread != "auto":
                         label = f"{label[:-1]}, store thread {thread})"
-                    configs.append((label, dict(base, pipeline=True, workers=workers, store_thread=thread,
-                                                extra=_settings(args.set))))
+                    configs.append(
+                        (
+                            label,
+                            dict(base, pipeline=True, workers=workers, store_thread=thread, extra=_settings(args.set)),
+                        )
+                    )
                     for variant in args.variant:
-                        configs.append((f"{label[:-1]}, {variant})", dict(
-                            base, pipeline=True, workers=workers, store_thread=thread,
-                            extra=_settings(args.set + variant.split()))))
+                        configs.append(
+                            (
+                                f"{label[:-1]}, {variant})",
+                                dict(
+                                    base,
+                                    pipeline=True,
+                                    workers=workers,
+                                    store_thread=thread,
+                                    extra=_settings(args.set + variant.split()),
+                                ),
+                            )
+                        )
             # Each round starts with the next configuration: a later place in a round ran faster
             # in some runs, and rotating spreads that over all of them.
             shift = round_ % len(configs)
@@ -353,25 +410,38 @@ def main(argv: list[str] | None = None) -> int:
                 result = run_crawl(config, server.pid)
                 runs.setdefault(label, []).append(result)
                 server_cpu = f", server cpu {result['server_cpu']:.1f} s" if result["server_cpu"] is not None else ""
-                print(f"  round {round_ + 1}: {label}: {result['pages']} pages in {result['elapsed']:.1f} s, "
-                      f"{result['rate']:.1f} pages/s, crawl cpu {result['cpu']:.1f} s{server_cpu}", flush=True)
+                print(
+                    f"  round {round_ + 1}: {label}: {result['pages']} pages in {result['elapsed']:.1f} s, "
+                    f"{result['rate']:.1f} pages/s, crawl cpu {result['cpu']:.1f} s{server_cpu}",
+                    flush=True,
+                )
     finally:
         server.terminate()
         server.join(5)
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"\ncrawl of {base_url} with CONCURRENT_REQUESTS {args.concurrency}, HTML extraction on, drop mode, "
-          f"LevelDB store, server delay {args.delay * 1000:g} ms; median of {args.repeat} run(s); "
-          f"{os.cpu_count()} cores, load average {load:.1f} at the end")
-    header = (f"{'run':36} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'kept':>6} {'dropped':>8} "
-              f"{'crawler cpu ms/page*':>20} {'server cpu s':>12}")
+    print(
+        f"\ncrawl of {base_url} with CONCURRENT_REQUESTS {args.concurrency}, HTML extraction on, drop mode, "
+        f"LevelDB store, server delay {args.delay * 1000:g} ms; median of {args.repeat} run(s); "
+        f"{os.cpu_count()} cores, load average {load:.1f} at the end"
+    )
+    header = (
+        f"{'run':36} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'kept':>6} {'dropped':>8} "
+        f"{'crawler cpu ms/page*':>20} {'server cpu s':>12}"
+    )
     print(header)
     print("-" * len(header))
-    summary: dict[str, Any] = {"world": {"stories": len(stories), "article_pages": len(world.story_of),
-                                         "pages": len(world.pages)},
-                               "settings": {"concurrency": args.concurrency, "delay": args.delay,
-                                            "repeat": args.repeat, "cores": os.cpu_count(), "load_average": load},
-                               "runs": {}}
+    summary: dict[str, Any] = {
+        "world": {"stories": len(stories), "article_pages": len(world.story_of), "pages": len(world.pages)},
+        "settings": {
+            "concurrency": args.concurrency,
+            "delay": args.delay,
+            "repeat": args.repeat,
+            "cores": os.cpu_count(),
+            "load_average": load,
+        },
+        "runs": {},
+    }
     baseline = None
     for label, results in runs.items():
         best = sorted(results, key=lambda r: r["rate"])[len(results) // 2]
@@ -379,13 +449,23 @@ def main(argv: list[str] | None = None) -> int:
         kept = len(best["kept"])
         server_cpu = f"{best['server_cpu']:.1f}" if best["server_cpu"] is not None else "-"
         cpu_per_page = statistics.median(1000 * r["crawl_cpu"] / r["pages"] for r in results)
-        print(f"{label:36} {best['pages']:>6} {best['elapsed']:>8.1f} {rate:>8.1f} {kept:>6} "
-              f"{best['dropped']:>8} {cpu_per_page:>20.2f} {server_cpu:>12}")
-        entry = {"rate": rate, "rates": [r["rate"] for r in results], "pages": best["pages"],
-                 "crawl_cpu_ms_per_page": cpu_per_page,
-                 "elapsed": best["elapsed"], "kept": kept, "dropped": best["dropped"], "cpu": best["cpu"],
-                 "server_cpu": best["server_cpu"],
-                 "neardup": best["neardup"], "finish_reason": best["finish_reason"]}
+        print(
+            f"{label:36} {best['pages']:>6} {best['elapsed']:>8.1f} {rate:>8.1f} {kept:>6} "
+            f"{best['dropped']:>8} {cpu_per_page:>20.2f} {server_cpu:>12}"
+        )
+        entry = {
+            "rate": rate,
+            "rates": [r["rate"] for r in results],
+            "pages": best["pages"],
+            "crawl_cpu_ms_per_page": cpu_per_page,
+            "elapsed": best["elapsed"],
+            "kept": kept,
+            "dropped": best["dropped"],
+            "cpu": best["cpu"],
+            "server_cpu": best["server_cpu"],
+            "neardup": best["neardup"],
+            "finish_reason": best["finish_reason"],
+        }
         if baseline is None:
             baseline, baseline_runs, baseline_cpu = rate, results, cpu_per_page
         else:
@@ -407,8 +487,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if entry.get("diagnostic"):
             paired = ", ".join(f"{r:.2f}" for r in entry["paired_ratios"])
-            print(f"\n{label}: ratio {entry['ratio']:.3f} to the crawl alone (per round: {paired}); "
-                  f"crawler-CPU ratio {entry['cpu_ratio']:.3f}; nothing reaches the crawler process")
+            print(
+                f"\n{label}: ratio {entry['ratio']:.3f} to the crawl alone (per round: {paired}); "
+                f"crawler-CPU ratio {entry['cpu_ratio']:.3f}; nothing reaches the crawler process"
+            )
             continue
         verdict = "meets" if entry["ratio"] >= FLOOR else "BELOW"
         ok = ok and entry["ratio"] >= FLOOR
@@ -417,16 +499,26 @@ def main(argv: list[str] | None = None) -> int:
         extracted = stats.get("neardup/extracted", 0)
         per_page = 1000 * stats.get("neardup/extract_seconds", 0.0) / extracted if extracted else float("nan")
         paired = ", ".join(f"{r:.2f}" for r in entry["paired_ratios"])
-        print(f"\n{label}: ratio {entry['ratio']:.3f} ({verdict} the floor {FLOOR}); per round: {paired}; "
-              f"crawler-CPU ratio {entry['cpu_ratio']:.3f}")
-        print(f"  ground truth: {t['kept_once']}/{t['stories']} stories kept exactly once, {t['lost']} lost "
-              f"({t['lost_unreprinted']} never reprinted), {t['kept_twice_or_more']} kept more than once")
+        print(
+            f"\n{label}: ratio {entry['ratio']:.3f} ({verdict} the floor {FLOOR}); per round: {paired}; "
+            f"crawler-CPU ratio {entry['cpu_ratio']:.3f}"
+        )
+        print(
+            f"  ground truth: {t['kept_once']}/{t['stories']} stories kept exactly once, {t['lost']} lost "
+            f"({t['lost_unreprinted']} never reprinted), {t['kept_twice_or_more']} kept more than once"
+        )
         for miss in t["missed"][:5]:
-            print(f"    kept twice: story {miss['story']}: "
-                  + "; ".join(f"{k['site']} {'+'.join(k['edits'])}" for k in miss["kept"]))
-        print(f"  extraction {per_page:.1f} ms/page; neardup stats: "
-              + ", ".join(f"{k[len('neardup/'):]}={v:.4g}" if isinstance(v, float) else f"{k[len('neardup/'):]}={v}"
-                          for k, v in sorted(stats.items())))
+            print(
+                f"    kept twice: story {miss['story']}: "
+                + "; ".join(f"{k['site']} {'+'.join(k['edits'])}" for k in miss["kept"])
+            )
+        print(
+            f"  extraction {per_page:.1f} ms/page; neardup stats: "
+            + ", ".join(
+                f"{k[len('neardup/') :]}={v:.4g}" if isinstance(v, float) else f"{k[len('neardup/') :]}={v}"
+                for k, v in sorted(stats.items())
+            )
+        )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")

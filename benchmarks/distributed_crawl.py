@@ -86,8 +86,21 @@ def start_redis(workdir: str) -> tuple[Any, str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log")]
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            workdir,
+            "--logfile",
+            os.path.join(workdir, "redis.log"),
+        ]
     )
     url = f"redis://127.0.0.1:{port}/0"
     import redis
@@ -127,15 +140,25 @@ def run(world: Any, base_url: str, served: Any, redis_url: str, neardup: bool, a
         pages.append(int(stats.get("response_received_count", 0)) - int(stats.get("robotstxt/response_count", 0)))
         reasons.append(stats.get("finish_reason"))
     if not served[0]:
-        raise RuntimeError(f"no page was served: the crawl processes exited with {codes}; "
-                           "give --logs FOLDER to keep their logs")
+        raise RuntimeError(
+            f"no page was served: the crawl processes exited with {codes}; give --logs FOLDER to keep their logs"
+        )
     to_last_page = served[1] - started
     return {
-        "neardup": neardup, "codes": codes, "reasons": reasons, "pages": sum(pages), "per_process": pages,
-        "to_last_page": to_last_page, "to_exit": ended - started, "rate": sum(pages) / to_last_page,
-        "to_first_page": served[0] - started, "steady_rate": sum(pages) / (served[1] - served[0]),
+        "neardup": neardup,
+        "codes": codes,
+        "reasons": reasons,
+        "pages": sum(pages),
+        "per_process": pages,
+        "to_last_page": to_last_page,
+        "to_exit": ended - started,
+        "rate": sum(pages) / to_last_page,
+        "to_first_page": served[0] - started,
+        "steady_rate": sum(pages) / (served[1] - served[0]),
         "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-        "kept": len(kept), "kept_urls_twice": len(kept) - len(set(kept)), "truth": truth(world, kept),
+        "kept": len(kept),
+        "kept_urls_twice": len(kept) - len(set(kept)),
+        "truth": truth(world, kept),
     }
 
 
@@ -147,8 +170,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.3, help="seconds the server waits before each page")
     parser.add_argument("--concurrency", type=int, default=8, help="CONCURRENT_REQUESTS of each process (default 8)")
     parser.add_argument("--workers", type=int, help="NEARDUP_WORKERS (default: the pipeline's default)")
-    parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="another setting for the crawls with the pipeline (repeatable)")
+    parser.add_argument(
+        "-s",
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="another setting for the crawls with the pipeline (repeatable)",
+    )
     parser.add_argument("--stories", type=int, help="use only the first N stories (a quick run)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--logs", type=Path, help="keep each process's crawl.log, feed and stats in this folder")
@@ -168,15 +197,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.stories:
         stories = stories[: args.stories]
     world = build_world(stories=stories, seed=args.seed, reprints=(3, 4), per_page=20)
-    print(f"news world: {len(stories)} stories -> {len(world.story_of)} article pages, {len(world.pages)} pages; "
-          f"{args.processes} processes, CONCURRENT_REQUESTS {args.concurrency}, server delay {args.delay} s", flush=True)
+    print(
+        f"news world: {len(stories)} stories -> {len(world.story_of)} article pages, {len(world.pages)} pages; "
+        f"{args.processes} processes, CONCURRENT_REQUESTS {args.concurrency}, server delay {args.delay} s",
+        flush=True,
+    )
     server, base_url, last_served = start_server(world, args.delay)
     results: dict[bool, list[dict]] = {False: [], True: []}
     with tempfile.TemporaryDirectory(prefix="distributed-crawl-") as tmp:
         redis_process, redis_url = start_redis(tmp)
         try:
             for round_ in range(args.rounds):
-                for neardup in ((False, True) if round_ % 2 == 0 else (True, False)):
+                for neardup in (False, True) if round_ % 2 == 0 else (True, False):
                     result = run(world, base_url, last_served, redis_url, neardup, args, tmp)
                     results[neardup].append(result)
                     t = result["truth"]
@@ -196,13 +228,17 @@ def main(argv: list[str] | None = None) -> int:
     ratios = [w["rate"] / wo["rate"] for w, wo in zip(results[True], results[False])]
     without = statistics.median(r["rate"] for r in results[False])
     with_ = statistics.median(r["rate"] for r in results[True])
-    print(f"\nmedian pages/s: without {without:.1f}, with {with_:.1f}; ratio {with_ / without:.2f} "
-          f"(rounds {', '.join(f'{r:.2f}' for r in ratios)}; floor {FLOOR})")
+    print(
+        f"\nmedian pages/s: without {without:.1f}, with {with_:.1f}; ratio {with_ / without:.2f} "
+        f"(rounds {', '.join(f'{r:.2f}' for r in ratios)}; floor {FLOOR})"
+    )
     steady = [w["steady_rate"] / wo["steady_rate"] for w, wo in zip(results[True], results[False])]
-    print(f"from the first page served on: ratio {statistics.median(steady):.2f} "
-          f"(rounds {', '.join(f'{r:.2f}' for r in steady)}); start-up to the first page: without "
-          f"{statistics.median(r['to_first_page'] for r in results[False]):.1f} s, with "
-          f"{statistics.median(r['to_first_page'] for r in results[True]):.1f} s")
+    print(
+        f"from the first page served on: ratio {statistics.median(steady):.2f} "
+        f"(rounds {', '.join(f'{r:.2f}' for r in steady)}); start-up to the first page: without "
+        f"{statistics.median(r['to_first_page'] for r in results[False]):.1f} s, with "
+        f"{statistics.median(r['to_first_page'] for r in results[True]):.1f} s"
+    )
     twice = sum(r["truth"]["kept_twice_or_more"] for r in results[True])
     lost = sum(r["truth"]["lost"] for r in results[True])
     print(f"with the pipeline, over {len(results[True])} runs: stories kept twice or more {twice}, lost {lost}")

@@ -78,6 +78,7 @@ def main() -> None:
                 for key in keys:
                     get(key, verify_checksums=verify, fill_cache=fill_cache)
                 return time.perf_counter() - started
+
             return run
 
         cold = best_of(args.passes, reads(False))

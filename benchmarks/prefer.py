@@ -80,7 +80,9 @@ def build_stream(data: Path | str, seed: int) -> list[Doc]:
             draw = rng.random()
             group = "prefer" if draw < PREFER_SHARE else "control" if draw < PREFER_SHARE + CONTROL_SHARE else "single"
         when = float(story.story)
-        complete = Doc(f"{home[0]}/{story.story:04d}", story.story, _site_text(paragraphs, home), "complete", group, when)
+        complete = Doc(
+            f"{home[0]}/{story.story:04d}", story.story, _site_text(paragraphs, home), "complete", group, when
+        )
         if group == "single":
             docs.append(replace(complete, role="single"))
             continue
@@ -161,7 +163,9 @@ def figures(docs: list[Doc], verdicts: list) -> dict[str, tuple[int, int]]:
             plain = verdict.status == DUPLICATE and replaces is None
             count("control", plain and verdict.duplicate_of == copies[doc.story, "complete"])
         elif doc.group == "control" and doc.role == "third":
-            count("control_third", verdict.status == DUPLICATE and verdict.duplicate_of == copies[doc.story, "complete"])
+            count(
+                "control_third", verdict.status == DUPLICATE and verdict.duplicate_of == copies[doc.story, "complete"]
+            )
     return {name: (hit, total) for name, (hit, total) in counts.items()}
 
 
@@ -170,9 +174,7 @@ def ratios(docs: list[Doc], verdicts: list) -> list[float]:
     15% of ``longest`` the stream's replacements are."""
     chars = {(doc.story, doc.role): verdict.chars for doc, verdict in zip(docs, verdicts)}
     return sorted(
-        chars[story, "complete"] / max(1, chars[story, "excerpt"])
-        for story, role in chars
-        if role == "excerpt"
+        chars[story, "complete"] / max(1, chars[story, "excerpt"]) for story, role in chars if role == "excerpt"
     )
 
 
@@ -197,20 +199,31 @@ def main(argv: list[str] | None = None) -> int:
         found = figures(docs, verdicts)
         digest = hashlib.sha256()
         for verdict in verdicts:
-            shown = {"key": verdict.key, "status": verdict.status, "duplicate_of": verdict.duplicate_of,
-                     "replaces": getattr(verdict, "replaces", None)}
+            shown = {
+                "key": verdict.key,
+                "status": verdict.status,
+                "duplicate_of": verdict.duplicate_of,
+                "replaces": getattr(verdict, "replaces", None),
+            }
             line = json.dumps(shown, ensure_ascii=False, sort_keys=True)
             digest.update(line.encode("utf-8"))
             if dump:
                 dump.write(line + "\n")
-        groups = {g: sum(1 for d in docs if d.group == g and d.role in ("complete", "single")) for g in ("prefer", "control", "single")}
+        groups = {
+            g: sum(1 for d in docs if d.group == g and d.role in ("complete", "single"))
+            for g in ("prefer", "control", "single")
+        }
         print(f"## seed {seed}, --prefer {args.prefer}, {args.store.split('://')[0]}://")
-        print(f"{len(docs)} documents: {groups['prefer']} stories excerpt first, {groups['control']} complete first, "
-              f"{groups['single']} single; checked in {seconds:.1f} s ({len(docs) / seconds:,.0f} docs/s)")
+        print(
+            f"{len(docs)} documents: {groups['prefer']} stories excerpt first, {groups['control']} complete first, "
+            f"{groups['single']} single; checked in {seconds:.1f} s ({len(docs) / seconds:,.0f} docs/s)"
+        )
         print(f"verdicts sha256 {digest.hexdigest()[:16]} (status, duplicate_of, replaces of every document)")
         spread = ratios(docs, verdicts)
-        print(f"complete / excerpt content characters: min {spread[0]:.2f}, median {spread[len(spread) // 2]:.2f}, "
-              f"max {spread[-1]:.2f}")
+        print(
+            f"complete / excerpt content characters: min {spread[0]:.2f}, median {spread[len(spread) // 2]:.2f}, "
+            f"max {spread[-1]:.2f}"
+        )
         rows = [
             ("complete late copies replacing the excerpt", "replaced", FLOOR_REPLACED),
             ("third copies naming the complete copy", "third", FLOOR_THIRD),

@@ -82,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
                     not_stored += 1
                     first[doc.story] = ""  # judged a copy of another story: nothing to find
         count = store.count()
-        print(f"stored {count:,} documents ({len(first)} first copies, {not_stored} of them "
-              f"judged duplicates and not stored); querying {len(queried)}, {load()}")
+        print(
+            f"stored {count:,} documents ({len(first)} first copies, {not_stored} of them "
+            f"judged duplicates and not stored); querying {len(queried)}, {load()}"
+        )
 
         started, cpu = time.perf_counter(), time.process_time()
         answers = []
@@ -125,23 +127,34 @@ def main(argv: list[str] | None = None) -> int:
     def share(part: int, whole: int) -> str:
         return f"{part}/{whole} = {100.0 * part / max(1, whole):.2f}%"
 
-    print(f"\nstore: LevelDB, {count:,} documents ({args.size:,} fillers filled in {fill_seconds:.0f} s), "
-          f"tokenizer {args.tokenizer}")
-    print(f"later copies of stored stories: first copy ranked first and marked duplicate "
-          f"{share(copies['ranked first and duplicate'], copies['copies'])}; ranked first "
-          f"{share(copies['ranked first'], copies['copies'])}; marked duplicate anywhere "
-          f"{share(copies['marked duplicate'], copies['copies'])}; not ranked first: listed below another "
-          f"entry {copies['listed below another entry']}, not listed {copies['not listed']}; skipped (first copy "
-          f"not stored) {copies['first copy not stored']}")
-    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(new.items()) if "duplicate" not in kind and kind != "all"
-                      and kind != "with entries")
-    print(f"documents of stories never stored ({kinds}): no entry marked duplicate "
-          f"{share(new['all'] - new['false duplicate'], new['all'])}; with some entry listed "
-          f"{new['with entries']}; false duplicates by kind: "
-          + (", ".join(f"{k[17:-1]} {n}" for k, n in new.items() if k.startswith("false duplicate (")) or "none"))
-    print(f"speed: {len(queried)} queries in {seconds:.2f} s = {len(queried) / seconds:,.0f} queries/s "
-          f"(fingerprint + lookup + ranking, batches of {BATCH}, one process); "
-          f"{len(queried) / cpu:,.0f} queries per CPU second ({cpu:.2f} s of CPU), {load()}")
+    print(
+        f"\nstore: LevelDB, {count:,} documents ({args.size:,} fillers filled in {fill_seconds:.0f} s), "
+        f"tokenizer {args.tokenizer}"
+    )
+    print(
+        f"later copies of stored stories: first copy ranked first and marked duplicate "
+        f"{share(copies['ranked first and duplicate'], copies['copies'])}; ranked first "
+        f"{share(copies['ranked first'], copies['copies'])}; marked duplicate anywhere "
+        f"{share(copies['marked duplicate'], copies['copies'])}; not ranked first: listed below another "
+        f"entry {copies['listed below another entry']}, not listed {copies['not listed']}; skipped (first copy "
+        f"not stored) {copies['first copy not stored']}"
+    )
+    kinds = ", ".join(
+        f"{kind} {n}"
+        for kind, n in sorted(new.items())
+        if "duplicate" not in kind and kind != "all" and kind != "with entries"
+    )
+    print(
+        f"documents of stories never stored ({kinds}): no entry marked duplicate "
+        f"{share(new['all'] - new['false duplicate'], new['all'])}; with some entry listed "
+        f"{new['with entries']}; false duplicates by kind: "
+        + (", ".join(f"{k[17:-1]} {n}" for k, n in new.items() if k.startswith("false duplicate (")) or "none")
+    )
+    print(
+        f"speed: {len(queried)} queries in {seconds:.2f} s = {len(queried) / seconds:,.0f} queries/s "
+        f"(fingerprint + lookup + ranking, batches of {BATCH}, one process); "
+        f"{len(queried) / cpu:,.0f} queries per CPU second ({cpu:.2f} s of CPU), {load()}"
+    )
     return 0
 
 

@@ -86,8 +86,21 @@ def free_port() -> int:
 def start_redis(workdir: str, port: int | None = None) -> tuple[subprocess.Popen, int]:
     port = port or free_port()
     server = subprocess.Popen(
-        [shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "yes", "--appendfsync", "always", "--dir", workdir],
+        [
+            shutil.which("redis-server") or "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--dir",
+            workdir,
+        ],
         stdout=subprocess.DEVNULL,
     )
     for _ in range(200):
@@ -139,13 +152,17 @@ def start_crawl(workdir: str, site: ThreadingHTTPServer, store: str, timeout: fl
     script, log = Path(workdir) / "crawl.py", Path(workdir) / "log.json"
     script.write_text(CRAWL)
     root = f"http://127.0.0.1:{site.server_address[1]}"
-    crawl = subprocess.Popen([sys.executable, str(script), root, store, str(log), str(timeout)],
-                             stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    crawl = subprocess.Popen(
+        [sys.executable, str(script), root, store, str(log), str(timeout)],
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     return crawl, log
 
 
-def run(pages: int, delay: float, timeout: float, restart_after: float | None = None,
-        sigterm_after: float | None = None) -> dict:
+def run(
+    pages: int, delay: float, timeout: float, restart_after: float | None = None, sigterm_after: float | None = None
+) -> dict:
     with tempfile.TemporaryDirectory() as workdir:
         redis, port = start_redis(workdir)
         site = serve(pages, delay)
@@ -230,27 +247,35 @@ def main() -> None:
     args = parser.parse_args()
     gone = run(args.pages, args.delay, args.timeout)
     stats = gone["stats"]
-    print(f"Redis gone for good: the crawl ended {gone['end_seconds']} s after the kill ({stats.get('finish_reason')}); "
-          f"{gone['items_before']} items before the kill, {stats.get('neardup/unchecked', 0)} passed unchecked; "
-          f"stats {stats}")
+    print(
+        f"Redis gone for good: the crawl ended {gone['end_seconds']} s after the kill ({stats.get('finish_reason')}); "
+        f"{gone['items_before']} items before the kill, {stats.get('neardup/unchecked', 0)} passed unchecked; "
+        f"stats {stats}"
+    )
     back = run(args.pages, args.delay, args.timeout, restart_after=args.restart_after)
     stats = back["stats"]
-    print(f"Redis back after {args.restart_after} s: items went on {back['resumed_seconds']} s after the restart; "
-          f"{stats.get('neardup/unchecked', 0)} passed unchecked, {stats.get('neardup/store_waited', 0)} waited, "
-          f"{stats.get('neardup/unique', 0)} unique of {args.pages} stories, {back['stored']} stored "
-          f"({stats.get('finish_reason')}); stats {stats}")
+    print(
+        f"Redis back after {args.restart_after} s: items went on {back['resumed_seconds']} s after the restart; "
+        f"{stats.get('neardup/unchecked', 0)} passed unchecked, {stats.get('neardup/store_waited', 0)} waited, "
+        f"{stats.get('neardup/unique', 0)} unique of {args.pages} stories, {back['stored']} stored "
+        f"({stats.get('finish_reason')}); stats {stats}"
+    )
     if shutil.which("redis-sentinel"):
         failover = run_failover(args.pages, args.delay, args.timeout)
         stats = failover["stats"]
-        print(f"Sentinel failover: replica promoted {failover['promoted_seconds']} s after the primary was killed, "
-              f"items went on {failover['resumed_seconds']} s after the kill; {stats.get('neardup/unchecked', 0)} "
-              f"passed unchecked, {stats.get('neardup/store_waited', 0)} waited, {stats.get('neardup/unique', 0)} unique "
-              f"of {args.pages} stories, {failover['stored']} stored ({stats.get('finish_reason')}); stats {stats}")
+        print(
+            f"Sentinel failover: replica promoted {failover['promoted_seconds']} s after the primary was killed, "
+            f"items went on {failover['resumed_seconds']} s after the kill; {stats.get('neardup/unchecked', 0)} "
+            f"passed unchecked, {stats.get('neardup/store_waited', 0)} waited, {stats.get('neardup/unique', 0)} unique "
+            f"of {args.pages} stories, {failover['stored']} stored ({stats.get('finish_reason')}); stats {stats}"
+        )
     else:
         print("Sentinel failover: skipped, redis-sentinel is not installed")
     stopped = run(args.pages * 10, args.delay, 60.0, sigterm_after=5.0)
-    print(f"SIGTERM 5 s into the outage (NEARDUP_STORE_DOWN_TIMEOUT 60 s): closed in {stopped['close_seconds']} s; "
-          f"{stopped['stats'].get('neardup/unchecked', 0)} passed unchecked")
+    print(
+        f"SIGTERM 5 s into the outage (NEARDUP_STORE_DOWN_TIMEOUT 60 s): closed in {stopped['close_seconds']} s; "
+        f"{stopped['stats'].get('neardup/unchecked', 0)} passed unchecked"
+    )
 
 
 if __name__ == "__main__":

@@ -68,8 +68,21 @@ def start_redis_server() -> tuple[subprocess.Popen, int, str]:
         port = sock.getsockname()[1]
     workdir = tempfile.mkdtemp(prefix="neardup-bench-redis-")
     process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log")]
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            workdir,
+            "--logfile",
+            os.path.join(workdir, "redis.log"),
+        ]
     )
     import redis
 
@@ -245,17 +258,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     corpus.add_data_option(parser)
     parser.add_argument("--docs", type=int, default=4000, help="documents per throughput run (default 4000)")
-    parser.add_argument("--memory-docs", type=int, default=100_000,
-                        help="documents stored for the memory figure (0: skip)")
-    parser.add_argument("--ds-memory-docs", type=int, default=20_000,
-                        help="documents stored in datasketch for its memory figure (MinHash costs ~12 ms a document)")
+    parser.add_argument(
+        "--memory-docs", type=int, default=100_000, help="documents stored for the memory figure (0: skip)"
+    )
+    parser.add_argument(
+        "--ds-memory-docs",
+        type=int,
+        default=20_000,
+        help="documents stored in datasketch for its memory figure (MinHash costs ~12 ms a document)",
+    )
     parser.add_argument("--memory-ttl", type=float, default=7 * 86400, help="TTL of the second memory fill (0: skip)")
     parser.add_argument("--procs", default="1,2,4", help="process counts (default 1,2,4)")
     parser.add_argument("--tokenizer", default="rjieba", choices=["rjieba", "jieba"])
     parser.add_argument("--compare", default="datasketch", choices=["datasketch", "none"])
     parser.add_argument("--num-perm", type=int, default=128)
     parser.add_argument("--threshold", type=float, default=0.5)
-    parser.add_argument("--batch-size", type=int, default=64, help="documents per batch in the batched rows (default 64)")
+    parser.add_argument(
+        "--batch-size", type=int, default=64, help="documents per batch in the batched rows (default 64)"
+    )
     parser.add_argument("--quick", action="store_true", help="smoke run: 600 docs, 5k stored")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the redis-server is stopped
@@ -272,8 +292,10 @@ def main() -> None:
     fillers = corpus.FillerTexts(corpus.sentence_pool(articles))
     docs = stream(news, fillers, args.docs)
     chars = sum(len(t) for _, t in docs) / len(docs)
-    print(f"{len(docs)} documents a run, {chars:.0f} characters on average, tokenizer {recipe.tokenizer}; "
-          f"{os.cpu_count()} cores; redis-py {redis.__version__}")
+    print(
+        f"{len(docs)} documents a run, {chars:.0f} characters on average, tokenizer {recipe.tokenizer}; "
+        f"{os.cpu_count()} cores; redis-py {redis.__version__}"
+    )
 
     fingerprinter = Fingerprinter(recipe)  # loaded once here, inherited by the forked workers
     fingerprinter.fingerprint(docs[0][1])
@@ -293,16 +315,20 @@ def main() -> None:
                 prints = [all_prints[i::p] for i in range(p)] if mode == "store" else None
                 cpu0 = server_cpu(admin)
                 results = run_parallel(
-                    _neardup_worker, p,
+                    _neardup_worker,
+                    p,
                     lambda i: (uri, recipe, slices[i], prints[i] if prints else None, mode, args.batch_size),
                 )
                 figures = summarise(results)
                 figures["server_us"] = 1e6 * (server_cpu(admin) - cpu0) / figures["docs"]
-                label = "scrapy-neardup " + {
-                    "text": "text -> verdict",
-                    "batch": f"text -> verdict, batches of {args.batch_size}",
-                    "store": "store only (fingerprints given)",
-                }[mode]
+                label = (
+                    "scrapy-neardup "
+                    + {
+                        "text": "text -> verdict",
+                        "batch": f"text -> verdict, batches of {args.batch_size}",
+                        "store": "store only (fingerprints given)",
+                    }[mode]
+                )
                 rows.append((label, p, figures, load()))
                 print(_row(*rows[-1]), flush=True)
 
@@ -313,7 +339,8 @@ def main() -> None:
                 slices = [docs[i::p] for i in range(p)]
                 cpu0 = server_cpu(admin)
                 results = run_parallel(
-                    _datasketch_worker, p,
+                    _datasketch_worker,
+                    p,
                     lambda i: (port, b"dsbench", args.num_perm, args.threshold, slices[i]),
                 )
                 figures = summarise(results)
@@ -324,8 +351,10 @@ def main() -> None:
         # 3. memory per stored document
         if not args.memory_docs:
             return _tables(rows, [])
-        print(f"\nmemory: fingerprinting {args.memory_docs} distinct documents in a pool of {os.cpu_count()} ...",
-              flush=True)
+        print(
+            f"\nmemory: fingerprinting {args.memory_docs} distinct documents in a pool of {os.cpu_count()} ...",
+            flush=True,
+        )
         started = time.time()
         texts = fillers.chunk(0, args.memory_docs)
         chunks = [
@@ -348,10 +377,14 @@ def main() -> None:
                 stored = store.count()
             after, server_us = used_memory(admin), 1e6 * (server_cpu(admin) - cpu0) / len(computed)
             label = "scrapy-neardup" + (f", ttl {ttl:g} s" if ttl else ", no ttl")
-            memory_rows.append((label, stored, (after - before) / stored, len(computed) / elapsed, server_us,
-                                admin.dbsize()))
-            print(f"  {label}: {stored} stored, {(after - before) / stored:.0f} B/doc, "
-                  f"{len(computed) / elapsed:.0f} check-and-add/s at fill, {admin.dbsize()} keys", flush=True)
+            memory_rows.append(
+                (label, stored, (after - before) / stored, len(computed) / elapsed, server_us, admin.dbsize())
+            )
+            print(
+                f"  {label}: {stored} stored, {(after - before) / stored:.0f} B/doc, "
+                f"{len(computed) / elapsed:.0f} check-and-add/s at fill, {admin.dbsize()} keys",
+                flush=True,
+            )
         if args.compare == "datasketch":
             admin.flushall()
             before, cpu0 = used_memory(admin), server_cpu(admin)
@@ -363,11 +396,20 @@ def main() -> None:
             elapsed = time.perf_counter() - t0
             after = used_memory(admin)
             stored = min(len(computed), args.ds_memory_docs)
-            memory_rows.append(("datasketch MinHashLSH (Redis, insertion session)", stored,
-                                (after - before) / stored, stored / elapsed,
-                                1e6 * (server_cpu(admin) - cpu0) / stored, admin.dbsize()))
-            print(f"  datasketch: {stored} stored, {(after - before) / stored:.0f} B/doc, {admin.dbsize()} keys",
-                  flush=True)
+            memory_rows.append(
+                (
+                    "datasketch MinHashLSH (Redis, insertion session)",
+                    stored,
+                    (after - before) / stored,
+                    stored / elapsed,
+                    1e6 * (server_cpu(admin) - cpu0) / stored,
+                    admin.dbsize(),
+                )
+            )
+            print(
+                f"  datasketch: {stored} stored, {(after - before) / stored:.0f} B/doc, {admin.dbsize()} keys",
+                flush=True,
+            )
     finally:
         process.kill()
         process.wait()
@@ -376,8 +418,10 @@ def main() -> None:
 
 
 def _tables(rows: list[tuple], memory_rows: list[tuple]) -> None:
-    print("\n| method | procs | docs/s | CPU ms/doc (clients) | fingerprint ms/doc | store call ms/doc "
-          "| redis-server CPU µs/doc | duplicates | load |")
+    print(
+        "\n| method | procs | docs/s | CPU ms/doc (clients) | fingerprint ms/doc | store call ms/doc "
+        "| redis-server CPU µs/doc | duplicates | load |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for row in rows:
         print(_row(*row))
@@ -389,8 +433,10 @@ def _tables(rows: list[tuple], memory_rows: list[tuple]) -> None:
 
 
 def _row(label: str, procs: int, f: dict, load_text: str) -> str:
-    return (f"| {label} | {procs} | {f['rate']:,.0f} | {f['cpu_ms']:.2f} | {f['fp_ms']:.2f} | "
-            f"{f['store_ms']:.2f} | {f['server_us']:.0f} | {f['duplicates']} | {load_text} |")
+    return (
+        f"| {label} | {procs} | {f['rate']:,.0f} | {f['cpu_ms']:.2f} | {f['fp_ms']:.2f} | "
+        f"{f['store_ms']:.2f} | {f['server_us']:.0f} | {f['duplicates']} | {load_text} |"
+    )
 
 
 if __name__ == "__main__":

@@ -75,12 +75,12 @@ def main(argv: list[str] | None = None) -> None:
         timings, runs = {}, {}
         for related in (False, True):
             if args.store.startswith("leveldb://"):
-                shutil.rmtree(args.store[len("leveldb://"):], ignore_errors=True)
+                shutil.rmtree(args.store[len("leveldb://") :], ignore_errors=True)
             runs[related], timings[related] = run(docs, args.store, related)
         plain, verdicts = runs[False], runs[True]
-        same = [v.status for v in plain] == [v.status for v in verdicts] and [
-            v.duplicate_of for v in plain
-        ] == [v.duplicate_of for v in verdicts]
+        same = [v.status for v in plain] == [v.status for v in verdicts] and [v.duplicate_of for v in plain] == [
+            v.duplicate_of for v in verdicts
+        ]
         found, asked, good, listed = measure(docs, verdicts)
         print(
             f"seed {seed}: {len(docs)} documents, quotes found {found}/{asked} = {found / max(1, asked):.2%}, "

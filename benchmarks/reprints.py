@@ -80,8 +80,7 @@ SITES: list[tuple[str, str, str | None]] = [
     (
         "chwb",
         "长河晚报",
-        "长河晚报提醒：本报所有文字、图片均受著作权法保护，欢迎个人转发分享，媒体转载请联系本报"
-        "新媒体中心取得授权。",
+        "长河晚报提醒：本报所有文字、图片均受著作权法保护，欢迎个人转发分享，媒体转载请联系本报新媒体中心取得授权。",
     ),
     ("nsrb", "南山日报", None),
     ("ylzx", "云岭资讯", None),
@@ -313,7 +312,9 @@ def _add_quotes(stories: list[_Story], rng: random.Random) -> None:
             source = stories[rng.randrange(0, story.story - 5)]
             if source.kind == "quote":
                 continue
-            ranked = sorted((s.strip() for s in transforms.sentences(source.body.replace("\n", ""))), key=len, reverse=True)
+            ranked = sorted(
+                (s.strip() for s in transforms.sentences(source.body.replace("\n", ""))), key=len, reverse=True
+            )
             count = rng.choice((1, 2))
             quoted = ranked[:count]
             quoted_chars = sum(len(q) for q in quoted)
@@ -376,7 +377,20 @@ def _reprint(story: _Story, home: tuple, site: tuple, rng: random.Random, pool: 
             chosen = [rng.choice(possible)]
     name = site[1]
     # the order a reprinting site works in: cut the copy, edit it, dress it, re-typeset it
-    for t in ("excerpt", "cut90", "cut75", "edits", "merge", "split", "promo", "banner", "editor", "width", "period", "spaces"):
+    for t in (
+        "excerpt",
+        "cut90",
+        "cut75",
+        "edits",
+        "merge",
+        "split",
+        "promo",
+        "banner",
+        "editor",
+        "width",
+        "period",
+        "spaces",
+    ):
         if t not in chosen:
             continue
         if t == "excerpt":
@@ -502,8 +516,9 @@ def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED, scri
     return docs
 
 
-def check_stream(detector: Any, docs: list[Doc], extra: Callable[[list[Doc]], dict] | None = None,
-                 batch: int = 64) -> tuple[list, float]:
+def check_stream(
+    detector: Any, docs: list[Doc], extra: Callable[[list[Doc]], dict] | None = None, batch: int = 64
+) -> tuple[list, float]:
     """The stream's verdicts and the seconds they took, checked ``batch`` documents at a time
     through ``detector.start_many``; ``extra(batch)`` gives more of its keyword arguments."""
     fingerprint = detector.fingerprinter.fingerprint
@@ -539,7 +554,8 @@ def describe(docs: list[Doc]) -> str:
         "stories by length: " + ", ".join(f"{k} {n}" for k, n in sorted(Counter(d.length for d in originals).items())),
         f"original chars: median {lengths[len(lengths) // 2]}, min {lengths[0]}, max {lengths[-1]}",
         f"originals ending with a site disclaimer: {sum(d.disclaimer for d in originals)}",
-        "originals in Traditional script: " + (", ".join(f"{k} {n}" for k, n in Counter(d.script for d in originals if d.script).most_common()) or "none"),
+        "originals in Traditional script: "
+        + (", ".join(f"{k} {n}" for k, n in Counter(d.script for d in originals if d.script).most_common()) or "none"),
         "reprint transformations: " + ", ".join(f"{k} {n}" for k, n in transforms.most_common()),
     ]
     return "\n".join(lines)
@@ -558,8 +574,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("-o", "--output", default="-", help="JSON lines file, - for stdout")
     parser.add_argument("--stats", action="store_true", help="print the make-up of the stream only")
-    parser.add_argument("--no-scripts", dest="scripts", action="store_false",
-                        help="no Traditional/Simplified conversions (the stream of earlier builds)")
+    parser.add_argument(
+        "--no-scripts",
+        dest="scripts",
+        action="store_false",
+        help="no Traditional/Simplified conversions (the stream of earlier builds)",
+    )
     args = parser.parse_args(argv)
     docs = build_stream(args.data, args.seed, args.scripts)
     if args.stats:

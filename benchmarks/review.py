@@ -42,7 +42,7 @@ BATCH = 64
 
 
 def leveldb_path(uri: str) -> str | None:
-    return uri[len("leveldb://"):] if uri.startswith("leveldb://") else None
+    return uri[len("leveldb://") :] if uri.startswith("leveldb://") else None
 
 
 def footprint(store, uri: str) -> int:
@@ -78,8 +78,18 @@ def page(docs: list[reprints.Doc], verdicts: list) -> tuple[float, int, int, int
         started = time.perf_counter()
         for doc, verdict in zip(docs, verdicts):
             if verdict.status == DUPLICATE:
-                report.add(Pair(doc.key, doc.text, verdict.duplicate_of, copies.text(verdict.similar_id),
-                                verdict.method, verdict.containment, verdict.jaccard, verdict.distance))
+                report.add(
+                    Pair(
+                        doc.key,
+                        doc.text,
+                        verdict.duplicate_of,
+                        copies.text(verdict.similar_id),
+                        verdict.method,
+                        verdict.containment,
+                        verdict.jaccard,
+                        verdict.distance,
+                    )
+                )
             else:
                 report.count(verdict.status)
                 copies.remember(verdict.similar_id, doc.text)
@@ -100,7 +110,11 @@ def alignments(docs: list[reprints.Doc]) -> str:
     for label, a, b in (
         ("news pair", original.text, reprinted.text),
         ("100k pair", "\n".join(d.text for d in docs)[:100_000], "\n".join(d.text for d in docs[1:])[:100_000]),
-        ("50 MB pair", ("\n".join(d.text for d in docs) * 20)[:50_000_000], ("\n".join(d.text for d in docs[1:]) * 20)[:50_000_000]),
+        (
+            "50 MB pair",
+            ("\n".join(d.text for d in docs) * 20)[:50_000_000],
+            ("\n".join(d.text for d in docs[1:]) * 20)[:50_000_000],
+        ),
     ):
         started = time.perf_counter()
         found = align(a, b)

@@ -267,8 +267,12 @@ class EngineSubject(Subject):
                 stored.append(verdict.doc_id)
         self._stored_by_batch = stored
         n = len(batch.keys) / 1e6
-        return {"fingerprint_us": fp_wall / n, "store_us": store_wall / n,
-                "fingerprint_cpu_us": fp_cpu / n, "store_cpu_us": store_cpu / n}
+        return {
+            "fingerprint_us": fp_wall / n,
+            "store_us": store_wall / n,
+            "fingerprint_cpu_us": fp_cpu / n,
+            "store_cpu_us": store_cpu / n,
+        }
 
     def undo_batch(self) -> None:
         for doc_id in self._stored_by_batch:
@@ -473,8 +477,10 @@ def describe_size(e: dict) -> str:
     if "streamed_docs_per_s" in e:
         parts.append(f"check_texts {e['streamed_docs_per_s']:,.0f} docs/s ({e['streamed_docs_per_cpu_s']:,.0f}/CPU-s)")
     if "fingerprint_us" in e:
-        parts.append(f"fingerprint {e['fingerprint_us']:,.0f} us + store {e['store_us']:,.0f} us "
-                     f"(CPU {e['fingerprint_cpu_us']:,.0f} + {e['store_cpu_us']:,.0f})")
+        parts.append(
+            f"fingerprint {e['fingerprint_us']:,.0f} us + store {e['store_us']:,.0f} us "
+            f"(CPU {e['fingerprint_cpu_us']:,.0f} + {e['store_cpu_us']:,.0f})"
+        )
     if "disk_per_doc" in e:
         parts.append(f"{e['disk_per_doc']:,.0f} B/doc on disk")
     if "index_load_s" in e:
@@ -534,30 +540,60 @@ def print_report(results: list[Result], batch: Batch, fillers_mean: float, batch
         rows = []
         for r in engines:
             for e in r.sizes:
-                rows.append([
-                    r.method, f"{e['stored']:,}", f"{e['batch_docs_per_s']:,.0f}",
-                    f"{e['batch_docs_per_cpu_s']:,.0f}",
-                    f"{e.get('streamed_docs_per_s', 0):,.0f} ({e.get('streamed_docs_per_cpu_s', 0):,.0f})",
-                    f"{e.get('fingerprint_us', 0):,.0f} ({e.get('fingerprint_cpu_us', 0):,.0f})",
-                    f"{e.get('store_us', 0):,.0f} ({e.get('store_cpu_us', 0):,.0f})",
-                    f"{e.get('candidates_per_lookup', 0):.2f}", f"{e.get('disk_per_doc', 0):,.0f}",
-                    f"{e['rss_per_doc']:,.0f}", f"{e['caught']}/{e['reprints']}",
-                    f"{e['false_duplicates']}/{e['new']}", e["load_before"],
-                ])
-        print(table(rows, ["method", "stored", "docs/s", "docs/CPU-s", "check_texts docs/s (/CPU-s)",
-                           "fingerprint us/doc (CPU)",
-                           "store us/doc (CPU)", "candidates/lookup", "disk B/doc", "RSS B/doc",
-                           "reprints caught", "false dups", "load"]))
+                rows.append(
+                    [
+                        r.method,
+                        f"{e['stored']:,}",
+                        f"{e['batch_docs_per_s']:,.0f}",
+                        f"{e['batch_docs_per_cpu_s']:,.0f}",
+                        f"{e.get('streamed_docs_per_s', 0):,.0f} ({e.get('streamed_docs_per_cpu_s', 0):,.0f})",
+                        f"{e.get('fingerprint_us', 0):,.0f} ({e.get('fingerprint_cpu_us', 0):,.0f})",
+                        f"{e.get('store_us', 0):,.0f} ({e.get('store_cpu_us', 0):,.0f})",
+                        f"{e.get('candidates_per_lookup', 0):.2f}",
+                        f"{e.get('disk_per_doc', 0):,.0f}",
+                        f"{e['rss_per_doc']:,.0f}",
+                        f"{e['caught']}/{e['reprints']}",
+                        f"{e['false_duplicates']}/{e['new']}",
+                        e["load_before"],
+                    ]
+                )
+        print(
+            table(
+                rows,
+                [
+                    "method",
+                    "stored",
+                    "docs/s",
+                    "docs/CPU-s",
+                    "check_texts docs/s (/CPU-s)",
+                    "fingerprint us/doc (CPU)",
+                    "store us/doc (CPU)",
+                    "candidates/lookup",
+                    "disk B/doc",
+                    "RSS B/doc",
+                    "reprints caught",
+                    "false dups",
+                    "load",
+                ],
+            )
+        )
     print("\n## Filling the store through the same call (synthetic fillers), per step\n")
     rows = []
     for r in results:
         for s in r.fill:
             candidates = s.get("candidates_per_lookup")
-            rows.append([r.method, f"{s['from']:,} -> {s['to']:,}", f"{s['docs_per_s']:,.0f}",
-                         f"{s['docs_per_cpu_s']:,.0f}", "-" if candidates is None else f"{candidates:.2f}",
-                         str(s["filler_duplicates"]), s["load"]])
-    print(table(rows, ["method", "stored", "docs/s", "docs/CPU-s", "candidates/lookup",
-                       "fillers judged dup", "load"]))
+            rows.append(
+                [
+                    r.method,
+                    f"{s['from']:,} -> {s['to']:,}",
+                    f"{s['docs_per_s']:,.0f}",
+                    f"{s['docs_per_cpu_s']:,.0f}",
+                    "-" if candidates is None else f"{candidates:.2f}",
+                    str(s["filler_duplicates"]),
+                    s["load"],
+                ]
+            )
+    print(table(rows, ["method", "stored", "docs/s", "docs/CPU-s", "candidates/lookup", "fillers judged dup", "load"]))
     print("\n## Compared on the same documents (measured batch)\n")
     rows = []
     reference = next((r for r in engines if "rjieba" in r.method), engines[0] if engines else None)
@@ -569,13 +605,36 @@ def print_report(results: list[Result], batch: Batch, fillers_mean: float, batch
             memory = f"{e['rss_per_doc']:,.0f}"
             if "disk_per_doc" in e:
                 memory += f" + {e['disk_per_doc']:,.0f} disk"
-            rows.append([r.method, f"{e['stored']:,}", f"{e['batch_docs_per_s']:,.0f}",
-                         f"{e['batch_docs_per_cpu_s']:,.0f}", ratio, memory,
-                         f"{e['caught']}/{e['reprints']}", f"{e['false_duplicates']}/{e['new']}",
-                         e["load_before"]])
+            rows.append(
+                [
+                    r.method,
+                    f"{e['stored']:,}",
+                    f"{e['batch_docs_per_s']:,.0f}",
+                    f"{e['batch_docs_per_cpu_s']:,.0f}",
+                    ratio,
+                    memory,
+                    f"{e['caught']}/{e['reprints']}",
+                    f"{e['false_duplicates']}/{e['new']}",
+                    e["load_before"],
+                ]
+            )
     name = reference.method if reference else "engine"
-    print(table(rows, ["method", "stored", "docs/s", "docs/CPU-s", f"{name} speed / this (CPU)",
-                       "B/doc (RSS growth)", "reprints caught", "false dups", "load"]))
+    print(
+        table(
+            rows,
+            [
+                "method",
+                "stored",
+                "docs/s",
+                "docs/CPU-s",
+                f"{name} speed / this (CPU)",
+                "B/doc (RSS growth)",
+                "reprints caught",
+                "false dups",
+                "load",
+            ],
+        )
+    )
     for r in results:
         if r.error:
             print(f"\n{r.method} FAILED:\n{r.error}")
@@ -604,8 +663,10 @@ def profile(docs: list[str], fillers: corpus.FillerTexts, count: int, tokenizer:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(25)
-        print(f"{len(texts)} news-length docs ({len(texts) - len(docs)} fillers, {len(docs)} real), {tokenizer}, "
-              f"{len(texts) / seconds:,.0f} docs/s under the profiler, load {load()}")
+        print(
+            f"{len(texts)} news-length docs ({len(texts) - len(docs)} fillers, {len(docs)} real), {tokenizer}, "
+            f"{len(texts) / seconds:,.0f} docs/s under the profiler, load {load()}"
+        )
         print(out.getvalue())
     finally:
         subject.close()
@@ -619,10 +680,20 @@ def engine_version() -> str:
     import subprocess
 
     try:
-        head = subprocess.run(["git", "log", "-1", "--format=%h %cI", "--", "scrapy_neardup"], cwd=corpus.REPO_ROOT,
-                              capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "scrapy_neardup"], cwd=corpus.REPO_ROOT,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        head = subprocess.run(
+            ["git", "log", "-1", "--format=%h %cI", "--", "scrapy_neardup"],
+            cwd=corpus.REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "scrapy_neardup"],
+            cwd=corpus.REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return f"{head or 'unknown'}{' + uncommitted changes' if dirty else ''}"
@@ -635,9 +706,22 @@ def run_base(base: Path, tokenizer: str, sizes: list[int], args: argparse.Namesp
     with tempfile.TemporaryDirectory() as scratch:
         figures = Path(scratch) / "base.json"
         command = [
-            sys.executable, __file__, "--engine-path", str(base), "--data", str(args.data),
-            "--sizes", ",".join(map(str, sizes)), "--tokenizer", tokenizer, "--compare", "none",
-            "--workdir", args.workdir, "--json", str(figures),
+            sys.executable,
+            __file__,
+            "--engine-path",
+            str(base),
+            "--data",
+            str(args.data),
+            "--sizes",
+            ",".join(map(str, sizes)),
+            "--tokenizer",
+            tokenizer,
+            "--compare",
+            "none",
+            "--workdir",
+            args.workdir,
+            "--json",
+            str(figures),
         ] + (["--no-split"] if args.no_split else [])
         done = subprocess.run(command, stdout=subprocess.DEVNULL)
         if done.returncode != 0 or not figures.exists():
@@ -658,19 +742,26 @@ def main(argv: Iterable[str] | None = None) -> None:
     corpus.add_data_option(parser)
     parser.add_argument("--sizes", default="10000,100000,1000000", help="store sizes to measure at")
     parser.add_argument("--tokenizer", default="rjieba,jieba", help="tokenizers to run the engine with")
-    parser.add_argument("--jieba-max", type=int, default=100_000,
-                        help="largest store size for the slow jieba tokenizer (default 100000)")
-    parser.add_argument("--compare", default="nshash,minhash",
-                        help="baselines to run: nshash, minhash, or none")
-    parser.add_argument("--compare-sizes", default="10000,100000",
-                        help="store sizes for the baselines (MinHashLSH at 1M takes ~30 min and GBs)")
+    parser.add_argument(
+        "--jieba-max",
+        type=int,
+        default=100_000,
+        help="largest store size for the slow jieba tokenizer (default 100000)",
+    )
+    parser.add_argument("--compare", default="nshash,minhash", help="baselines to run: nshash, minhash, or none")
+    parser.add_argument(
+        "--compare-sizes",
+        default="10000,100000",
+        help="store sizes for the baselines (MinHashLSH at 1M takes ~30 min and GBs)",
+    )
     parser.add_argument("--quick", action="store_true", help="sizes 2000,10000 for everything: a smoke run")
     parser.add_argument("--no-split", action="store_true", help="skip the fingerprint/store split")
     parser.add_argument("--workdir", default=tempfile.gettempdir(), help="where the LevelDB stores go")
     parser.add_argument("--keep", action="store_true", help="keep the LevelDB stores afterwards")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
-    parser.add_argument("--profile", type=int, metavar="N",
-                        help="only profile Detector.check on N news-length documents and exit")
+    parser.add_argument(
+        "--profile", type=int, metavar="N", help="only profile Detector.check on N news-length documents and exit"
+    )
     parser.add_argument("--base", type=Path, help="source tree of another commit, measured in the same run")
     parser.add_argument("--engine-path", type=Path, help=argparse.SUPPRESS)  # the --base child
     args = parser.parse_args(argv)
@@ -710,9 +801,13 @@ def main(argv: Iterable[str] | None = None) -> None:
     sample_gen = fillers.chunk(5_000_000, 5_000_000 + 5000)
     gen_us = (time.perf_counter() - start) / len(sample_gen) * 1e6
     version = engine_version()
-    print(f"speed.py: engine {version}; sizes {sizes}, tokenizers {tokenizers} (jieba up to {jieba_max:,}), "
-          f"baselines {compare} at {compare_sizes}; filler generation {gen_us:.0f} us/doc (untimed); "
-          f"load {load()}", file=sys.stderr, flush=True)
+    print(
+        f"speed.py: engine {version}; sizes {sizes}, tokenizers {tokenizers} (jieba up to {jieba_max:,}), "
+        f"baselines {compare} at {compare_sizes}; filler generation {gen_us:.0f} us/doc (untimed); "
+        f"load {load()}",
+        file=sys.stderr,
+        flush=True,
+    )
 
     # (name, factory, sizes, split); the slow jieba run last, so the main figures come first
     jobs: list[tuple[str, Callable[[], Subject], list[int], bool]] = []

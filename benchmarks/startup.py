@@ -64,8 +64,20 @@ def main() -> None:
     def dedup(tokenizer: str, tree: Path = repo) -> list[str]:
         # The package from ``tree`` first on the path, as the ``neardup`` script would run it.
         launch = f"import sys; sys.path.insert(0, {str(tree)!r}); from scrapy_neardup.cli import main; sys.exit(main())"
-        return [sys.executable, "-c", launch, "dedup", str(record), "--store", "memory://",
-                "--no-progress", "-o", os.devnull, "--tokenizer", tokenizer]
+        return [
+            sys.executable,
+            "-c",
+            launch,
+            "dedup",
+            str(record),
+            "--store",
+            "memory://",
+            "--no-progress",
+            "-o",
+            os.devnull,
+            "--tokenizer",
+            tokenizer,
+        ]
 
     tokenizers = ["jieba"] + (["rjieba"] if find_spec("rjieba") else [])
     default = tokenizers[-1]
@@ -74,7 +86,10 @@ def main() -> None:
         "python -c 'import numpy'": ([sys.executable, "-c", "import numpy"], warm_cache),
     }
     if find_spec("rjieba"):  # the imports alone, a floor for the rjieba runs
-        configurations["python -c 'import numpy, rjieba'"] = ([sys.executable, "-c", "import numpy, rjieba"], warm_cache)
+        configurations["python -c 'import numpy, rjieba'"] = (
+            [sys.executable, "-c", "import numpy, rjieba"],
+            warm_cache,
+        )
     for tokenizer in tokenizers:
         configurations[f"dedup, {tokenizer}, cache warm"] = (dedup(tokenizer), warm_cache)
     configurations[f"dedup, {default}, cache cold"] = (dedup(default), None)

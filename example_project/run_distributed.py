@@ -25,7 +25,14 @@ from run_example import check_dropped
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPIDER = "news_distributed"
 NAMESPACE = "distributed"
-SUMMED = ("response_received_count", "robotstxt/response_count", "item_scraped_count", "neardup/items", "neardup/dropped", "neardup/unique")
+SUMMED = (
+    "response_received_count",
+    "robotstxt/response_count",
+    "item_scraped_count",
+    "neardup/items",
+    "neardup/dropped",
+    "neardup/unique",
+)
 
 
 def clear_redis(redis_url: str, namespace: str) -> None:
@@ -61,15 +68,29 @@ def start_crawl(
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
     command = [
-        sys.executable, "-m", "scrapy", "crawl", SPIDER, "-a", f"base_url={base_url}",
-        "-O", os.path.join(folder, "articles.jsonl"),
-        "-s", f"STATS_FILE={os.path.join(folder, 'stats.json')}",
-        "-s", f"ARTICLE_STORE_DIR={folder}",
-        "-s", f"REDIS_URL={redis_url}",
-        "-s", f"NEARDUP_STORE={redis_url}",
-        "-s", f"NEARDUP_NAMESPACE={namespace}",
-        "-s", f"NEARDUP_ENABLED={int(neardup)}",
-        "-s", f"LOG_LEVEL={log_level}",
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        SPIDER,
+        "-a",
+        f"base_url={base_url}",
+        "-O",
+        os.path.join(folder, "articles.jsonl"),
+        "-s",
+        f"STATS_FILE={os.path.join(folder, 'stats.json')}",
+        "-s",
+        f"ARTICLE_STORE_DIR={folder}",
+        "-s",
+        f"REDIS_URL={redis_url}",
+        "-s",
+        f"NEARDUP_STORE={redis_url}",
+        "-s",
+        f"NEARDUP_NAMESPACE={namespace}",
+        "-s",
+        f"NEARDUP_ENABLED={int(neardup)}",
+        "-s",
+        f"LOG_LEVEL={log_level}",
     ]
     for setting in settings:
         command += ["-s", setting]
@@ -137,8 +158,10 @@ def main(argv: list[str] | None = None) -> int:
         for name in SUMMED:
             total[name] = total.get(name, 0) + int(stats.get(name, 0))
         reason = stats.get("finish_reason")
-        print(f"process {folder}: exit {code}, finish_reason {reason}, pages {stats.get('response_received_count', 0)}, "
-              f"items {stats.get('item_scraped_count', 0)} kept, {stats.get('neardup/dropped', 0)} dropped")
+        print(
+            f"process {folder}: exit {code}, finish_reason {reason}, pages {stats.get('response_received_count', 0)}, "
+            f"items {stats.get('item_scraped_count', 0)} kept, {stats.get('neardup/dropped', 0)} dropped"
+        )
         ok = ok and code == 0 and reason == "finished"
     pages = total["response_received_count"] - total["robotstxt/response_count"]
     expected = len(set(world.pages) - {"/robots.txt"})
@@ -154,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         passed, lines = check_dropped(world, kept, total)
         if args.keep_store:
-            lines = lines[:1] + ["--keep-store: the namespace still holds the stories of earlier runs; no ground-truth check"]
+            lines = lines[:1] + [
+                "--keep-store: the namespace still holds the stories of earlier runs; no ground-truth check"
+            ]
             passed = True
     for line in lines:
         print(line)

@@ -76,8 +76,7 @@ def check_dropped(world: Any, kept: list[dict], stats: dict) -> tuple[bool, list
         + (" - every story exactly once" if len(once) == len(copies) else ""),
         f"stories lost (all copies dropped): {len(lost)} ({len(lost_unique)} of them unique articles)"
         + (f": {', '.join(lost)}" if lost else ""),
-        f"stories stored more than once (reprints missed): {len(twice)}"
-        + (f": {', '.join(twice)}" if twice else ""),
+        f"stories stored more than once (reprints missed): {len(twice)}" + (f": {', '.join(twice)}" if twice else ""),
     ]
     for story in sorted(kept_by_story):
         dropped = len(copies.get(story, [])) - len(kept_by_story[story])
@@ -118,13 +117,20 @@ def check_tagged(world: Any, items: list[dict], stats: dict) -> tuple[bool, list
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spider", choices=(*SPIDERS, "both"), default="both")
-    parser.add_argument("--keep-store", action="store_true",
-                        help="keep the documents of earlier runs (their reprints are then dropped too)")
+    parser.add_argument(
+        "--keep-store",
+        action="store_true",
+        help="keep the documents of earlier runs (their reprints are then dropped too)",
+    )
     parser.add_argument("--store", help="NEARDUP_STORE URI (default: LevelDB in .scrapy/neardup)")
     parser.add_argument("--workers", type=int, help="NEARDUP_WORKERS (worker processes for extraction)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the news world")
-    parser.add_argument("--excerpts", type=int, default=EXCERPT_EVERY,
-                        help="every n-th story is posted first as a portal's excerpt (0: none)")
+    parser.add_argument(
+        "--excerpts",
+        type=int,
+        default=EXCERPT_EVERY,
+        help="every n-th story is posted first as a portal's excerpt (0: none)",
+    )
     parser.add_argument("--log-level", default="WARNING", help="Scrapy LOG_LEVEL (default WARNING)")
     args = parser.parse_args(argv)
 
@@ -168,8 +174,10 @@ def main(argv: list[str] | None = None) -> int:
         items = _read_feed(feed)
         check = check_dropped if crawler.settings.get("NEARDUP_ACTION") == "drop" else check_tagged
         passed, lines = check(world, items, stats)
-        print(f"\n== spider {name} (NEARDUP_ACTION={crawler.settings.get('NEARDUP_ACTION')}, "
-              f"namespace {crawler.settings.get('NEARDUP_NAMESPACE')!r}): {feed} ==")
+        print(
+            f"\n== spider {name} (NEARDUP_ACTION={crawler.settings.get('NEARDUP_ACTION')}, "
+            f"namespace {crawler.settings.get('NEARDUP_NAMESPACE')!r}): {feed} =="
+        )
         if args.keep_store:
             lines = lines[:1] + [
                 "--keep-store: the store still holds the documents of earlier runs, so the stories seen "

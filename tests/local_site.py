@@ -115,8 +115,15 @@ class NewsSpider(scrapy.Spider):
 
     name = "news"
 
-    def __init__(self, root: str = "", paths: Any = (), item: str = "dict", mode: str = "html",
-                 order: str = "chain", **kwargs: Any):
+    def __init__(
+        self,
+        root: str = "",
+        paths: Any = (),
+        item: str = "dict",
+        mode: str = "html",
+        order: str = "chain",
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self.root = root
         self.page_paths = _paths(paths)
@@ -285,7 +292,6 @@ class CrashSpider(NewsSpider):
         if response.url.endswith("/b/canteen.html"):
             item["html"] = "<p>CRASH</p>" + item["html"]
         return item
-
 
 
 class MovedSpider(NewsSpider):

@@ -106,9 +106,7 @@ def reprinted(stories: dict[str, str]) -> list[tuple[str, str, str]]:
 
 
 # A long line a site ends every article with that is no notice (notices are not fingerprinted).
-SIGNATURE = (
-    "滨江日报网每天为广大市民带来最及时、最全面的本地新闻和生活服务信息，欢迎大家继续关心和支持我们的成长并提出宝贵意见。"
-)
+SIGNATURE = "滨江日报网每天为广大市民带来最及时、最全面的本地新闻和生活服务信息，欢迎大家继续关心和支持我们的成长并提出宝贵意见。"
 
 # Short stories of other topics, one paragraph each, for the hard negatives below.
 LEADS = [

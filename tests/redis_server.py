@@ -111,9 +111,7 @@ def _binary(name: str, need: str) -> str:
     return binary
 
 
-def start_redis(
-    *extra: str, password: str | None = None, unix_socket: bool = False, attempts: int = 3
-) -> RedisServer:
+def start_redis(*extra: str, password: str | None = None, unix_socket: bool = False, attempts: int = 3) -> RedisServer:
     """Start a redis-server without persistence and wait until it answers PING.
 
     ``extra`` are more redis-server options; ``unix_socket`` makes it listen on one too.
@@ -125,8 +123,21 @@ def start_redis(
         workdir = tempfile.mkdtemp(prefix="neardup-redis-")
         log = os.path.join(workdir, "redis.log")
         args = [
-            binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--dir", workdir, "--logfile", log, "--daemonize", "no",
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            workdir,
+            "--logfile",
+            log,
+            "--daemonize",
+            "no",
         ]
         if password:
             args += ["--requirepass", password]
@@ -214,7 +225,10 @@ def start_sentinel_group(
     port, workdir = free_port(), tempfile.mkdtemp(prefix="neardup-sentinel-")
     config = os.path.join(workdir, "sentinel.conf")
     lines = [
-        f"port {port}", "bind 127.0.0.1", f"dir {workdir}", f"logfile {os.path.join(workdir, 'sentinel.log')}",
+        f"port {port}",
+        "bind 127.0.0.1",
+        f"dir {workdir}",
+        f"logfile {os.path.join(workdir, 'sentinel.log')}",
         f"sentinel monitor neardup 127.0.0.1 {primary.port} 1",
         f"sentinel down-after-milliseconds neardup {down_after_ms}",
         f"sentinel failover-timeout neardup {failover_timeout_ms}",

@@ -42,10 +42,14 @@ def _tags(result: Any) -> list[tuple[str, Any]]:
 
 @pytest.mark.parametrize("thread", [False, True], ids=["store-inline", "store-thread"])
 @pytest_twisted.inlineCallbacks
-def test_items_arriving_together_share_round_trips_and_get_the_verdicts_of_one_by_one(local_site, tmp_path, redis_url, thread):
+def test_items_arriving_together_share_round_trips_and_get_the_verdicts_of_one_by_one(
+    local_site, tmp_path, redis_url, thread
+):
     settings = settings_for(redis_url, NEARDUP_ACTION="tag", NEARDUP_STORE_THREAD=thread)
     on_redis = yield run(settings, ManyItemsSpider, root=local_site.root)
-    on_leveldb = yield run(settings_for(tmp_path / "store", NEARDUP_ACTION="tag"), ManyItemsSpider, root=local_site.root)
+    on_leveldb = yield run(
+        settings_for(tmp_path / "store", NEARDUP_ACTION="tag"), ManyItemsSpider, root=local_site.root
+    )
     assert _tags(on_redis) == _tags(on_leveldb)
     first_of = {}
     for url, story in URLS:

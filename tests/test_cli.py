@@ -59,7 +59,9 @@ def test_dedup_marks_every_reprint_and_keeps_every_record(tmp_path, capsys):
             stories[record["story"]] = record
     assert len({r["similar_id"] for r in out}) == len(stories)
     summary = capsys.readouterr().err.strip().splitlines()[-1]
-    assert summary == f"{len(records)} records: {len(stories)} unique, {len(records) - len(stories)} duplicates, 0 skipped"
+    assert (
+        summary == f"{len(records)} records: {len(stories)} unique, {len(records) - len(stories)} duplicates, 0 skipped"
+    )
 
 
 def test_drop_writes_first_seen_records_only(tmp_path):
@@ -81,12 +83,16 @@ def test_a_rerun_passes_revisits_or_drops_them_and_writes_updated_records(tmp_pa
     originals = [r for r in again if r["id"].endswith("/original")]
     assert [r["duplicate_of"] for r in originals] == [None] * len(ARTICLES)  # revisits, passed
     assert [r["similar_id"] for r in originals] == [first[r["id"]]["similar_id"] for r in originals]
-    assert all(r["duplicate_of"] == r["id"].replace("reprint", "original") for r in again if r["id"].endswith("/reprint"))
+    assert all(
+        r["duplicate_of"] == r["id"].replace("reprint", "original") for r in again if r["id"].endswith("/reprint")
+    )
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"{len(records)} records: 0 unique, {len(ARTICLES)} revisits, {len(ARTICLES)} duplicates, 0 skipped"
     )
     # The battery page tells another story now: written as an updated record; the rest dropped.
-    changed = [{**r, "text": NEWS["port"] if r["id"] == "battery/original" else r["text"]} for r in records[: len(ARTICLES)]]
+    changed = [
+        {**r, "text": NEWS["port"] if r["id"] == "battery/original" else r["text"]} for r in records[: len(ARTICLES)]
+    ]
     write_lines(source, changed)
     assert main(["dedup", str(source), "-o", str(target), "--store", store, "--revisit", "drop"]) == 0
     written = [json.loads(line) for line in read_lines(target)]
@@ -132,7 +138,10 @@ def test_stdin_to_stdout(tmp_path):
     payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus_records())
     done = subprocess.run(
         [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "--drop", "--no-progress"],
-        input=payload, capture_output=True, text=True, timeout=120,
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == len(ARTICLES)
@@ -144,7 +153,10 @@ def test_the_package_runs_as_the_command():
     payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus_records())
     done = subprocess.run(
         [sys.executable, "-m", "scrapy_neardup", "dedup", "-", "--drop", "--no-progress"],
-        input=payload, capture_output=True, text=True, timeout=120,
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [f"{name}/original" for name in ARTICLES]
@@ -170,8 +182,18 @@ def test_a_run_killed_halfway_leaves_a_store_that_knows_everything_written(tmp_p
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     store = tmp_path / "db"
     process = subprocess.Popen(
-        [sys.executable, "-m", "scrapy_neardup.cli", "dedup", str(source), "-o", str(target),
-         "--store", f"leveldb://{store}", "--no-progress"],
+        [
+            sys.executable,
+            "-m",
+            "scrapy_neardup.cli",
+            "dedup",
+            str(source),
+            "-o",
+            str(target),
+            "--store",
+            f"leveldb://{store}",
+            "--no-progress",
+        ],
         stderr=subprocess.DEVNULL,
     )
     deadline = time.time() + 120
@@ -225,8 +247,19 @@ def test_a_store_lost_mid_run_stops_at_the_first_line_not_written(tmp_path):
         for i in range(600)
     ]
     process = subprocess.Popen(
-        [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(target), "--flush", "--no-progress",
-         "--store", server.url()],
+        [
+            sys.executable,
+            "-m",
+            "scrapy_neardup.cli",
+            "dedup",
+            "-",
+            "-o",
+            str(target),
+            "--flush",
+            "--no-progress",
+            "--store",
+            server.url(),
+        ],
         stdin=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -337,7 +370,10 @@ def test_info_shows_a_store_of_another_recipe_with_what_differs(tmp_path, capsys
 def run_cli(*args, stdin=None, stdout=None):
     return subprocess.run(
         [sys.executable, "-m", "scrapy_neardup.cli", *map(str, args), "--no-progress"],
-        stdin=stdin, stdout=stdout if stdout is not None else subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+        stdin=stdin,
+        stdout=stdout if stdout is not None else subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        timeout=120,
     )
 
 
@@ -390,7 +426,8 @@ def test_a_run_stopped_early_keeps_the_old_output_and_leaves_no_partial_file(tmp
     target.write_text("yesterday's output\n")
     process = subprocess.Popen(
         [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(target), "--no-progress"],
-        stdin=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     process.stdin.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus_records() * 12).encode())
     process.stdin.flush()  # stdin stays open: the run waits for more lines after these
@@ -424,7 +461,9 @@ def test_dedup_prefer_longest_replaces_excerpts_with_the_complete_article(tmp_pa
     store = store_uri
     assert main(["dedup", str(source), "-o", str(target), "--store", store, "--prefer", "longest", "--drop"]) == 0
     out = {record["id"]: record for record in map(json.loads, read_lines(target))}
-    assert sorted(out) == sorted([f"https://portal.example/{n}" for n in ARTICLES] + [f"https://a.example/{n}" for n in ARTICLES])
+    assert sorted(out) == sorted(
+        [f"https://portal.example/{n}" for n in ARTICLES] + [f"https://a.example/{n}" for n in ARTICLES]
+    )
     for name in ARTICLES:
         complete, portal = out[f"https://a.example/{name}"], out[f"https://portal.example/{name}"]
         assert complete["replaces"] == portal["id"] and complete["similar_id"] == portal["similar_id"]
@@ -437,10 +476,25 @@ def test_dedup_prefer_longest_replaces_excerpts_with_the_complete_article(tmp_pa
 def test_dedup_prefer_source_ranks_by_the_source_field(tmp_path):
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     write_lines(source, excerpt_records())
-    assert main([
-        "dedup", str(source), "-o", str(target), "--prefer", "source", "--prefer-sources", "mirror,daily",
-        "--source-field", "site", "--replaces-field", "supersedes",
-    ]) == 0
+    assert (
+        main(
+            [
+                "dedup",
+                str(source),
+                "-o",
+                str(target),
+                "--prefer",
+                "source",
+                "--prefer-sources",
+                "mirror,daily",
+                "--source-field",
+                "site",
+                "--replaces-field",
+                "supersedes",
+            ]
+        )
+        == 0
+    )
     out = [json.loads(line) for line in read_lines(target)]
     name = next(iter(ARTICLES))
     by_id = {record["id"]: record for record in out}
@@ -449,14 +503,17 @@ def test_dedup_prefer_source_ranks_by_the_source_field(tmp_path):
     assert by_id[f"https://c.example/{name}"]["duplicate_of"] is None
 
 
-@pytest.mark.parametrize("options, message", [
-    (["--prefer", "newest"], "--prefer: must be one of first, longest, source or a dotted path"),
-    (["--prefer", "source"], "NEARDUP_PREFER_SOURCES, or --prefer-sources"),
-    (["--prefer", "no.such.policy"], "--prefer: cannot import 'no.such.policy'"),
-    (["--replaces-field", "text"], "--replaces-field 'text' is also --text-field"),
-    (["--duplicate-of-field", "text"], "--duplicate-of-field 'text' is also --text-field"),
-    (["--similar-id-field", "duplicate_of"], "--similar-id-field 'duplicate_of' is also --duplicate-of-field"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--prefer", "newest"], "--prefer: must be one of first, longest, source or a dotted path"),
+        (["--prefer", "source"], "NEARDUP_PREFER_SOURCES, or --prefer-sources"),
+        (["--prefer", "no.such.policy"], "--prefer: cannot import 'no.such.policy'"),
+        (["--replaces-field", "text"], "--replaces-field 'text' is also --text-field"),
+        (["--duplicate-of-field", "text"], "--duplicate-of-field 'text' is also --text-field"),
+        (["--similar-id-field", "duplicate_of"], "--similar-id-field 'duplicate_of' is also --duplicate-of-field"),
+    ],
+)
 def test_dedup_refuses_a_bad_prefer_option(tmp_path, capsys, options, message):
     source = tmp_path / "in.jsonl"
     write_lines(source, excerpt_records())

@@ -16,9 +16,7 @@ NAMES = list(ARTICLES)
 def neardup(*args, stdin=None, env=None):
     quiet = ["--no-progress"] if args[0] == "dedup" else []
     command = [sys.executable, "-m", "scrapy_neardup.cli", *map(str, args), *quiet]
-    return subprocess.run(
-        command, input=stdin, capture_output=True, timeout=120, env={**os.environ, **(env or {})}
-    )
+    return subprocess.run(command, input=stdin, capture_output=True, timeout=120, env={**os.environ, **(env or {})})
 
 
 def line(record: dict) -> bytes:
@@ -45,7 +43,9 @@ def test_an_output_that_is_the_input_is_refused_and_the_input_kept(tmp_path, how
         with open(source, "rb") as handle:
             result = subprocess.run(
                 [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(source)],
-                stdin=handle, capture_output=True, timeout=120,
+                stdin=handle,
+                capture_output=True,
+                timeout=120,
             )
     assert result.returncode == 2
     assert b"is the input file" in result.stderr

@@ -92,16 +92,24 @@ def test_every_config_field_has_a_setting():
 
 
 def test_stores_merge_the_base_and_the_users_registry():
-    config = NearDupConfig.from_settings(Settings({
-        "NEARDUP_STORES": {"sqlite": "myproject.stores.SQLiteStore", "redis": None},
-        "NEARDUP_STORE": "sqlite:///x.db",
-    }))
+    config = NearDupConfig.from_settings(
+        Settings(
+            {
+                "NEARDUP_STORES": {"sqlite": "myproject.stores.SQLiteStore", "redis": None},
+                "NEARDUP_STORE": "sqlite:///x.db",
+            }
+        )
+    )
     assert config.stores["sqlite"] == "myproject.stores.SQLiteStore"
     assert "redis" not in config.stores and config.stores["leveldb"].endswith("LevelDBStore")
     based = NearDupConfig.from_settings(Settings({"NEARDUP_STORES_BASE": {"sqlite": "x.SQLiteStore"}}))
     assert based.stores["sqlite"] == "x.SQLiteStore" and "memory" in based.stores
-    with pytest.raises(ValueError, match=r"NEARDUP_STORE: unknown store 'redis://h/0': the known schemes are .*sqlite://"):
-        NearDupConfig.from_settings(Settings({"NEARDUP_STORES": {"redis": None, "sqlite": "x.S"}, "NEARDUP_STORE": "redis://h/0"}))
+    with pytest.raises(
+        ValueError, match=r"NEARDUP_STORE: unknown store 'redis://h/0': the known schemes are .*sqlite://"
+    ):
+        NearDupConfig.from_settings(
+            Settings({"NEARDUP_STORES": {"redis": None, "sqlite": "x.S"}, "NEARDUP_STORE": "redis://h/0"})
+        )
     with pytest.raises(ValueError, match="NEARDUP_STORES: scheme 'x' must name a store class"):
         NearDupConfig.from_settings(Settings({"NEARDUP_STORES": {"x": 3}}))
 
@@ -126,7 +134,11 @@ def test_stores_merge_the_base_and_the_users_registry():
         ("NEARDUP_TEXT_FIELD", "", "NEARDUP_TEXT_FIELD: must be a non-empty string"),
         ("NEARDUP_KEY_FIELD", 3, "NEARDUP_KEY_FIELD: must be a non-empty string, got 3"),
         ("NEARDUP_EXTRACTOR", "no.such.module.extract", "NEARDUP_EXTRACTOR: cannot import 'no.such.module.extract'"),
-        ("NEARDUP_EXTRACTOR", "scrapy_neardup.fingerprints.extract.DEFAULT_EXTRACTOR", "NEARDUP_EXTRACTOR: 'scrapy_neardup.fingerprints.extract.DEFAULT_EXTRACTOR' is not callable"),
+        (
+            "NEARDUP_EXTRACTOR",
+            "scrapy_neardup.fingerprints.extract.DEFAULT_EXTRACTOR",
+            "NEARDUP_EXTRACTOR: 'scrapy_neardup.fingerprints.extract.DEFAULT_EXTRACTOR' is not callable",
+        ),
         ("NEARDUP_MAX_HTML_SIZE", -5, "NEARDUP_MAX_HTML_SIZE: must be at least 0, got -5"),
         ("NEARDUP_WORKERS", 100, "NEARDUP_WORKERS: must be between 0 and 64, got 100"),
         ("NEARDUP_WORKER_NICENESS", 20, "NEARDUP_WORKER_NICENESS: must be between 0 and 19, got 20"),
@@ -138,7 +150,11 @@ def test_stores_merge_the_base_and_the_users_registry():
         ("NEARDUP_PREFER", "newest", "NEARDUP_PREFER: must be one of first, longest, source or a dotted path"),
         ("NEARDUP_PREFER", "source", "NEARDUP_PREFER: the source policy needs a list of domains"),
         ("NEARDUP_PREFER", "no.such.policy", "NEARDUP_PREFER: cannot import 'no.such.policy'"),
-        ("NEARDUP_PREFER", "scrapy_neardup.engine.prefer.LONGER_BY", "NEARDUP_PREFER: 'scrapy_neardup.engine.prefer.LONGER_BY' is not callable"),
+        (
+            "NEARDUP_PREFER",
+            "scrapy_neardup.engine.prefer.LONGER_BY",
+            "NEARDUP_PREFER: 'scrapy_neardup.engine.prefer.LONGER_BY' is not callable",
+        ),
         ("NEARDUP_PREFER_SOURCES", [1, 2], "NEARDUP_PREFER_SOURCES: must be a list of domains or site names"),
         ("NEARDUP_REPLACES_FIELD", "", "NEARDUP_REPLACES_FIELD: must be a non-empty string"),
         ("NEARDUP_REPLACES_FIELD", "text", "NEARDUP_REPLACES_FIELD 'text' is also NEARDUP_TEXT_FIELD"),
@@ -204,7 +220,9 @@ def test_default_store_inside_a_project_uses_its_data_dir(tmp_path, monkeypatch)
 
 
 def test_unknown_neardup_settings_are_reported_with_the_closest_name():
-    settings = Settings({"NEARDUP_TRESHOLD": 0.9, "NEARDUP_THRESHOLD": 0.9, "NEARDUP_STORES": {}, "NEARDUP_COLOUR": 1, "OTHER": 1})
+    settings = Settings(
+        {"NEARDUP_TRESHOLD": 0.9, "NEARDUP_THRESHOLD": 0.9, "NEARDUP_STORES": {}, "NEARDUP_COLOUR": 1, "OTHER": 1}
+    )
     assert typos(settings) == [
         "Unknown setting NEARDUP_COLOUR (not a scrapy-neardup name), ignored",
         "Unknown setting NEARDUP_TRESHOLD (a typo of NEARDUP_THRESHOLD?), ignored",
@@ -229,7 +247,9 @@ def test_unknown_neardup_spider_arguments_are_reported_with_the_closest_name():
 
 
 def test_methods_and_the_text_out_field():
-    config = NearDupConfig.from_settings(Settings({"NEARDUP_METHODS": "sketch, nshash", "NEARDUP_TEXT_OUT_FIELD": "text"}))
+    config = NearDupConfig.from_settings(
+        Settings({"NEARDUP_METHODS": "sketch, nshash", "NEARDUP_TEXT_OUT_FIELD": "text"})
+    )
     assert config.methods == ("nshash", "sketch") and config.text_out_field == "text"
     assert NearDupConfig.from_settings(Settings({"NEARDUP_METHODS": ["simhash"]})).methods == ("simhash",)
     assert NearDupConfig().methods == ("nshash", "simhash", "sketch") and NearDupConfig().text_out_field == ""
@@ -244,8 +264,12 @@ def test_prefer_policies_and_their_fields():
     assert parse().policy() is None and parse().replaces_field == "replaces"
     longest = parse(NEARDUP_PREFER=" Longest ")
     assert longest.prefer == "longest" and longest.policy() is prefer_longest
-    ranked = parse(NEARDUP_PREFER="source", NEARDUP_PREFER_SOURCES="xinhuanet.com, people.com.cn",
-                   NEARDUP_SOURCE_FIELD="site", NEARDUP_REPLACES_FIELD="supersedes")
+    ranked = parse(
+        NEARDUP_PREFER="source",
+        NEARDUP_PREFER_SOURCES="xinhuanet.com, people.com.cn",
+        NEARDUP_SOURCE_FIELD="site",
+        NEARDUP_REPLACES_FIELD="supersedes",
+    )
     assert ranked.prefer_sources == ("xinhuanet.com", "people.com.cn") and ranked.source_field == "site"
     assert ranked.policy().rank("www.news.xinhuanet.com") == 0 and ranked.replaces_field == "supersedes"
     assert parse(NEARDUP_PREFER="scrapy_neardup.engine.prefer.prefer_longest").policy() is prefer_longest

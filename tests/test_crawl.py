@@ -236,8 +236,9 @@ def test_spider_arguments_are_run_time_switches(local_site, tmp_path):
 )
 @pytest_twisted.inlineCallbacks
 def test_invalid_value_fails_at_start_naming_the_setting(local_site, tmp_path, caplog, settings, arguments, message):
-    yield run_failing_open(settings_for(tmp_path / "store", **settings), local_site.root, "neardup_bad_setting",
-                           **arguments)
+    yield run_failing_open(
+        settings_for(tmp_path / "store", **settings), local_site.root, "neardup_bad_setting", **arguments
+    )
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and errors[0].startswith(f"scrapy-neardup: {message}"), errors
     assert not any(r.exc_info for r in caplog.records)
@@ -295,7 +296,9 @@ def test_store_of_another_recipe_stops_the_crawl_clearly(local_site, tmp_path, c
     yield run(settings_for(store), NewsSpider, root=local_site.root, paths=["/a/metro.html"])
     caplog.clear()
     yield run_failing_open(settings_for(store, NEARDUP_NSHASH_N=4), local_site.root, "neardup_store_format")
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("scrapy_neardup")]
+    errors = [
+        r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("scrapy_neardup")
+    ]
     assert len(errors) == 1
     assert str(store) in errors[0] and "nshash_n: stored 5, configured 4" in errors[0]
     assert not any(r.exc_info for r in caplog.records if r.name.startswith("scrapy_neardup"))
@@ -325,14 +328,17 @@ sys.stdin.read()
 def test_store_held_by_another_process_stops_the_crawl_clearly(local_site, tmp_path, caplog):
     caplog.set_level(logging.INFO)
     store = tmp_path / "store"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(store)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "holding"
         yield run_failing_open(settings_for(store), local_site.root, "neardup_store_unavailable")
     finally:
         holder.communicate("", timeout=10)
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("scrapy_neardup")]
+    errors = [
+        r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("scrapy_neardup")
+    ]
     assert len(errors) == 1
     assert str(store) in errors[0] and "held by another process" in errors[0] and "redis://" in errors[0]
     assert not any(r.exc_info for r in caplog.records)
@@ -416,8 +422,7 @@ def test_copy_arriving_while_first_copy_is_pending_waits_for_it(local_site, tmp_
 def test_bad_items_are_counted_and_passed_untouched(local_site, tmp_path, caplog, action):
     caplog.set_level(logging.INFO, logger="scrapy_neardup")
     result = yield run(
-        settings_for(tmp_path / "store", NEARDUP_ACTION=action,
-                     NEARDUP_EXTRACTOR="local_site.exploding_extractor"),
+        settings_for(tmp_path / "store", NEARDUP_ACTION=action, NEARDUP_EXTRACTOR="local_site.exploding_extractor"),
         BadItemsSpider,
         root=local_site.root,
     )
@@ -595,15 +600,26 @@ def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
     )
     out = tmp_path / "out.jsonl"
     command = [
-        sys.executable, "-m", "scrapy.cmdline", "runspider", str(spider),
-        "-s", "ITEM_PIPELINES={\"scrapy_neardup.NearDupPipeline\": 200}",
-        "-s", f"NEARDUP_STORE=leveldb://{tmp_path / 'store'}",
-        "-s", "NEARDUP_WORKERS=0",
+        sys.executable,
+        "-m",
+        "scrapy.cmdline",
+        "runspider",
+        str(spider),
+        "-s",
+        'ITEM_PIPELINES={"scrapy_neardup.NearDupPipeline": 200}',
+        "-s",
+        f"NEARDUP_STORE=leveldb://{tmp_path / 'store'}",
+        "-s",
+        "NEARDUP_WORKERS=0",
         *[f"-s{name}={value}" for name, value in COMPAT.items()],
-        "-a", f"root={local_site.root}",
-        "-a", "paths=/a/metro.html,/b/metro.html,/c/metro.html",
-        "-a", "neardup_action=tag",
-        "-O", str(out),
+        "-a",
+        f"root={local_site.root}",
+        "-a",
+        "paths=/a/metro.html,/b/metro.html,/c/metro.html",
+        "-a",
+        "neardup_action=tag",
+        "-O",
+        str(out),
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -633,7 +649,9 @@ def test_redis_store_commits_only_what_passed_every_pipeline(local_site, redis_u
     ]
     assert result.neardup["neardup/released"] == 1
     # A second process-like run (a new crawler) on the same Redis store sees what was kept.
-    again = yield run(settings_for(redis_url), NewsSpider, root=local_site.root, paths=["/c/flood.html", "/c/metro.html"])
+    again = yield run(
+        settings_for(redis_url), NewsSpider, root=local_site.root, paths=["/c/flood.html", "/c/metro.html"]
+    )
     assert again.paths() == ["/c/flood.html"]
     assert [str(i["url"]) for i, _ in again.dropped] == [local_site.url("/c/metro.html")]
 
@@ -651,9 +669,7 @@ class CountingStore(MemoryStore):
 @pytest_twisted.inlineCallbacks
 def test_a_store_registered_in_neardup_stores_serves_a_crawl(local_site, tmp_path):
     CountingStore.checks = 0
-    settings = settings_for(
-        "counting://crawl", NEARDUP_STORES={"counting": f"{__name__}.CountingStore"}
-    )
+    settings = settings_for("counting://crawl", NEARDUP_STORES={"counting": f"{__name__}.CountingStore"})
     result = yield run(settings, NewsSpider, root=local_site.root, paths=ARTICLES)
     assert result.paths() == [p for p in ARTICLES if p not in REPRINT_OF]
     assert CountingStore.checks == len(ARTICLES)
@@ -726,8 +742,12 @@ def test_a_complete_article_dropped_later_leaves_the_excerpt_in_place(request, l
     assert result.neardup["neardup/released"] == 2 and result.neardup["neardup/replaced"] == 3
     # The next run finds the excerpt of oranges still stored, and replaces it then; the
     # complete robots article holds no more than the broken page's copy, a duplicate of it.
-    again = yield run(settings_for(store, NEARDUP_PREFER="longest"), NewsSpider,
-                      root=local_site.root, paths=["/a/oranges.html", "/a/robots.html"])
+    again = yield run(
+        settings_for(store, NEARDUP_PREFER="longest"),
+        NewsSpider,
+        root=local_site.root,
+        paths=["/a/oranges.html", "/a/robots.html"],
+    )
     assert [item["replaces"] for item in again.items] == [local_site.url("/p/oranges.html")]
     assert [(_path(i["url"]), name) for i, name in again.dropped] == [("/a/robots.html", "NearDuplicateItem")]
 
@@ -754,22 +774,36 @@ def test_a_second_crawl_passes_revisits_drops_them_when_asked_and_stores_updated
     assert second.paths() == ["/a/metro.html", "/a/canteen.html"]  # passed, nothing stored
     assert [(_path(i["url"]), name) for i, name in second.dropped] == [("/b/metro.html", "NearDuplicateItem")]
     assert {k: second.neardup.get(k, 0) for k in ("neardup/revisit", "neardup/unique", "neardup/duplicate")} == {
-        "neardup/revisit": 2, "neardup/unique": 0, "neardup/duplicate": 1,
+        "neardup/revisit": 2,
+        "neardup/unique": 0,
+        "neardup/duplicate": 1,
     }
 
     # The canteen page now tells the flood story; the metro page is unchanged.
     third = yield run(
-        settings_for(store, NEARDUP_REVISIT="drop"), MovedSpider, root=local_site.root,
-        paths=["/a/metro.html", "/a/flood.html"], moved="/a/flood.html=/a/canteen.html",
+        settings_for(store, NEARDUP_REVISIT="drop"),
+        MovedSpider,
+        root=local_site.root,
+        paths=["/a/metro.html", "/a/flood.html"],
+        moved="/a/flood.html=/a/canteen.html",
     )
     assert third.paths() == ["/a/canteen.html"]
     assert [(_path(i["url"]), name) for i, name in third.dropped] == [("/a/metro.html", "RevisitedItem")]
-    assert {k: third.neardup.get(k, 0) for k in ("neardup/revisit", "neardup/updated", "neardup/unique", "neardup/dropped")} == {
-        "neardup/revisit": 1, "neardup/updated": 1, "neardup/unique": 1, "neardup/dropped": 1,
+    assert {
+        k: third.neardup.get(k, 0) for k in ("neardup/revisit", "neardup/updated", "neardup/unique", "neardup/dropped")
+    } == {
+        "neardup/revisit": 1,
+        "neardup/updated": 1,
+        "neardup/unique": 1,
+        "neardup/dropped": 1,
     }
 
     # The stored text under /a/canteen.html is the flood story's now.
-    fourth = yield run(settings_for(store, NEARDUP_ACTION="tag"), NewsSpider, root=local_site.root,
-                       paths=["/c/flood.html", "/b/canteen.html"])
+    fourth = yield run(
+        settings_for(store, NEARDUP_ACTION="tag"),
+        NewsSpider,
+        root=local_site.root,
+        paths=["/c/flood.html", "/b/canteen.html"],
+    )
     tags = {_path(i["url"]): i["duplicate_of"] for i in fourth.items}
     assert tags == {"/c/flood.html": local_site.root + "/a/canteen.html", "/b/canteen.html": None}

@@ -53,8 +53,18 @@ def project(tmp_path: Path) -> Path:
 def scrapy_crawl(project: Path, root: str, *options: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(project), str(TESTS)]))
     env.pop("SCRAPY_SETTINGS_MODULE", None)
-    command = [sys.executable, "-m", "scrapy.cmdline", "crawl", "news",
-               "-a", f"root={root}", "-a", "paths=/a/metro.html,/b/metro.html", *options]
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy.cmdline",
+        "crawl",
+        "news",
+        "-a",
+        f"root={root}",
+        "-a",
+        "paths=/a/metro.html,/b/metro.html",
+        *options,
+    ]
     return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=240)
 
 
@@ -93,7 +103,9 @@ def test_a_bad_setting_is_one_line_and_exit_status_1(project, local_site, option
 
 def test_a_bad_spider_argument_is_one_line_and_exit_status_1(project, local_site):
     done = scrapy_crawl(project, local_site.root, "-a", "neardup_action=delete")
-    assert_stopped_at_open(done, "neardup_bad_setting", "NEARDUP_ACTION (spider argument neardup_action): must be one of")
+    assert_stopped_at_open(
+        done, "neardup_bad_setting", "NEARDUP_ACTION (spider argument neardup_action): must be one of"
+    )
 
 
 HOLDER = """
@@ -106,8 +118,9 @@ sys.stdin.read()
 
 def test_a_held_leveldb_store_exits_with_status_1(project, local_site):
     store = project / "store"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(store)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "holding"
         done = scrapy_crawl(project, local_site.root, "-s", f"NEARDUP_STORE=leveldb://{store}")
@@ -118,8 +131,14 @@ def test_a_held_leveldb_store_exits_with_status_1(project, local_site):
 
 def test_a_refused_redis_connection_exits_with_status_1(project, local_site):
     port = free_port()  # nothing listens there
-    done = scrapy_crawl(project, local_site.root, "-s", f"NEARDUP_STORE=redis://:s3cret@127.0.0.1:{port}/0",
-                        "-s", 'NEARDUP_REDIS_PARAMS={"retries": 0}')
+    done = scrapy_crawl(
+        project,
+        local_site.root,
+        "-s",
+        f"NEARDUP_STORE=redis://:s3cret@127.0.0.1:{port}/0",
+        "-s",
+        'NEARDUP_REDIS_PARAMS={"retries": 0}',
+    )
     assert_stopped_at_open(done, "neardup_store_unavailable", f"127.0.0.1:{port}")
     assert "s3cret" not in done.stderr
 
@@ -132,8 +151,18 @@ def test_a_store_of_another_recipe_exits_with_status_1(project, local_site):
 
 
 def test_misspelt_settings_and_spider_arguments_are_warned_with_the_closest_name(project, local_site):
-    done = scrapy_crawl(project, local_site.root, "-s", "NEARDUP_STORE=memory://", "-s", "NEARDUP_ACTON=tag",
-                        "-a", "neardup_namespce=other", "-a", "neardup_action=tag")
+    done = scrapy_crawl(
+        project,
+        local_site.root,
+        "-s",
+        "NEARDUP_STORE=memory://",
+        "-s",
+        "NEARDUP_ACTON=tag",
+        "-a",
+        "neardup_namespce=other",
+        "-a",
+        "neardup_action=tag",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     warnings = [line.split("] WARNING: ", 1)[1] for line in lines_at("WARNING", done.stderr)]
     assert "Unknown setting NEARDUP_ACTON (a typo of NEARDUP_ACTION?), ignored" in warnings

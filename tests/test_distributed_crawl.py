@@ -27,7 +27,11 @@ def _run_distributed(tmp_path: Path, redis_url: str, *args: str) -> subprocess.C
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     return subprocess.run(
         [sys.executable, "run_distributed.py", "--redis-url", redis_url, *args],
-        cwd=project, env=env, capture_output=True, text=True, timeout=CRAWL_TIMEOUT,
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=CRAWL_TIMEOUT,
     )
 
 

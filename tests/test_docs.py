@@ -38,9 +38,7 @@ def documented_settings() -> dict[str, str]:
 def settings_read_outside_config() -> set[str]:
     """Names of ``OTHER_SETTINGS`` that some module other than config.py actually reads."""
     package = ROOT / "scrapy_neardup"
-    sources = "\n".join(
-        path.read_text(encoding="utf-8") for path in package.rglob("*.py") if path.name != "config.py"
-    )
+    sources = "\n".join(path.read_text(encoding="utf-8") for path in package.rglob("*.py") if path.name != "config.py")
     return {name for name in config.OTHER_SETTINGS if re.search(rf"\b{name}\b", sources)}
 
 

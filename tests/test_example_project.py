@@ -75,9 +75,7 @@ def test_world_is_deterministic_and_every_article_is_accounted_for() -> None:
 def test_world_has_the_hard_negatives() -> None:
     world = build_world()
     # One long disclaimer in the body of every article of one site, whatever the story.
-    disclaimer_stories = {
-        world.story_of[p] for p in world.story_of if "免责声明".encode("gbk") in world.body(p)
-    }
+    disclaimer_stories = {world.story_of[p] for p in world.story_of if "免责声明".encode("gbk") in world.body(p)}
     assert len(disclaimer_stories) >= 5
     # s15 quotes one long sentence of s05 word for word.
     quoted = "只要本单元三分之二以上业主同意，并且没有业主提出合理的反对意见"
@@ -87,8 +85,16 @@ def test_world_has_the_hard_negatives() -> None:
 
 def test_given_stories_build_a_larger_world_with_quotes() -> None:
     stories = [
-        Story(f"g{i:03d}", f"标题{i}", (f"第{i}篇的第一段。" * 30 + "这是一句足够长的、只属于这篇文章的话，编号" + str(i) + "。",
-                                       f"第{i}篇的第二段。" * 30, f"第{i}篇的第三段。" * 30, f"第{i}篇的第四段。" * 30))
+        Story(
+            f"g{i:03d}",
+            f"标题{i}",
+            (
+                f"第{i}篇的第一段。" * 30 + "这是一句足够长的、只属于这篇文章的话，编号" + str(i) + "。",
+                f"第{i}篇的第二段。" * 30,
+                f"第{i}篇的第三段。" * 30,
+                f"第{i}篇的第四段。" * 30,
+            ),
+        )
         for i in range(40)
     ]
     world = build_world(stories=stories, reprints=(2, 4), per_page=7)
@@ -171,8 +177,18 @@ def test_scrapy_crawl_news_and_a_second_run_on_the_same_store(tmp_path: Path) ->
         server, base_url = serve(world)  # a new port each time: new URLs, same stories
         try:
             result = _run(
-                ["-m", "scrapy.cmdline", "crawl", "news", "-a", f"base_url={base_url}",
-                 "-s", f"NEARDUP_STORE={store}", "-O", output],
+                [
+                    "-m",
+                    "scrapy.cmdline",
+                    "crawl",
+                    "news",
+                    "-a",
+                    f"base_url={base_url}",
+                    "-s",
+                    f"NEARDUP_STORE={store}",
+                    "-O",
+                    output,
+                ],
                 project,
             )
         finally:

@@ -11,7 +11,18 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy_neardup.fingerprints.extract import ExtractionError, decode_html, extract_text, html_to_text, looks_binary
 
 TITLE, PARAGRAPHS = STORIES["metro"].title, list(STORIES["metro"].paragraphs)
-NOISE = ["首页", "热门排行", "网友评论", "支持！", "24小时热点", "推荐阅读", "联系我们", "未经授权禁止转载", "window.dataLayer", "分享到"]
+NOISE = [
+    "首页",
+    "热门排行",
+    "网友评论",
+    "支持！",
+    "24小时热点",
+    "推荐阅读",
+    "联系我们",
+    "未经授权禁止转载",
+    "window.dataLayer",
+    "分享到",
+]
 
 
 @pytest.mark.parametrize("template", [page_a, page_b, page_c])
@@ -30,7 +41,11 @@ def test_site_disclaimer_inside_the_body_is_kept():
 
 
 def test_inline_markup_does_not_split_a_paragraph():
-    text = html_to_text("<html><body><article><p>第一句<b>加粗</b>和<a href='#'>链接</a>都在同一段里，" + "文字" * 30 + "。</p></article></body></html>")
+    text = html_to_text(
+        "<html><body><article><p>第一句<b>加粗</b>和<a href='#'>链接</a>都在同一段里，"
+        + "文字" * 30
+        + "。</p></article></body></html>"
+    )
     assert text.startswith("第一句加粗和链接都在同一段里，") and "\n" not in text
 
 

@@ -65,8 +65,13 @@ def test_fold_matches_the_numpy_path():
 
 @pytest.mark.parametrize(
     "recipe",
-    [Recipe(), Recipe(simhash_sentences=0), Recipe(nshash_n=1, sketch_size=16, shingle_width=2),
-     Recipe(simhash_sentences=2, shingle_width=9, sketch_keys=16), Recipe(sketch_keys=0)],
+    [
+        Recipe(),
+        Recipe(simhash_sentences=0),
+        Recipe(nshash_n=1, sketch_size=16, shingle_width=2),
+        Recipe(simhash_sentences=2, shingle_width=9, sketch_keys=16),
+        Recipe(sketch_keys=0),
+    ],
 )
 def test_fingerprints_match_the_numpy_path(recipe):
     compiled = Fingerprinter(recipe)
@@ -95,8 +100,9 @@ def test_weighing_counts_repeated_and_unknown_words_like_the_numpy_path():
 
 def test_tables_of_the_wrong_size_are_refused():
     with pytest.raises(ValueError):
-        kernel.parts(np.zeros(3, dtype=np.uint32), np.zeros(10, dtype=bool), np.zeros(10, dtype=bool),
-                     8, 5, 10, 128, 5, 4)
+        kernel.parts(
+            np.zeros(3, dtype=np.uint32), np.zeros(10, dtype=bool), np.zeros(10, dtype=bool), 8, 5, 10, 128, 5, 4
+        )
     with pytest.raises(ValueError):
         kernel.fold("abc", np.zeros(10, dtype=np.uint32))
 

@@ -156,8 +156,7 @@ def random_news(count: int, seed: int = 5) -> list[str]:
     chars = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面"
     return [
         "\n".join(
-            "".join(rng.choice(chars) for _ in range(rng.randint(15, 40))) + "。"
-            for _ in range(rng.randint(8, 14))
+            "".join(rng.choice(chars) for _ in range(rng.randint(15, 40))) + "。" for _ in range(rng.randint(8, 14))
         )
         for _ in range(count)
     ]
@@ -196,9 +195,15 @@ def test_a_full_disk_stops_with_one_line_keeps_what_was_stored_and_reopens(tmp_p
 def test_a_store_held_by_another_process_is_one_line_naming_the_path_and_what_to_do(tmp_path):
     path = tmp_path / "db"
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"import plyvel, sys; db = plyvel.DB({str(path)!r}, create_if_missing=True); "
-         "print('held', flush=True); sys.stdin.read()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            f"import plyvel, sys; db = plyvel.DB({str(path)!r}, create_if_missing=True); "
+            "print('held', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"

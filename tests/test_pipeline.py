@@ -49,7 +49,11 @@ def make_pipeline(**settings):
 
 
 def neardup_stats(pipeline):
-    return {k: v for k, v in pipeline.stats.get_stats().items() if k.startswith("neardup/") and k != "neardup/extract_seconds"}
+    return {
+        k: v
+        for k, v in pipeline.stats.get_stats().items()
+        if k.startswith("neardup/") and k != "neardup/extract_seconds"
+    }
 
 
 def store_of(pipeline):
@@ -101,7 +105,9 @@ def test_unreachable_store_fails_without_showing_the_password(caplog):
     from scrapy.exceptions import CloseSpider
 
     with caplog.at_level(logging.ERROR, logger="scrapy_neardup"), pytest.raises(CloseSpider):
-        make_pipeline(NEARDUP_STORE="redis://:hunter2@127.0.0.1:1/0", NEARDUP_REDIS_PARAMS={"socket_connect_timeout": 1})
+        make_pipeline(
+            NEARDUP_STORE="redis://:hunter2@127.0.0.1:1/0", NEARDUP_REDIS_PARAMS={"socket_connect_timeout": 1}
+        )
     assert "127.0.0.1:1" in caplog.text
     assert "hunter2" not in caplog.text
 
@@ -114,7 +120,9 @@ async def test_unique_item_is_reserved_then_committed_on_item_scraped():
     (entry,) = pipeline.reservations.entries()
     doc_id = entry[1].doc_id
     assert store_of(pipeline).get(doc_id).state == PENDING
-    pipeline.crawler.signals.send_catch_log(signals.item_scraped, item=item, response=None, spider=pipeline.crawler.spider)
+    pipeline.crawler.signals.send_catch_log(
+        signals.item_scraped, item=item, response=None, spider=pipeline.crawler.spider
+    )
     assert store_of(pipeline).get(doc_id).state == COMMITTED
     assert pipeline.reservations.entries() == []
     pipeline.close_spider()
@@ -154,10 +162,13 @@ async def test_copy_of_a_pending_item_waits_for_its_fate(first_kept):
     pipeline.close_spider()
 
 
-@pytest.mark.parametrize("signal, exception", [
-    (signals.item_dropped, DropItem("storage said no")),
-    (signals.item_error, None),
-])
+@pytest.mark.parametrize(
+    "signal, exception",
+    [
+        (signals.item_dropped, DropItem("storage said no")),
+        (signals.item_error, None),
+    ],
+)
 @deferred_f_from_coro_f
 async def test_item_dropped_later_or_failing_is_released(signal, exception):
     pipeline = make_pipeline()
@@ -233,7 +244,9 @@ async def test_drop_reason_names_the_first_copy_and_how_it_matched():
 
 @deferred_f_from_coro_f
 async def test_tag_mode_writes_the_configured_fields():
-    pipeline = make_pipeline(NEARDUP_ACTION="tag", NEARDUP_DUPLICATE_OF_FIELD="copy_of", NEARDUP_SIMILAR_ID_FIELD="story")
+    pipeline = make_pipeline(
+        NEARDUP_ACTION="tag", NEARDUP_DUPLICATE_OF_FIELD="copy_of", NEARDUP_SIMILAR_ID_FIELD="story"
+    )
     first = await pipeline.process_item({"url": "https://a/1", "text": TEXT})
     pipeline.item_scraped(first)
     copy = await pipeline.process_item({"url": "https://b/1", "text": REPRINT})
@@ -269,7 +282,10 @@ async def test_keyless_reprint_in_a_later_run_is_not_taken_for_the_original(tmp_
     again = await second_run.process_item({"text": f"  {TEXT[0]}\u200b{TEXT[1:]}\n"})  # the same normalised text
     second_run.item_scraped(again)
     assert neardup_stats(second_run) == {  # the original seen again under its key: a revisit
-        "neardup/items": 2, "neardup/duplicate": 1, "neardup/dropped": 1, "neardup/revisit": 1,
+        "neardup/items": 2,
+        "neardup/duplicate": 1,
+        "neardup/dropped": 1,
+        "neardup/revisit": 1,
         **{k: v for k, v in neardup_stats(second_run).items() if k.startswith("neardup/match/")},
     }
     second_run.close_spider()
@@ -356,7 +372,11 @@ def test_log_formatter_honours_the_drop_level():
 
 def test_addon_sets_the_log_formatter_only_where_scrapy_ignores_the_drop_level():
     crawler = get_crawler(NewsSpider, {"ADDONS": {Addon: 0}})
-    expected = "scrapy.logformatter.LogFormatter" if scrapy.version_info >= (2, 13) else "scrapy_neardup.crawl.addon.NearDupLogFormatter"
+    expected = (
+        "scrapy.logformatter.LogFormatter"
+        if scrapy.version_info >= (2, 13)
+        else "scrapy_neardup.crawl.addon.NearDupLogFormatter"
+    )
     assert crawler.settings.get("LOG_FORMATTER") == expected
 
 

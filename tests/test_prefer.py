@@ -20,7 +20,12 @@ def test_longest_needs_fifteen_percent_more_content():
 
 def test_sources_rank_domains_with_their_subdomains_and_unlisted_last():
     ranked = PreferSources(["xinhuanet.com", "www.People.com.cn"])
-    assert [ranked.rank(s) for s in ("xinhuanet.com", "news.xinhuanet.com", "people.com.cn", "sina.com.cn")] == [0, 0, 1, 2]
+    assert [ranked.rank(s) for s in ("xinhuanet.com", "news.xinhuanet.com", "people.com.cn", "sina.com.cn")] == [
+        0,
+        0,
+        1,
+        2,
+    ]
     assert ranked.rank("notxinhuanet.com") == 2  # a suffix of the name is not a subdomain
     people, sina = Copy("k", 10, "people.com.cn"), Copy("k", 10, "sina.com.cn")
     assert ranked(people, sina) and not ranked(sina, people) and not ranked(people, people)

@@ -17,9 +17,14 @@ from news_corpus import ARTICLES, PROMOTION
 from scrapy_neardup import open_store
 
 TITLES = {
-    "rail": "春运铁路发送旅客超三亿人次", "rice": "湖南早稻喜获丰收", "museum": "省博物馆新馆下月开放",
-    "flood": "本市启动防汛三级应急响应", "chip": "国产车规级芯片通过认证", "marathon": "滨江国际马拉松鸣枪开跑",
-    "library": "城东社区图书馆重新开放", "port": "前十月港口吞吐量保持增长",
+    "rail": "春运铁路发送旅客超三亿人次",
+    "rice": "湖南早稻喜获丰收",
+    "museum": "省博物馆新馆下月开放",
+    "flood": "本市启动防汛三级应急响应",
+    "chip": "国产车规级芯片通过认证",
+    "marathon": "滨江国际马拉松鸣枪开跑",
+    "library": "城东社区图书馆重新开放",
+    "port": "前十月港口吞吐量保持增长",
 }
 ORIGINALS = {"a": ["rail", "rice", "museum", "flood"], "b": ["chip", "marathon", "library", "port"]}
 
@@ -143,9 +148,19 @@ def crawl(tmp_path: Path, name: str, root: str, store: str, **settings) -> subpr
     script = tmp_path / "crawl.py"
     script.write_text(CRAWL)
     return subprocess.Popen(
-        [sys.executable, str(script), root, store, str(tmp_path / f"{name}.jsonl"), str(tmp_path / f"{name}.json"),
-         json.dumps(settings)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        [
+            sys.executable,
+            str(script),
+            root,
+            store,
+            str(tmp_path / f"{name}.jsonl"),
+            str(tmp_path / f"{name}.json"),
+            json.dumps(settings),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
     )
 
 
@@ -185,8 +200,9 @@ def test_unreachable_redis_fails_the_spider_at_open(tmp_path: Path):
     site = Site(site_pages("a"), {})
     try:
         port = free_port()
-        run = crawl(tmp_path, "gone", site.root, f"redis://:t0psecret@127.0.0.1:{port}/0",
-                    NEARDUP_REDIS_PARAMS={"retries": 0})
+        run = crawl(
+            tmp_path, "gone", site.root, f"redis://:t0psecret@127.0.0.1:{port}/0", NEARDUP_REDIS_PARAMS={"retries": 0}
+        )
         _, err = run.communicate(timeout=300)
     finally:
         site.close()
@@ -215,8 +231,9 @@ def stop_when_stored(server, documents: int, after_requests: int, lost: threadin
     return on_get
 
 
-def crawl_through_outage(tmp_path: Path, name: str, pages: dict[str, bytes], password: str | None = None,
-                         slow_after: float = 0.0, **settings) -> tuple[str, dict]:
+def crawl_through_outage(
+    tmp_path: Path, name: str, pages: dict[str, bytes], password: str | None = None, slow_after: float = 0.0, **settings
+) -> tuple[str, dict]:
     """Crawl ``pages`` on a Redis store that stops after the fourth page, each page after
     that served ``slow_after`` seconds late; (stderr, stats)."""
     from redis_server import start_redis
@@ -261,8 +278,14 @@ def test_redis_lost_mid_crawl_stops_the_crawl_and_counts_what_passed_unchecked(t
     counted; none was dropped unchecked, and the close summary says how many passed."""
     pages = 400
     err, stats = crawl_through_outage(
-        tmp_path, "lost", numbered_pages(pages), "mid-crawl-pw", slow_after=0.05, CONCURRENT_REQUESTS=2,
-        NEARDUP_STORE_DOWN_TIMEOUT=2, NEARDUP_REDIS_PARAMS={"retries": 2},
+        tmp_path,
+        "lost",
+        numbered_pages(pages),
+        "mid-crawl-pw",
+        slow_after=0.05,
+        CONCURRENT_REQUESTS=2,
+        NEARDUP_STORE_DOWN_TIMEOUT=2,
+        NEARDUP_REDIS_PARAMS={"retries": 2},
     )
     assert stats["finish_reason"] == "neardup_store_down"
     assert stats["neardup/items"] < pages  # it did stop

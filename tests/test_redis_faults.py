@@ -76,7 +76,10 @@ def secured():
         ("redis://h/0?password=s3cr@t", "redis://***"),
         ("redis://h/0?password=s3cr#t", "redis://h/0?password=***#***"),
         ("redis://h:6379/0", "redis://h:6379/0"),
-        ("redis+sentinel://:s3cr%23t@h1:26379,h2:26380/mymaster/0", "redis+sentinel://:***@h1:26379,h2:26380/mymaster/0"),
+        (
+            "redis+sentinel://:s3cr%23t@h1:26379,h2:26380/mymaster/0",
+            "redis+sentinel://:***@h1:26379,h2:26380/mymaster/0",
+        ),
         ("redis+sentinel://default:s3cr@h1,h2/mymaster", "redis+sentinel://default:***@h1,h2/mymaster"),
         ("redis+sentinel://:s3cr#t/x?y@z%@h1:26379,h2:26380/m", "redis+sentinel://:***@h1:26379,h2:26380/m"),
         ("redis+sentinel://h1,h2/m/0?sentinel_password=s3cr", "redis+sentinel://h1,h2/m/0?sentinel_password=***"),
@@ -359,8 +362,15 @@ def test_a_crawl_waits_for_redis_restarted_within_the_bound_and_checks_every_ite
     pages = 40
     site = Site(numbered_pages(pages), {}, on_get=kill_and_restart)
     try:
-        run = crawl(tmp_path, "back", site.root, server.url(0), CONCURRENT_REQUESTS=1, NEARDUP_STORE_DOWN_TIMEOUT=60,
-                    NEARDUP_STORE_THREAD=store_thread)
+        run = crawl(
+            tmp_path,
+            "back",
+            site.root,
+            server.url(0),
+            CONCURRENT_REQUESTS=1,
+            NEARDUP_STORE_DOWN_TIMEOUT=60,
+            NEARDUP_STORE_THREAD=store_thread,
+        )
         _, err = run.communicate(timeout=300)
         assert back.wait(30) and run.returncode == 0, err[-3000:]
         stats = json.loads((tmp_path / "back.json").read_text())
@@ -384,7 +394,9 @@ def test_a_crawl_waits_for_redis_restarted_within_the_bound_and_checks_every_ite
 async def test_a_commit_that_met_an_outage_is_made_once_redis_answers_again():
     server = start_redis("--appendonly", "yes", "--appendfsync", "always")
     try:
-        pipeline = make_pipeline(NEARDUP_STORE=server.url(), NEARDUP_NAMESPACE="outage", NEARDUP_REDIS_PARAMS={"retries": 0})
+        pipeline = make_pipeline(
+            NEARDUP_STORE=server.url(), NEARDUP_NAMESPACE="outage", NEARDUP_REDIS_PARAMS={"retries": 0}
+        )
         first = await pipeline.process_item({"url": "https://a.example/rail", "text": TEXT})
         server.kill()
         pipeline.item_scraped(first)  # its commit fails: the store is down
@@ -408,8 +420,9 @@ async def test_a_commit_that_met_an_outage_is_made_once_redis_answers_again():
 async def test_items_pass_unchecked_and_counted_once_redis_is_down_past_the_bound(caplog):
     server = start_redis()
     try:
-        pipeline = make_pipeline(NEARDUP_STORE=server.url(), NEARDUP_STORE_DOWN_TIMEOUT=0.5,
-                                 NEARDUP_REDIS_PARAMS={"retries": 0})
+        pipeline = make_pipeline(
+            NEARDUP_STORE=server.url(), NEARDUP_STORE_DOWN_TIMEOUT=0.5, NEARDUP_REDIS_PARAMS={"retries": 0}
+        )
         first = await pipeline.process_item({"url": "https://a.example/rail", "text": TEXT})
         pipeline.item_scraped(first)
         server.kill()

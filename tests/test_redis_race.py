@@ -93,9 +93,7 @@ def _race(worker, uri: str, rounds) -> list:
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(PROCESSES)
     results = context.Queue()
-    workers = [
-        context.Process(target=worker, args=(uri, proc, rounds, barrier, results)) for proc in range(PROCESSES)
-    ]
+    workers = [context.Process(target=worker, args=(uri, proc, rounds, barrier, results)) for proc in range(PROCESSES)]
     for process in workers:
         process.start()
     collected = dict(results.get(timeout=300) for _ in workers)
@@ -155,7 +153,9 @@ def _replacing_worker(uri: str, proc: int, rounds, barrier, results) -> None:
             verdict = detector.check_fingerprint(f"p{proc}/{story}", fingerprints[proc], reserve)
             barrier.wait(timeout=120)
             detector.commit(verdict)
-            verdicts.append((story, verdict.status, verdict.replaces, verdict.duplicate_of, verdict.similar_id, verdict.key))
+            verdicts.append(
+                (story, verdict.status, verdict.replaces, verdict.duplicate_of, verdict.similar_id, verdict.key)
+            )
         results.put((proc, verdicts))
     finally:
         store.close()

@@ -33,7 +33,9 @@ async def test_a_failover_keeps_the_store_and_its_stories(group, caplog, capsys)
     with caplog.at_level(logging.INFO, logger="scrapy_neardup"):
         pipeline = make_pipeline(NEARDUP_STORE=uri, NEARDUP_NAMESPACE="failover", NEARDUP_STORE_DOWN_TIMEOUT=30)
         for name in ("rail", "rice", "museum"):
-            pipeline.item_scraped(await pipeline.process_item({"url": f"https://a.example/{name}", "text": ARTICLES[name]}))
+            pipeline.item_scraped(
+                await pipeline.process_item({"url": f"https://a.example/{name}", "text": ARTICLES[name]})
+            )
         with group.primary.client() as primary:
             assert primary.wait(1, 5000) == 1  # the replica has every write
         assert group.primary_port() == group.primary.port
@@ -42,7 +44,9 @@ async def test_a_failover_keeps_the_store_and_its_stories(group, caplog, capsys)
         with pytest.raises(NearDuplicateItem, match="https://a.example/rail"):
             await pipeline.process_item({"url": "https://b.example/rail", "text": "转载：" + ARTICLES["rail"]})
         assert group.primary_port() == group.replica.port
-        pipeline.item_scraped(await pipeline.process_item({"url": "https://a.example/flood", "text": ARTICLES["flood"]}))
+        pipeline.item_scraped(
+            await pipeline.process_item({"url": "https://a.example/flood", "text": ARTICLES["flood"]})
+        )
         pipeline.close_spider()
     stats = neardup_stats(pipeline)
     assert stats["neardup/unique"] == 4 and stats["neardup/dropped"] == 1

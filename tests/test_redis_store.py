@@ -51,7 +51,6 @@ def test_batches_leave_only_kept_documents_in_the_buckets(redis_url, size):
         assert set().union(*bucket_ids(store.client, namespace)) == kept
 
 
-
 def test_check_texts_overlaps_batches_and_gives_the_verdicts_of_checks_one_by_one(redis_url, tmp_path):
     """Batch k+1 is sent with batch k's duplicates' removal while the next is fingerprinted."""
     from scrapy_neardup.engine.batching import check_texts
@@ -120,9 +119,26 @@ def test_two_dedup_runs_share_one_server(redis_url, tmp_path):
         inputs[run].write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
     runs = [
         subprocess.Popen(
-            [sys.executable, "-m", "scrapy_neardup.cli", "dedup", str(path), "-o", str(tmp_path / f"out{run}.jsonl"),
-             "--store", redis_url, "--namespace", "cli", "--key-field", "url", "--drop", "--no-progress"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "scrapy_neardup.cli",
+                "dedup",
+                str(path),
+                "-o",
+                str(tmp_path / f"out{run}.jsonl"),
+                "--store",
+                redis_url,
+                "--namespace",
+                "cli",
+                "--key-field",
+                "url",
+                "--drop",
+                "--no-progress",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for run, path in inputs.items()
     ]
@@ -175,7 +191,6 @@ def test_commit_and_remove_leave_only_committed_keys(redis_url, redis_server):
         with open_store(redis_url, "reserve") as other:
             other.remove(again.doc_id)
         assert all(ids == {kept.doc_id} for ids in bucket_ids(client, "reserve"))
-
 
 
 def test_pending_reservation_of_a_dead_process_expires(redis_url, redis_server):
@@ -264,7 +279,6 @@ def test_purge_takes_the_documents_out_of_their_buckets(redis_url, redis_server)
             now[0] += 10
         assert store.purge(1_000.0 + 40) == 4  # the first four stories
         assert set().union(*bucket_ids(redis_server.client(), "purge")) == set(ids[4:])
-
 
 
 def test_retried_call_is_applied_once(redis_url):

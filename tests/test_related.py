@@ -118,8 +118,20 @@ def test_dedup_related_writes_the_field_and_passes_bad_lines(tmp_path, store_uri
     lines = [json.dumps({"id": key, "text": body}, ensure_ascii=False) for key, body in STREAM[:3]]
     source.write_text("\n".join([lines[0], "not json", lines[1], '{"id": "x"}', lines[2]]) + "\n", encoding="utf-8")
     target = tmp_path / "out.jsonl"
-    args = ["dedup", str(source), "-o", str(target), "--store", store_uri, "--namespace", uuid.uuid4().hex,
-            "--related", "--related-field", "see_also", "--no-progress"]
+    args = [
+        "dedup",
+        str(source),
+        "-o",
+        str(target),
+        "--store",
+        store_uri,
+        "--namespace",
+        uuid.uuid4().hex,
+        "--related",
+        "--related-field",
+        "see_also",
+        "--no-progress",
+    ]
     assert main(args) == 0
     written = target.read_text(encoding="utf-8").splitlines()
     assert written[1] == "not json" and written[3] == '{"id": "x"}'
@@ -141,10 +153,16 @@ def test_dedup_refuses_a_related_field_that_another_field_uses(tmp_path, capsys)
 @pytest.mark.parametrize("action", ["drop", "tag"])
 @deferred_f_from_coro_f
 async def test_pipeline_related_setting_fills_the_configured_field(store_uri, action):
-    crawler = get_crawler(settings_dict={
-        "NEARDUP_STORE": store_uri, "NEARDUP_NAMESPACE": uuid.uuid4().hex, "NEARDUP_WORKERS": 0,
-        "NEARDUP_ACTION": action, "NEARDUP_RELATED": True, "NEARDUP_RELATED_FIELD": "see_also",
-    })
+    crawler = get_crawler(
+        settings_dict={
+            "NEARDUP_STORE": store_uri,
+            "NEARDUP_NAMESPACE": uuid.uuid4().hex,
+            "NEARDUP_WORKERS": 0,
+            "NEARDUP_ACTION": action,
+            "NEARDUP_RELATED": True,
+            "NEARDUP_RELATED_FIELD": "see_also",
+        }
+    )
     pipeline = NearDupPipeline.from_crawler(crawler)
     pipeline.open_spider()
     passed = {}
@@ -180,9 +198,10 @@ def test_related_field_must_be_a_field_of_its_own():
 
 def test_query_related_lists_the_quoted_story_and_changes_nothing(tmp_path, store_uri):
     source = tmp_path / "in.jsonl"
-    source.write_text("\n".join(
-        json.dumps({"id": key, "text": body}, ensure_ascii=False) for key, body in STREAM
-    ) + "\n", encoding="utf-8")
+    source.write_text(
+        "\n".join(json.dumps({"id": key, "text": body}, ensure_ascii=False) for key, body in STREAM) + "\n",
+        encoding="utf-8",
+    )
     namespace = uuid.uuid4().hex
     store_args = ["--store", store_uri, "--namespace", namespace, "--no-progress"]
     assert main(["dedup", str(source), "-o", str(tmp_path / "stored.jsonl"), *store_args]) == 0

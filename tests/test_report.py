@@ -51,8 +51,22 @@ def test_dedup_report_pairs_each_duplicate_with_its_first_copy(store_uri, tmp_pa
     records = news(lambda key: True)
     write_lines(tmp_path / "in.jsonl", records)
     page = tmp_path / "review.html"
-    assert main(["dedup", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--store", store_uri,
-                 "--no-progress", "--report", str(page)]) == 0
+    assert (
+        main(
+            [
+                "dedup",
+                str(tmp_path / "in.jsonl"),
+                "-o",
+                str(tmp_path / "out.jsonl"),
+                "--store",
+                store_uri,
+                "--no-progress",
+                "--report",
+                str(page),
+            ]
+        )
+        == 0
+    )
     assert f"review page: {page}" in capsys.readouterr().err
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
     duplicates = {r["id"]: r["duplicate_of"] for r in out if r["duplicate_of"]}
@@ -77,12 +91,37 @@ def test_a_later_run_shows_first_copies_only_when_the_store_kept_them(store_uri,
     write_lines(tmp_path / "a.jsonl", originals)
     write_lines(tmp_path / "b.jsonl", news(lambda key: not key.startswith("https://a.")))
     for kept, namespace in ((True, "kept"), (False, "plain")):
-        first_run = ["dedup", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "a.out"), "--store", store_uri,
-                     "--namespace", namespace, "--no-progress"]
+        first_run = [
+            "dedup",
+            str(tmp_path / "a.jsonl"),
+            "-o",
+            str(tmp_path / "a.out"),
+            "--store",
+            store_uri,
+            "--namespace",
+            namespace,
+            "--no-progress",
+        ]
         assert main(first_run + ["--keep-text"] * kept) == 0
         page = tmp_path / f"{namespace}.html"
-        assert main(["dedup", str(tmp_path / "b.jsonl"), "-o", str(tmp_path / "b.out"), "--store", store_uri,
-                     "--namespace", namespace, "--no-progress", "--report", str(page)]) == 0
+        assert (
+            main(
+                [
+                    "dedup",
+                    str(tmp_path / "b.jsonl"),
+                    "-o",
+                    str(tmp_path / "b.out"),
+                    "--store",
+                    store_uri,
+                    "--namespace",
+                    namespace,
+                    "--no-progress",
+                    "--report",
+                    str(page),
+                ]
+            )
+            == 0
+        )
         found = sections(page)
         assert found
         for section in found.values():
@@ -107,11 +146,28 @@ def _export(store_uri: str, namespace: str, tmp_path: Path, capsys) -> list[str]
 def test_keys_and_texts_are_escaped(tmp_path, capsys):
     story = news(lambda key: key.startswith("https://a."))[0]["text"]
     hostile = '"><script>alert(1)</script><b x="'
-    write_lines(tmp_path / "in.jsonl", [{"id": hostile + "1", "text": story + "<img src=x onerror=alert(2)>"},
-                                        {"id": hostile + "2", "text": story + "<iframe>"}])
+    write_lines(
+        tmp_path / "in.jsonl",
+        [
+            {"id": hostile + "1", "text": story + "<img src=x onerror=alert(2)>"},
+            {"id": hostile + "2", "text": story + "<iframe>"},
+        ],
+    )
     page = tmp_path / "review.html"
-    assert main(["dedup", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--no-progress",
-                 "--report", str(page)]) == 0
+    assert (
+        main(
+            [
+                "dedup",
+                str(tmp_path / "in.jsonl"),
+                "-o",
+                str(tmp_path / "out.jsonl"),
+                "--no-progress",
+                "--report",
+                str(page),
+            ]
+        )
+        == 0
+    )
     document = page.read_text(encoding="utf-8")
     for raw in ("<script", "<img", "<iframe", "<b x"):
         assert raw not in document
@@ -146,7 +202,9 @@ def test_a_crawl_writes_its_review_page_when_the_spider_closes(local_site, tmp_p
     page = tmp_path / "review.html"
     result = yield run(
         settings_for(tmp_path / "store", NEARDUP_REPORT=str(page), NEARDUP_ACTION=action, NEARDUP_WORKERS=workers),
-        NewsSpider, root=local_site.root, paths=ARTICLES,
+        NewsSpider,
+        root=local_site.root,
+        paths=ARTICLES,
     )
     found = sections(page)
     assert {key: s["first"] for key, s in found.items()} == {
@@ -172,11 +230,19 @@ def test_a_second_crawl_shows_first_copies_the_store_kept(local_site, tmp_path, 
     originals = [p for p in ARTICLES if p not in REPRINT_OF]
     copies = [p for p in ARTICLES if p in REPRINT_OF]
     namespace = f"kept-{tmp_path.name}"
-    yield run(settings_for(store, NEARDUP_KEEP_TEXT=True, NEARDUP_NAMESPACE=namespace, NEARDUP_WORKERS=1), NewsSpider,
-              root=local_site.root, paths=originals)
+    yield run(
+        settings_for(store, NEARDUP_KEEP_TEXT=True, NEARDUP_NAMESPACE=namespace, NEARDUP_WORKERS=1),
+        NewsSpider,
+        root=local_site.root,
+        paths=originals,
+    )
     page = tmp_path / "review.html"
-    yield run(settings_for(store, NEARDUP_REPORT=str(page), NEARDUP_NAMESPACE=namespace), NewsSpider,
-              root=local_site.root, paths=copies)
+    yield run(
+        settings_for(store, NEARDUP_REPORT=str(page), NEARDUP_NAMESPACE=namespace),
+        NewsSpider,
+        root=local_site.root,
+        paths=copies,
+    )
     found = sections(page)
     assert sorted(found) == sorted(local_site.url(p) for p in copies)
     assert all(s["texts"][0][0] == "text" and "<mark>" in s["texts"][0][2] for s in found.values())
@@ -186,8 +252,9 @@ def test_a_second_crawl_shows_first_copies_the_store_kept(local_site, tmp_path, 
 @pytest_twisted.inlineCallbacks
 def test_a_page_that_cannot_be_written_is_logged_and_the_crawl_ends_as_usual(local_site, tmp_path, caplog):
     page = tmp_path / "review.html"
-    crawl = run(settings_for(tmp_path / "store", NEARDUP_REPORT=str(page)), NewsSpider,
-                root=local_site.root, paths=ARTICLES[:6])
+    crawl = run(
+        settings_for(tmp_path / "store", NEARDUP_REPORT=str(page)), NewsSpider, root=local_site.root, paths=ARTICLES[:6]
+    )
     page.mkdir()  # after the settings were checked: the page cannot be written at close
     result = yield crawl
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]

@@ -38,10 +38,19 @@ def screenshot(page, tmp_path):
 
     shot = tmp_path / "page.png"
     command = [
-        chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={WIDTH},{HEIGHT}",
-        f"--screenshot={shot}", page.as_uri(),
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--window-size={WIDTH},{HEIGHT}",
+        f"--screenshot={shot}",
+        page.as_uri(),
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180)
     assert shot.exists(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-2000:]}"

@@ -45,8 +45,12 @@ def test_small_edits_move_the_simhash_little_and_other_stories_far():
         near.append(hamming(base, fingerprinter.fingerprint(edited).simhash))
         for j in range(len(names)):
             if j != i:
-                far.append(hamming(fingerprinter.fingerprint(text(names[i])).simhash,
-                                   fingerprinter.fingerprint(text(names[j])).simhash))
+                far.append(
+                    hamming(
+                        fingerprinter.fingerprint(text(names[i])).simhash,
+                        fingerprinter.fingerprint(text(names[j])).simhash,
+                    )
+                )
     assert sorted(near)[len(near) // 2] <= 3, near
     assert min(far) > 8, far
 

@@ -2,7 +2,14 @@ import random
 
 import numpy as np
 
-from scrapy_neardup.fingerprints.sketch import SKETCH_KEY_BITS, Sketch, mixed_shingles, resemblance, shingle_hashes, sketch_and_keys
+from scrapy_neardup.fingerprints.sketch import (
+    SKETCH_KEY_BITS,
+    Sketch,
+    mixed_shingles,
+    resemblance,
+    shingle_hashes,
+    sketch_and_keys,
+)
 
 
 def exact(a: str, b: str, width: int = 5) -> tuple[float, float]:

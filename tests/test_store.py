@@ -32,7 +32,11 @@ def test_leveldb_ids_are_never_given_twice_after_a_killed_run(tmp_path):
     """A new document writes only its record; the counter is saved at close and with every
     removal. A run that dies after releasing its highest id must not hand that id out again."""
     uri = f"leveldb://{tmp_path}/db"
-    run = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import os, sys
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         from corpus import text
@@ -46,7 +50,12 @@ def test_leveldb_ids_are_never_given_twice_after_a_killed_run(tmp_path):
         detector.release(gone)  # its item failed: the highest id is taken out again
         print(kept.doc_id, gone.doc_id, pending.doc_id, flush=True)
         os._exit(0)  # no close: as if killed
-    """)], capture_output=True, text=True, timeout=120)
+    """),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     kept, gone, pending = map(int, run.stdout.split())
     with open_store(uri) as store:
@@ -59,13 +68,19 @@ def test_leveldb_ids_are_never_given_twice_after_a_killed_run(tmp_path):
 def test_a_store_held_by_another_process_is_a_clear_error(tmp_path):
     path = tmp_path / "db"
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import plyvel, sys, time
             db = plyvel.DB({str(path)!r}, create_if_missing=True)
             print("held", flush=True)
             sys.stdin.read()
-        """)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"

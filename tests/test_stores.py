@@ -151,7 +151,9 @@ def test_another_recipe_is_refused_with_the_differences(store_uri):
 def test_a_store_of_another_text_version_says_to_use_a_new_store(store_uri):
     """Text processing changed between versions: no setting brings the old recipe back."""
     open_store(store_uri, recipe=Recipe(text_version=2)).close()
-    with pytest.raises(StoreFormatError, match=r"text_version: stored 2, configured \d+.*another scrapy-neardup version"):
+    with pytest.raises(
+        StoreFormatError, match=r"text_version: stored 2, configured \d+.*another scrapy-neardup version"
+    ):
         open_store(store_uri)
 
 
@@ -200,7 +202,10 @@ def test_a_record_reads_back_as_the_reference_store_filed_it(store_uri):
     reference, found = records
     assert found.sentence_keys and found.sentence_keys == reference.sentence_keys
     assert (found.key, found.simhash, found.chars, found.state) == (
-        reference.key, reference.simhash, reference.chars, reference.state
+        reference.key,
+        reference.simhash,
+        reference.chars,
+        reference.state,
     )
     assert list(found.sketch.hashes) == list(reference.sketch.hashes)
 
@@ -265,7 +270,10 @@ def test_a_copy_too_little_longer_or_seen_first_is_a_plain_duplicate(store_uri):
     with open_store(store_uri, "prefer") as store:
         detector = Detector(store, prefer=prefer_longest)
         kept = detector.check("https://a.example/library", text("library"))
-        for key, body in [("https://b.example/library", excerpt("library")), ("https://c.example/library", near_complete("library"))]:
+        for key, body in [
+            ("https://b.example/library", excerpt("library")),
+            ("https://c.example/library", near_complete("library")),
+        ]:
             verdict = detector.check(key, body)
             assert verdict.status == DUPLICATE and verdict.duplicate_of == kept.key and verdict.replaces is None
         assert [r.key for r in store.records()] == [kept.key]
@@ -354,7 +362,10 @@ def test_revisits_and_updates_over_two_runs(store_uri):
         texts = [text(NAMES[0]), text(NAMES[5]), text(NAMES[4]), text(NAMES[4])]
         verdicts = detector.check_many([(key, detector.fingerprint(body)) for key, body in zip(keys, texts)])
         assert [(v.status, v.updated) for v in verdicts] == [
-            (REVISIT, False), (REVISIT, False), (UNIQUE, True), (DUPLICATE, False)
+            (REVISIT, False),
+            (REVISIT, False),
+            (UNIQUE, True),
+            (DUPLICATE, False),
         ]
         assert verdicts[3].duplicate_of == keys[2] and verdicts[2].similar_id == first[2].similar_id
         store.count()  # Redis takes a batch's duplicates out with its next call
@@ -414,7 +425,7 @@ def test_a_query_names_the_first_copy_and_changes_nothing(store_uri):
         detector.check("https://a.example/pending", text(unseen[0]), reserve=True)
         detector.release(detector.check("https://a.example/released", text(unseen[1]), reserve=True))
         before = snapshot(store_uri, store)
-        for key, story, body in corpus()[len(NAMES):]:
+        for key, story, body in corpus()[len(NAMES) :]:
             found = detector.query(body, k=3)
             if story in stored:
                 assert found[0].key == f"https://a.example/{story}" and found[0].duplicate, key
@@ -450,12 +461,16 @@ def test_kept_texts_are_stored_with_their_records_and_go_with_them(store_uri):
     bodies = {name: text(name) + "\n\ud800 lone surrogate" * (name == NAMES[0]) for name in NAMES[:4]}
     with open_store(store_uri, "texts") as store:
         detector = Detector(store)
-        kept = detector.check_fingerprint("https://a.example/0", detector.fingerprint(bodies[NAMES[0]]), text=bodies[NAMES[0]])
+        kept = detector.check_fingerprint(
+            "https://a.example/0", detector.fingerprint(bodies[NAMES[0]]), text=bodies[NAMES[0]]
+        )
         batch = [(f"https://a.example/{n}", detector.fingerprint(bodies[n])) for n in NAMES[1:4]]
         batch.append(("https://b.example/copy", detector.fingerprint(reprint(NAMES[1]))))
         verdicts = detector.start_many(batch, texts=[bodies[n] for n in NAMES[1:4]] + [reprint(NAMES[1])])()
         plain = detector.check("https://a.example/plain", text(NAMES[4]))  # stored without text
-        pending = detector.check_fingerprint("https://a.example/p", detector.fingerprint(text(NAMES[5])), True, text=text(NAMES[5]))
+        pending = detector.check_fingerprint(
+            "https://a.example/p", detector.fingerprint(text(NAMES[5])), True, text=text(NAMES[5])
+        )
         detector.commit(pending)
         assert verdicts[-1].status == DUPLICATE
         ids = [kept.doc_id, *(v.doc_id for v in verdicts[:3])]

@@ -3,7 +3,13 @@ import unicodedata
 
 import pytest
 
-from scrapy_neardup.fingerprints.text import content_chars, fast_tokenizer_available, get_tokenizer, normalize, split_sentences
+from scrapy_neardup.fingerprints.text import (
+    content_chars,
+    fast_tokenizer_available,
+    get_tokenizer,
+    normalize,
+    split_sentences,
+)
 
 from corpus import ARTICLES, full_width, text
 

@@ -11,7 +11,9 @@ from scrapy_neardup.fingerprints.fingerprint import Recipe
 from scrapy_neardup.fingerprints.prepare import OK, Preparer
 from scrapy_neardup.crawl.workers import WorkerPool, read_available
 
-HTML = "<html><body><article>" + "".join(f"<p>{p}</p>" for p in STORIES["metro"].paragraphs) + "</article></body></html>"
+HTML = (
+    "<html><body><article>" + "".join(f"<p>{p}</p>" for p in STORIES["metro"].paragraphs) + "</article></body></html>"
+)
 EXTRACTOR = "scrapy_neardup.fingerprints.extract.html_to_text"
 
 

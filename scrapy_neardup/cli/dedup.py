@@ -96,7 +96,9 @@ def _source(item: Parsed, args: argparse.Namespace) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def _written(item: Parsed, verdict: Verdict, args: argparse.Namespace, summary: Summary) -> tuple[bytes | None, str | None]:
+def _written(
+    item: Parsed, verdict: Verdict, args: argparse.Namespace, summary: Summary
+) -> tuple[bytes | None, str | None]:
     """The line a judged record becomes (None: dropped), counted in the summary."""
     if verdict.status == SHORT:
         return item.line, f"text too short to judge ({verdict.chars} characters)"

@@ -25,17 +25,29 @@ def explain_pair(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         store = None
         if args.store:
-            store = stack.enter_context(open_store(
-                args.store, args.namespace, recipe, create=False, redis_allow_eviction=args.allow_eviction,
-            ))
+            store = stack.enter_context(
+                open_store(
+                    args.store,
+                    args.namespace,
+                    recipe,
+                    create=False,
+                    redis_allow_eviction=args.allow_eviction,
+                )
+            )
         found = explain(first, second, recipe, thresholds, store)
-    colour = args.color == "always" or (
-        args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    )
+    colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
     print(_explained(found, args, thresholds, colour, first, second))
     if args.html:
-        pair = Pair(args.b, second, args.a, first, found.verdict.method, round(found.containment, 4),
-                    round(found.jaccard, 4), found.distance)
+        pair = Pair(
+            args.b,
+            second,
+            args.a,
+            first,
+            found.verdict.method,
+            round(found.containment, 4),
+            round(found.jaccard, 4),
+            found.distance,
+        )
         body = f'<p class="signals">{html.escape(_verdict_line(found, thresholds))}</p>\n'
         document = page(f"neardup explain: {args.a} / {args.b}", body + pair_section(pair, found.alignment))
         try:
@@ -77,7 +89,9 @@ def _verdict_line(found: Explanation, thresholds: Thresholds) -> str:
     return "not a duplicate: dedup would keep B as a story of its own"
 
 
-def _explained(found: Explanation, args: argparse.Namespace, thresholds: Thresholds, colour: bool, a: str, b: str) -> str:
+def _explained(
+    found: Explanation, args: argparse.Namespace, thresholds: Thresholds, colour: bool, a: str, b: str
+) -> str:
     """The verdict, each signal beside the threshold it was held to, then both texts marked."""
     short = min(found.a_chars, found.b_chars) < thresholds.short_chars
     needed_c = thresholds.short_containment if short else thresholds.containment

@@ -24,7 +24,9 @@ from .files import Output
 def purge(args: argparse.Namespace) -> int:
     """Remove the documents stored more than --older-than seconds ago."""
     recipe = Recipe(tokenizer=args.tokenizer)
-    with open_store(args.store, args.namespace, recipe, create=False, redis_allow_eviction=args.allow_eviction) as store:
+    with open_store(
+        args.store, args.namespace, recipe, create=False, redis_allow_eviction=args.allow_eviction
+    ) as store:
         removed = store.purge(time.time() - args.older_than)
     print(f"removed {removed} documents older than {args.older_than:g} s", file=sys.stderr)
     return 0

@@ -95,11 +95,17 @@ def run_lines(
         stack.callback(output.discard)
         target = output.stream
         store = open_store(
-            args.store, args.namespace, recipe, create=create, ttl=args.ttl or None,
+            args.store,
+            args.namespace,
+            recipe,
+            create=create,
+            ttl=args.ttl or None,
             redis_allow_eviction=args.allow_eviction,
         )
         stack.callback(store.close)
-        detector = Detector(store, thresholds, ttl=args.ttl or None, methods=args.methods, prefer=getattr(args, "policy", None))
+        detector = Detector(
+            store, thresholds, ttl=args.ttl or None, methods=args.methods, prefer=getattr(args, "policy", None)
+        )
         progress = Progress(args, source)
         stack.callback(progress.close)
         fingerprint = fingerprinting(args, detector, stack)
@@ -132,8 +138,10 @@ def run_lines(
                     if args.flush:
                         target.flush()
         except StoreError as exc:
-            warn(f"{args.input}:{done + 1}: store failed ({exc}); stopped here: this line and the "
-                 "ones after it were not written")
+            warn(
+                f"{args.input}:{done + 1}: store failed ({exc}); stopped here: this line and the "
+                "ones after it were not written"
+            )
             output.finish()
             print(summary.line(), file=sys.stderr)
             return 3

@@ -20,16 +20,20 @@ from .query import query
 def _store_options(parser: argparse.ArgumentParser) -> None:
     """Which store, and how to open it; every command has them."""
     parser.add_argument(
-        "--store", default="memory://",
+        "--store",
+        default="memory://",
         help="store URI: memory:// (default), leveldb:///path/to/dir, redis://host:port/db",
     )
     parser.add_argument("--namespace", default="default", help="key space inside the store")
     parser.add_argument(
-        "--allow-eviction", action="store_true",
+        "--allow-eviction",
+        action="store_true",
         help="open a Redis store whose maxmemory-policy may evict keys (refused otherwise)",
     )
     parser.add_argument(
-        "--tokenizer", default="auto", choices=["auto", "jieba", "rjieba"],
+        "--tokenizer",
+        default="auto",
+        choices=["auto", "jieba", "rjieba"],
         help="auto: rjieba when installed, else jieba",
     )
 
@@ -43,8 +47,12 @@ def _methods(value: str) -> tuple[str, ...]:
 
 def _judging_options(parser: argparse.ArgumentParser, min_chars_help: str) -> None:
     """The thresholds and recipe of the commands that judge texts (read by recipe_and_thresholds)."""
-    parser.add_argument("--threshold", type=float, default=Thresholds().containment,
-                        help="containment needed to call a candidate a duplicate")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=Thresholds().containment,
+        help="containment needed to call a candidate a duplicate",
+    )
     parser.add_argument("--min-chars", type=int, default=Thresholds().min_chars, help=min_chars_help)
     parser.add_argument("--nshash-n", type=int, default=Recipe().nshash_n)
     parser.add_argument("--distance", type=int, default=Recipe().simhash_k, help="SimHash Hamming distance")
@@ -56,28 +64,37 @@ def _line_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
     parser.add_argument("--text-field", default="text")
     parser.add_argument(
-        "--key-field", default="id",
+        "--key-field",
+        default="id",
         help="field holding the record's key (default: id; note that the pipeline's "
         "NEARDUP_KEY_FIELD defaults to url); a record without one is keyed by its text's content",
     )
     _judging_options(parser, "texts with fewer content characters are passed, not judged")
     parser.add_argument("--ttl", type=float, default=0, help="time window in seconds (0: none)")
     parser.add_argument(
-        "--methods", type=_methods, default=METHODS,
+        "--methods",
+        type=_methods,
+        default=METHODS,
         help=f"candidate indexes, comma-separated (default: {','.join(METHODS)}); candidates are verified either way",
     )
-    parser.add_argument("--workers", type=int, default=0,
-                        help="processes that fingerprint in parallel (0: in this process)")
+    parser.add_argument(
+        "--workers", type=int, default=0, help="processes that fingerprint in parallel (0: in this process)"
+    )
     parser.add_argument("--no-progress", action="store_true")
-    parser.add_argument("--flush", action=argparse.BooleanOptionalAction, default=True,
-                        help="flush the output after each record (default on)")
+    parser.add_argument(
+        "--flush",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="flush the output after each record (default on)",
+    )
     parser.add_argument("--max-warnings", type=int, default=20)
 
 
 def _related_options(parser: argparse.ArgumentParser) -> None:
     """--related, for dedup and query."""
     parser.add_argument(
-        "--related", action="store_true",
+        "--related",
+        action="store_true",
         help="add the other stored stories that share a long passage with each record (a quote)",
     )
     parser.add_argument("--related-field", default="related", help="field the related stories are written to")
@@ -96,40 +113,48 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--similar-id-field", default="similar_id")
     run.add_argument("--explain", action="store_true", help="add how each duplicate matched")
     run.add_argument(
-        "--revisit", default="pass", choices=REVISITS,
+        "--revisit",
+        default="pass",
+        choices=REVISITS,
         help="a record whose key was stored before with the same text: pass (default) or drop",
     )
     run.add_argument(
-        "--prefer", default="first",
+        "--prefer",
+        default="first",
         help=f"which copy of a story to keep: {', '.join(PREFER_CHOICES)} (default first: the first "
         "seen), or a dotted path to a callable (new, stored) -> bool; a preferred later copy "
         "replaces the stored one and gets --replaces-field",
     )
-    run.add_argument("--prefer-sources", default="",
-                     help="for --prefer source: domains or site names, best first, comma-separated")
-    run.add_argument("--source-field", default="",
-                     help="field naming a record's site for --prefer source (default: the key's host)")
-    run.add_argument("--replaces-field", default="replaces",
-                     help="field that receives the key of the copy a preferred copy replaces")
     run.add_argument(
-        "--report", metavar="PAGE.html",
+        "--prefer-sources", default="", help="for --prefer source: domains or site names, best first, comma-separated"
+    )
+    run.add_argument(
+        "--source-field", default="", help="field naming a record's site for --prefer source (default: the key's host)"
+    )
+    run.add_argument(
+        "--replaces-field", default="replaces", help="field that receives the key of the copy a preferred copy replaces"
+    )
+    run.add_argument(
+        "--report",
+        metavar="PAGE.html",
         help="write a review page: a summary, then each duplicate beside its first copy, shared passages marked",
     )
     run.add_argument(
-        "--keep-text", action="store_true",
+        "--keep-text",
+        action="store_true",
         help="store each new story's text (compressed) beside its record, for later reports and export",
     )
     _related_options(run)
     _store_options(run)
     run.set_defaults(func=dedup)
 
-    ask = commands.add_parser(
-        "query", help="list the stored entries each record resembles, without changing the store"
-    )
+    ask = commands.add_parser("query", help="list the stored entries each record resembles, without changing the store")
     _line_options(ask)
     ask.add_argument("-k", type=int, default=10, help="entries listed at most per record (default 10)")
     ask.add_argument(
-        "--min-similarity", type=float, default=MIN_SIMILARITY,
+        "--min-similarity",
+        type=float,
+        default=MIN_SIMILARITY,
         help=f"leave out entries of lower similarity (containment; default {MIN_SIMILARITY})",
     )
     ask.add_argument("--similar-field", default="similar", help="field the entries are written to")
@@ -160,12 +185,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pair.add_argument("a", help="the first copy: a file of text or HTML")
     pair.add_argument("b", help="the later copy, judged against A")
-    pair.add_argument("--format", choices=["auto", "text", "html"], default="auto",
-                      help="auto (default): HTML when a file starts with < or is named .htm/.html")
+    pair.add_argument(
+        "--format",
+        choices=["auto", "text", "html"],
+        default="auto",
+        help="auto (default): HTML when a file starts with < or is named .htm/.html",
+    )
     pair.add_argument("--html", metavar="PAGE", help="also write the two texts side by side, marked, to PAGE")
-    pair.add_argument("--color", choices=["auto", "always", "never"], default="auto",
-                      help="colour the shared passages (auto: on a terminal, unless NO_COLOR is set); "
-                      "without colour they are written between [[ and ]]")
+    pair.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="colour the shared passages (auto: on a terminal, unless NO_COLOR is set); "
+        "without colour they are written between [[ and ]]",
+    )
     _judging_options(pair, "texts with fewer content characters are not judged")
     _store_options(pair)
     pair.set_defaults(func=explain_pair, store=None)
@@ -175,4 +208,3 @@ def build_parser() -> argparse.ArgumentParser:
     _store_options(find)
     find.set_defaults(func=lookup)
     return parser
-

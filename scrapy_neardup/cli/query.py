@@ -40,9 +40,7 @@ def query(args: argparse.Namespace) -> int:
 def _answer(detector: Detector, batch: Batch, args: argparse.Namespace, summary: Summary) -> Callable[[], Outcomes]:
     """Query's counterpart of dedup's decision: each record with its similar stored entries."""
     asked = [(item, fp) for item, fp in judged(batch) if fp.chars >= detector.thresholds.min_chars]
-    answers = detector.query_many(
-        [fp for _, fp in asked], args.k, args.min_similarity, [item.key for item, _ in asked]
-    )
+    answers = detector.query_many([fp for _, fp in asked], args.k, args.min_similarity, [item.key for item, _ in asked])
     found = {id(item): answer for (item, _), answer in zip(asked, answers)}
     related = {}
     if args.related:

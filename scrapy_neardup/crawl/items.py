@@ -90,7 +90,9 @@ class ItemFields:
 
     # -- write --------------------------------------------------------------------------
 
-    def write(self, item: Any, adapter: ItemAdapter, field: str, value: Any, setting: str, stat: str, missing: str) -> None:
+    def write(
+        self, item: Any, adapter: ItemAdapter, field: str, value: Any, setting: str, stat: str, missing: str
+    ) -> None:
         """Write ``value`` to ``field``; an item class without the field passes without it,
         counted under ``stat`` and said once."""
         if not isinstance(item, dict) and field not in adapter.field_names():
@@ -154,4 +156,6 @@ class ItemFields:
         """An item passes without a field its class does not declare: counted under ``stat``,
         said once per class (``message`` takes the class name first)."""
         self.log.inc(stat)
-        self.log.once((stat, type(item)), logging.WARNING, message, f"{type(item).__module__}.{type(item).__qualname__}", *args)
+        self.log.once(
+            (stat, type(item)), logging.WARNING, message, f"{type(item).__module__}.{type(item).__qualname__}", *args
+        )

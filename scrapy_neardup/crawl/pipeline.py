@@ -160,7 +160,11 @@ class NearDupPipeline:
         if config.workers:
             needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
             self.pool = WorkerPool(
-                config.workers, recipe, config.extractor, config.worker_niceness, config.extract_timeout or None,
+                config.workers,
+                recipe,
+                config.extractor,
+                config.worker_niceness,
+                config.extract_timeout or None,
                 send_text=needs_text,
             )
         self.log.log(
@@ -214,7 +218,9 @@ class NearDupPipeline:
             self.review = None
         if closing is None:
             return None
-        closing.addErrback(lambda failure: self.log.once("close", logging.WARNING, "Closing the store: %s", failure.value))
+        closing.addErrback(
+            lambda failure: self.log.once("close", logging.WARNING, "Closing the store: %s", failure.value)
+        )
         return closing_result(closing)  # Scrapy waits for the store to close
 
     def _log_summary(self) -> None:

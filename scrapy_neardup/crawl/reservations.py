@@ -21,6 +21,7 @@ from .storeaccess import Waiting
 
 __all__ = ["Reservations"]
 
+
 class Reservations:
     """The pending documents of one pipeline's items, by item (and by key, for an item that a
     later pipeline replaced with a new object).

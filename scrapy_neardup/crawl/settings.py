@@ -263,10 +263,7 @@ def _store(settings: BaseSettings, name: str) -> str:
     registry = _stores(settings, "NEARDUP_STORES")
     if scheme_of(value) not in registry:
         known = ", ".join(f"{scheme}://" for scheme in sorted(registry))
-        raise ValueError(
-            f"unknown store {redact(value)!r}: the known schemes are {known} "
-            "(NEARDUP_STORES adds one)"
-        )
+        raise ValueError(f"unknown store {redact(value)!r}: the known schemes are {known} (NEARDUP_STORES adds one)")
     if value.lower() == "leveldb://":
         raise ValueError("names no directory: use leveldb:///path/to/dir")
     return value

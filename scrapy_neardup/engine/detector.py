@@ -44,7 +44,6 @@ class _Outcome:
     updated: bool = False  # the text replaces the one stored under its key (``replace``)
 
 
-
 class Detector:
     """Fingerprints texts and checks them against a store, in arrival order."""
 
@@ -227,7 +226,9 @@ class Detector:
             if verdict.stored and verdict.doc_id:
                 later.add(verdict.doc_id)
             skips[i] = later | {verdict.similar_id}  # type: ignore[arg-type]
-        found = self.related([passages[i] for i in judged], [skips[i] for i in judged], [verdicts[i].key for i in judged])
+        found = self.related(
+            [passages[i] for i in judged], [skips[i] for i in judged], [verdicts[i].key for i in judged]
+        )
         for i, related in zip(judged, found):
             verdicts[i].related = related
 
@@ -241,8 +242,11 @@ class Detector:
         for own, skip, key, candidates in zip(passages, skips, keys, self.store.find_candidates(probes)):
             shown = []
             for other in candidates:
-                if other.doc_id in skip or other.story_id in skip or other.time < not_before or (
-                    key is not None and other.key == clip_key(key)
+                if (
+                    other.doc_id in skip
+                    or other.story_id in skip
+                    or other.time < not_before
+                    or (key is not None and other.key == clip_key(key))
                 ):
                     continue
                 filed = set(other.sentence_keys)
@@ -336,15 +340,20 @@ class Detector:
             story = outcome.replace.story_id  # type: ignore[union-attr]
             return Verdict(key, UNIQUE, reservation.doc_id, story, chars=fp.chars, stored=True, updated=True)
         if match is None:
-            return Verdict(
-                key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True
-            )
+            return Verdict(key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True)
         first, method, jaccard, containment = match
         if outcome.revisit:
             # The same document seen again (a re-crawled URL, a resumed batch): not a reprint.
             return Verdict(
-                key, REVISIT, None, first.story_id, method=method, jaccard=round(jaccard, 4),
-                containment=round(containment, 4), distance=hamming(fp.simhash, first.simhash), chars=fp.chars,
+                key,
+                REVISIT,
+                None,
+                first.story_id,
+                method=method,
+                jaccard=round(jaccard, 4),
+                containment=round(containment, 4),
+                distance=hamming(fp.simhash, first.simhash),
+                chars=fp.chars,
             )
         shown = dict(
             method=method,
@@ -354,9 +363,7 @@ class Detector:
             chars=fp.chars,
         )
         if outcome.replace is not None:  # replaced: the story's first copy from now on
-            return Verdict(
-                key, UNIQUE, reservation.doc_id, first.story_id, stored=True, replaces=first.key, **shown
-            )
+            return Verdict(key, UNIQUE, reservation.doc_id, first.story_id, stored=True, replaces=first.key, **shown)
         return Verdict(
             key,
             DUPLICATE,
@@ -400,7 +407,8 @@ class Detector:
         """The latest document stored under the record's own key (within the time window)."""
         not_before = now - self.ttl if self.ttl else float("-inf")
         same = [
-            other for other in candidates
+            other
+            for other in candidates
             if other.key == record.key and other.doc_id != record.doc_id and other.time >= not_before
         ]
         return max(same, key=lambda other: other.doc_id) if same and record.key else None

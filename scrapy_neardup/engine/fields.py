@@ -34,7 +34,9 @@ def check_fields(
         other = taken.get(field)
         if other is not None and (option, other) not in may_share:
             harm = "the item's own data" if other in read else "the other's value"
-            raise ValueError(f"{option} {field!r} is also {other}: writing it would overwrite {harm}; name a field of its own")
+            raise ValueError(
+                f"{option} {field!r} is also {other}: writing it would overwrite {harm}; name a field of its own"
+            )
         taken.setdefault(field, option)
 
 

@@ -89,7 +89,6 @@ class Thresholds:
         return forgiving >= (self.short_containment if short else self.containment) and jaccard >= floor
 
 
-
 @dataclass
 class Verdict:
     key: str

@@ -215,10 +215,22 @@ def _document_class() -> Any:
         _DOCUMENT = Document
         return _DOCUMENT
     cleaner = Cleaner(
-        scripts=True, javascript=False, comments=True, style=True, links=False, meta=False,
-        add_nofollow=False, page_structure=False, processing_instructions=True, embedded=False,
-        frames=False, forms=False, annoying_tags=False, remove_tags=None,
-        remove_unknown_tags=False, safe_attrs_only=False,
+        scripts=True,
+        javascript=False,
+        comments=True,
+        style=True,
+        links=False,
+        meta=False,
+        add_nofollow=False,
+        page_structure=False,
+        processing_instructions=True,
+        embedded=False,
+        frames=False,
+        forms=False,
+        annoying_tags=False,
+        remove_tags=None,
+        remove_unknown_tags=False,
+        safe_attrs_only=False,
     )
     hidden = REGEXES.get("displayNoneRe")
 
@@ -277,8 +289,6 @@ def extract_text(response: Any, extractor: Callable[[Any], str] | None = None) -
     body = getattr(response, "body", None)
     if isinstance(body, bytes):
         if looks_binary(body):
-            raise ExtractionError(
-                f"binary response from {getattr(response, 'url', '?')} ({len(body)} bytes), not HTML"
-            )
+            raise ExtractionError(f"binary response from {getattr(response, 'url', '?')} ({len(body)} bytes), not HTML")
         return extractor(body)
     raise ExtractionError(f"not a response with a body: {type(response).__name__}")

@@ -23,7 +23,19 @@ from .tables import cached_arrays, code_signature, file_signature, package_versi
 from . import text as text_module
 from .simhash import simhash
 from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
-from .text import content_bytes, span_key, MIN_SENTENCE_CHARS, Sentences, Tokenizer, default_tokenizer_name, fold_codes, get_tokenizer, sentences_of, text_tables, to_text
+from .text import (
+    content_bytes,
+    span_key,
+    MIN_SENTENCE_CHARS,
+    Sentences,
+    Tokenizer,
+    default_tokenizer_name,
+    fold_codes,
+    get_tokenizer,
+    sentences_of,
+    text_tables,
+    to_text,
+)
 from .kernel import kernel
 
 # Bump when normalisation, splitting or weighting changes in a way that changes fingerprints.
@@ -37,7 +49,6 @@ TEXT_VERSION = 5
 # sums are exact whatever the order; tf counts beyond the factor table share its last factor.
 WEIGHT_SCALE = 4096.0
 TF_FACTORS = np.array([0.0] + [1.0 + math.log(tf) for tf in range(1, 64)])
-
 
 
 # Function words that carry no topic; jieba's IDF table gives them low weight already,
@@ -311,8 +322,15 @@ class Fingerprinter:
         recipe = self.recipe
         tables = text_tables()
         simhash_text, keys, sketch, distinct, chars, sketch_keys = kernel.parts(
-            codes, tables.ends, tables.content, MIN_SENTENCE_CHARS, recipe.simhash_sentences,
-            2 * recipe.nshash_n, recipe.sketch_size, recipe.shingle_width, recipe.sketch_keys,
+            codes,
+            tables.ends,
+            tables.content,
+            MIN_SENTENCE_CHARS,
+            recipe.simhash_sentences,
+            2 * recipe.nshash_n,
+            recipe.sketch_size,
+            recipe.shingle_width,
+            recipe.sketch_keys,
         )
         simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text))
         return Fingerprint(

@@ -69,9 +69,7 @@ def _distinct_by_top(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 SKETCH_KEY_BITS = 40
 
 
-def sketch_and_keys(
-    codes: np.ndarray, k: int = 128, width: int = 5, keys: int = 4
-) -> tuple["Sketch", list[int]]:
+def sketch_and_keys(codes: np.ndarray, k: int = 128, width: int = 5, keys: int = 4) -> tuple["Sketch", list[int]]:
     """The sketch of ``codes`` and its ``keys`` sketch keys: for each of its smallest hashes,
     the low :data:`SKETCH_KEY_BITS` bits of the smallest whole hash with those top bits."""
     tops, whole = _distinct_by_top(np.sort(mixed_shingles(codes, width)))

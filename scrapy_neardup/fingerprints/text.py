@@ -468,7 +468,5 @@ def get_tokenizer(name: str | None = None) -> Tokenizer:
         try:
             _CACHE[name] = _TOKENIZERS[name]()
         except ImportError as exc:
-            raise ValueError(
-                f"tokenizer {name!r} is not installed ({exc}); pip install scrapy-neardup[fast]"
-            ) from exc
+            raise ValueError(f"tokenizer {name!r} is not installed ({exc}); pip install scrapy-neardup[fast]") from exc
     return _CACHE[name]

@@ -15,8 +15,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each response")
     parser.add_argument("--small", action="store_true", help="the small hand-made world of the crawl tests")
-    parser.add_argument("--excerpts", type=int, default=3,
-                        help="every n-th story is posted first as a portal's excerpt (0: none)")
+    parser.add_argument(
+        "--excerpts", type=int, default=3, help="every n-th story is posted first as a portal's excerpt (0: none)"
+    )
     args = parser.parse_args(argv)
     world = small_world() if args.small else build_world(seed=args.seed, excerpt_every=args.excerpts)
     server, base_url = serve(world, args.host, args.port, args.delay)

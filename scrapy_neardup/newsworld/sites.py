@@ -91,9 +91,7 @@ class Site:
         )
 
     def _friends(self, sites: list["Site"]) -> str:
-        links = " | ".join(
-            f'<a href="{s.index_path(1)}">{escape(s.name)}</a>' for s in sites if s.key != self.key
-        )
+        links = " | ".join(f'<a href="{s.index_path(1)}">{escape(s.name)}</a>' for s in sites if s.key != self.key)
         return f'<div class="friend-links">友情链接：{links}</div>'
 
     def _pager(self, page: int, pages: int, prev_label: str = "上一页", next_label: str = "下一页") -> str:
@@ -231,7 +229,7 @@ class DonglingNews(Site):
         )
         return (
             f'<!DOCTYPE html>\n<html lang="zh-CN"><head><meta charset="utf-8">{self._head(self.name + " - 要闻")}</head><body>\n'
-            f"{self._header()}\n<main><section class=\"news-list\">\n{items}\n</section>\n"
+            f'{self._header()}\n<main><section class="news-list">\n{items}\n</section>\n'
             f'<div class="pagination">{self._pager(page, pages, "‹ 上页", "下页 ›")}</div></main>\n'
             f"{self._footer(sites)}\n</body></html>"
         )
@@ -328,7 +326,7 @@ class NanhuOnline(Site):
             '</td><td width="300" valign="top" class="side">\n'
             f'<div class="box"><div class="boxtitle">热门文章</div>\n{hot}\n</div>\n'
             '<div class="box"><div class="boxtitle">南湖论坛</div>·<a href="/nanhu/list/1.html">城南新盘交房时间汇总，'
-            "业主们都来说说</a><br>·<a href=\"/nanhu/list/1.html\">周末去哪儿？本地十个免费好去处</a></div>\n"
+            '业主们都来说说</a><br>·<a href="/nanhu/list/1.html">周末去哪儿？本地十个免费好去处</a></div>\n'
             f"</td></tr></table>\n{self._footer(sites)}\n</body></html>"
         )
 
@@ -375,7 +373,7 @@ class BeichuanInfo(Site):
         return (
             '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width,initial-scale=1">'
-            f"{self._head(self.name)}</head><body>\n{self._bar()}\n<div class=\"feed\">\n{cards}\n</div>\n"
+            f'{self._head(self.name)}</head><body>\n{self._bar()}\n<div class="feed">\n{cards}\n</div>\n'
             f"{prev}{more}\n{self._footer(sites)}\n</body></html>"
         )
 
@@ -385,7 +383,8 @@ class BeichuanInfo(Site):
             f'<li><a href="{p}"><b>{escape(t)}</b><span>{escape(s)}</span></a></li>' for t, p, s in view.related
         )
         comments = "\n".join(
-            f'<li class="cmt"><em>{escape(u)}</em> <i>{t[5:]}</i><div>{escape(c)}</div></li>' for u, t, c in view.comments
+            f'<li class="cmt"><em>{escape(u)}</em> <i>{t[5:]}</i><div>{escape(c)}</div></li>'
+            for u, t, c in view.comments
         )
         return (
             '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
@@ -493,7 +492,9 @@ class KuaixunPortal(XiyuanHeadlines):
         )
 
     def _footer(self, sites: list[Site]) -> str:
-        return f'<div class="ft">{self._friends(sites)}<span>© 2024 江城快讯</span> <span>摘编内容以原文为准</span></div>'
+        return (
+            f'<div class="ft">{self._friends(sites)}<span>© 2024 江城快讯</span> <span>摘编内容以原文为准</span></div>'
+        )
 
 
 def default_sites() -> list[Site]:

@@ -190,9 +190,7 @@ def page_c(title: str, paragraphs: list[str]) -> str:
 
 def broken_page(title: str, paragraphs: list[str]) -> str:
     """Unclosed tags, stray closing tags, bad attributes, no </body>, an unterminated comment."""
-    body = "".join(
-        f'<p class=x">{p}<span <b>' if i % 2 else f"<p>{p}</div></td>" for i, p in enumerate(paragraphs)
-    )
+    body = "".join(f'<p class=x">{p}<span <b>' if i % 2 else f"<p>{p}</div></td>" for i, p in enumerate(paragraphs))
     return (
         f"<html><head><title>{title}</title><meta charset=utf-8></head><body><div id=content>"
         f"<table><tr><td><font>{body}</td></b></i><div class=footer>版权所有<!-- unterminated"
@@ -221,11 +219,27 @@ def _pages() -> tuple[dict[str, str | bytes], dict[str, str]]:
         "/b/metro.html",
         page_b(
             "地铁5号线今天开通 城东到南湖只要40分钟",
-            banner(transforms.replace_first(paragraphs, [("市民", "居民"), ("首班", "第一班"), ("便捷", "方便")]), "江城日报", title, "李明"),
+            banner(
+                transforms.replace_first(paragraphs, [("市民", "居民"), ("首班", "第一班"), ("便捷", "方便")]),
+                "江城日报",
+                title,
+                "李明",
+            ),
         ),
     )
     title, paragraphs = _story("canteen")
-    add("/b/canteen.html", page_b(title, banner(transforms.convert_width(transforms.convert_width(paragraphs, _DIGITS_TO_FULL), _MARKS_TO_HALF), "江城日报", title, "王芳")))
+    add(
+        "/b/canteen.html",
+        page_b(
+            title,
+            banner(
+                transforms.convert_width(transforms.convert_width(paragraphs, _DIGITS_TO_FULL), _MARKS_TO_HALF),
+                "江城日报",
+                title,
+                "王芳",
+            ),
+        ),
+    )
     title, paragraphs = _story("oldstreet")
     add("/b/oldstreet.html", page_b(title, paragraphs))
 

@@ -16,15 +16,36 @@ import string
 
 DIGITS = string.digits
 LETTERS = string.ascii_letters
-MARKS = ',:;!?()'  # the ASCII forms of ，：；！？（）
+MARKS = ",:;!?()"  # the ASCII forms of ，：；！？（）
 ASCII = "".join(map(chr, range(0x21, 0x7F)))
 _FULL_OFFSET = 0xFEE0  # a full-width form's code point minus its ASCII one
 
 # Characters that reprint editors (and input methods) swap for one another.
 TYPOS = {
-    "的": "地", "地": "的", "得": "的", "在": "再", "再": "在", "已": "以", "以": "已", "做": "作",
-    "作": "做", "那": "哪", "像": "象", "象": "像", "即": "既", "既": "即", "部": "步", "决": "绝",
-    "座": "坐", "坐": "座", "需": "须", "须": "需", "订": "定", "定": "订", "帐": "账", "账": "帐",
+    "的": "地",
+    "地": "的",
+    "得": "的",
+    "在": "再",
+    "再": "在",
+    "已": "以",
+    "以": "已",
+    "做": "作",
+    "作": "做",
+    "那": "哪",
+    "像": "象",
+    "象": "像",
+    "即": "既",
+    "既": "即",
+    "部": "步",
+    "决": "绝",
+    "座": "坐",
+    "坐": "座",
+    "需": "须",
+    "须": "需",
+    "订": "定",
+    "定": "订",
+    "帐": "账",
+    "账": "帐",
 }
 ZERO_WIDTH_AND_SPACES = (" ", "\u3000", "\u200b", "\ufeff", "\xa0", "\u200d")
 _SENTENCE_END = re.compile(r"(?<=[。！？；])")
@@ -66,8 +87,7 @@ def convert_width(
     if rng is None:
         return [p.translate(table) for p in paragraphs]
     return [
-        "".join(chr(table[ord(c)]) if ord(c) in table and rng.random() < share else c for c in p)
-        for p in paragraphs
+        "".join(chr(table[ord(c)]) if ord(c) in table and rng.random() < share else c for c in p) for p in paragraphs
     ]
 
 

@@ -20,13 +20,37 @@ from .stories import DEFAULT_STORIES, Story
 
 _BASE_TIME = datetime(2024, 3, 1, 6, 0)
 _REPORTERS = ("张磊", "李晓梅", "王建新", "刘畅", "陈静", "杨帆", "黄志强", "周雨桐", "吴昊", "郑丽娟")
-_USERS = ("澜江老李", "东岭小王", "南湖边的猫", "北川网友", "西原过客", "爱跑步的阿杰", "茶山人家", "路人甲",
-          "一只柠檬", "老城区居民", "江北打工人", "热心市民张先生")
+_USERS = (
+    "澜江老李",
+    "东岭小王",
+    "南湖边的猫",
+    "北川网友",
+    "西原过客",
+    "爱跑步的阿杰",
+    "茶山人家",
+    "路人甲",
+    "一只柠檬",
+    "老城区居民",
+    "江北打工人",
+    "热心市民张先生",
+)
 _COMMENTS = (
-    "说得好，支持！", "希望能尽快落实到我们小区。", "这个消息好，点赞。", "关注了，后续还有报道吗？",
-    "我们那边怎么还没有动静？", "实实在在的好事，给相关部门点个赞。", "转给家里人看看。", "说是一回事，做是另一回事，等着看效果。",
-    "去年就听说了，终于来了。", "小编辛苦了。", "有没有具体的时间表？", "身边就有这样的例子，确实方便了很多。",
-    "希望不要一阵风，要长期坚持下去。", "家乡越来越好了。", "数据很详细，学习了。", "第一次在网上看到我们镇上的新闻。",
+    "说得好，支持！",
+    "希望能尽快落实到我们小区。",
+    "这个消息好，点赞。",
+    "关注了，后续还有报道吗？",
+    "我们那边怎么还没有动静？",
+    "实实在在的好事，给相关部门点个赞。",
+    "转给家里人看看。",
+    "说是一回事，做是另一回事，等着看效果。",
+    "去年就听说了，终于来了。",
+    "小编辛苦了。",
+    "有没有具体的时间表？",
+    "身边就有这样的例子，确实方便了很多。",
+    "希望不要一阵风，要长期坚持下去。",
+    "家乡越来越好了。",
+    "数据很详细，学习了。",
+    "第一次在网上看到我们镇上的新闻。",
 )
 _QUOTE_INTROS = ("此前已有媒体关注过相关话题。", "类似的情况并非个例。", "记者注意到，早些时候的报道也提到过这一点。")
 _QUOTE_OUTROS = ("对此，本报将继续关注。", "这也从一个侧面说明了问题的复杂性。", "两者之间有何关联，仍有待观察。")
@@ -158,19 +182,36 @@ def build_world(
         when = _BASE_TIME + timedelta(minutes=97 * index + rng.randrange(60))
         author = f"记者 {rng.choice(_REPORTERS)}"
         chain = [
-            _Copy(story, origin, when, Draft(story.title, list(story.paragraphs)), origin.source_name, author,
-                  rng.choice(origin.editors))
+            _Copy(
+                story,
+                origin,
+                when,
+                Draft(story.title, list(story.paragraphs)),
+                origin.source_name,
+                author,
+                rng.choice(origin.editors),
+            )
         ]
         others = [s for s in site_list if s is not origin]
         original_chars = len(story.text.replace("\n", ""))
         for site in _weighted_sample(others, rng.randint(low, high), rng):
             parent = rng.choice(chain)
-            draft = make_reprint(parent.draft, original_chars, rng, parent.site.source_name, story.title,
-                                 site.promo, site.title_style)
+            draft = make_reprint(
+                parent.draft, original_chars, rng, parent.site.source_name, story.title, site.promo, site.title_style
+            )
             if not site.originates and draft.banner is None:
                 draft.banner = f"本文来源：{parent.site.source_name}"
-            chain.append(_Copy(story, site, parent.when + timedelta(minutes=rng.randint(20, 600)), draft,
-                               parent.site.source_name, "", rng.choice(site.editors)))
+            chain.append(
+                _Copy(
+                    story,
+                    site,
+                    parent.when + timedelta(minutes=rng.randint(20, 600)),
+                    draft,
+                    parent.site.source_name,
+                    "",
+                    rng.choice(site.editors),
+                )
+            )
         if excerpt_every and index % excerpt_every == excerpt_every - 1:
             chain.append(_excerpt(story, chain[0], portal, random.Random(f"{seed}:{index}:excerpt")))
         copies.extend(chain)
@@ -221,8 +262,11 @@ def _render_site(world: World, site: Site, listing: list[_Copy], sites: list[Sit
         hot = rng.sample(others, min(6, len(others)))
         related = rng.sample(others, min(4, len(others)))
         comments = [
-            (rng.choice(_USERS), (copy.when + timedelta(minutes=rng.randint(5, 900))).strftime("%Y-%m-%d %H:%M"),
-             rng.choice(_COMMENTS))
+            (
+                rng.choice(_USERS),
+                (copy.when + timedelta(minutes=rng.randint(5, 900))).strftime("%Y-%m-%d %H:%M"),
+                rng.choice(_COMMENTS),
+            )
             for _ in range(rng.randint(0, 5))
         ]
         view = ArticleView(
@@ -237,7 +281,9 @@ def _render_site(world: World, site: Site, listing: list[_Copy], sites: list[Sit
             related=[(c.draft.title, c.path, c.draft.paragraphs[0][:36] + "…") for c in related],
             comments=comments,
             prev=(listing[position - 1].draft.title, listing[position - 1].path) if position > 0 else None,
-            next=(listing[position + 1].draft.title, listing[position + 1].path) if position + 1 < len(listing) else None,
+            next=(listing[position + 1].draft.title, listing[position + 1].path)
+            if position + 1 < len(listing)
+            else None,
         )
         _put(world, site, copy.path, site.render_article(view, sites))
 

@@ -90,8 +90,10 @@ def explain(
         asked = sorted(set(one.sentence_keys + one.sketch_keys) | set(other.sentence_keys + other.sketch_keys))
         noise = boilerplate_keys(store, asked, boilerplate_limit)
     judge = Detector(
-        open_store("memory://", recipe=fingerprinter.recipe), thresholds,
-        boilerplate_limit=boilerplate_limit, fingerprinter=fingerprinter,
+        open_store("memory://", recipe=fingerprinter.recipe),
+        thresholds,
+        boilerplate_limit=boilerplate_limit,
+        fingerprinter=fingerprinter,
     )
     judge.check_fingerprint("A", _without(one, noise))
     verdict = judge.check_fingerprint("B", _without(other, noise))

@@ -56,7 +56,7 @@ mark {{ background: {MARK_COLOUR}; color: inherit; }}
 def page(title: str, body: str, nav: str = "") -> str:
     """A whole HTML document around ``body`` (already escaped markup)."""
     return (
-        "<!DOCTYPE html>\n<html lang=\"zh\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="zh">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
         f"<h1>{html.escape(title)}</h1>\n{nav}{body}{nav}</body>\n</html>\n"
     )
@@ -84,8 +84,10 @@ def pair_section(pair: Pair, alignment: Alignment | None = None) -> str:
     figures = [
         f"{name} {value}"
         for name, value in (
-            ("method", pair.method), ("containment", pair.containment),
-            ("jaccard", pair.jaccard), ("SimHash distance", pair.distance),
+            ("method", pair.method),
+            ("containment", pair.containment),
+            ("jaccard", pair.jaccard),
+            ("SimHash distance", pair.distance),
         )
         if value is not None
     ]
@@ -110,8 +112,7 @@ def pair_section(pair: Pair, alignment: Alignment | None = None) -> str:
             f"{marked_html(first_text, alignment.a_spans)}{first_cut}</div>"
         )
         right = (
-            f'<div class="text" data-key="{key}"><h3>copy: {key}</h3>'
-            f"{marked_html(text, alignment.b_spans)}{cut}</div>"
+            f'<div class="text" data-key="{key}"><h3>copy: {key}</h3>{marked_html(text, alignment.b_spans)}{cut}</div>'
         )
     return (
         f'<section class="pair" data-key="{key}" data-duplicate-of="{first}">\n'
@@ -238,7 +239,9 @@ class Report:
             return ""
         links = [f"page {number} of {len(paths)}"]
         if number > 1:
-            links.append(f'<a rel="prev" href="{html.escape(os.path.basename(paths[number - 2]), quote=True)}">previous</a>')
+            links.append(
+                f'<a rel="prev" href="{html.escape(os.path.basename(paths[number - 2]), quote=True)}">previous</a>'
+            )
         if number < len(paths):
             links.append(f'<a rel="next" href="{html.escape(os.path.basename(paths[number]), quote=True)}">next</a>')
         return f'<nav class="pages">{" ".join(links)}</nav>\n'
@@ -259,11 +262,14 @@ class Report:
         labels = "".join(f"<span>{HISTOGRAM_FROM + i * step:.2f}</span>" for i in range(HISTOGRAM_BINS))
         missing = (
             f"<p>{self.missing} duplicates are shown without their first copy, whose text was not kept.</p>"
-            if self.missing else ""
+            if self.missing
+            else ""
         )
         return (
             '<div class="summary">\n<h2>Verdicts</h2>\n<table class="counts">' + rows + "</table>\n"
-            '<h2>Duplicates by method</h2>\n<table class="counts">' + (methods or "<tr><td>none</td></tr>") + "</table>\n"
+            '<h2>Duplicates by method</h2>\n<table class="counts">'
+            + (methods or "<tr><td>none</td></tr>")
+            + "</table>\n"
             "<h2>Similarity of duplicates to their first copy (containment)</h2>\n"
             f'<div class="histogram">{bars}</div>\n<div class="axis">{labels}</div>\n{missing}</div>\n'
         )

@@ -139,7 +139,9 @@ def open_store(
     return store
 
 
-def read_meta(uri: str, namespace: str = "default", stores: Mapping[str, Any] | None = None, **options: Any) -> dict | None:
+def read_meta(
+    uri: str, namespace: str = "default", stores: Mapping[str, Any] | None = None, **options: Any
+) -> dict | None:
     """What a store recorded about itself (format, recipe, layout), read without checking it
     against any recipe and without creating anything; None when there is no such store."""
     store = store_class(uri, stores).from_uri(uri, namespace, create=False, **options)

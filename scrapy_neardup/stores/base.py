@@ -132,8 +132,7 @@ class Store(ABC):
                 if found.get("recipe", {}).get(name) != wanted["recipe"].get(name)
             )
             details = ", ".join(
-                f"{name}: stored {found.get('recipe', {}).get(name)!r}, "
-                f"configured {wanted['recipe'].get(name)!r}"
+                f"{name}: stored {found.get('recipe', {}).get(name)!r}, configured {wanted['recipe'].get(name)!r}"
                 for name in differ
             )
             if set(differ) <= CONFIGURABLE:
@@ -165,9 +164,7 @@ class Store(ABC):
         )
 
     @abstractmethod
-    def check_and_add(
-        self, probe: Probe, record: DocRecord, confirm: Confirm | None = None
-    ) -> Reservation:
+    def check_and_add(self, probe: Probe, record: DocRecord, confirm: Confirm | None = None) -> Reservation:
         """Read candidate records, give ``record`` an id and file it; return both.
 
         A store that reads and files within one process may first call ``confirm`` with the
@@ -240,9 +237,7 @@ class Store(ABC):
         the id of the pending copy replacing ``old`` already, or :data:`GONE` when ``old`` (or
         ``record``) is no longer stored.
         """
-        raise StoreError(
-            f"store {self.describe()} cannot replace a stored copy: keep NEARDUP_PREFER = 'first' with it"
-        )
+        raise StoreError(f"store {self.describe()} cannot replace a stored copy: keep NEARDUP_PREFER = 'first' with it")
 
     @abstractmethod
     def get(self, doc_id: int) -> DocRecord | None: ...
@@ -299,9 +294,7 @@ class LocalStore(Store):
     @abstractmethod
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None: ...
 
-    def check_and_add(
-        self, probe: Probe, record: DocRecord, confirm: Confirm | None = None
-    ) -> Reservation:
+    def check_and_add(self, probe: Probe, record: DocRecord, confirm: Confirm | None = None) -> Reservation:
         keys, limit = probe.sentence_keys, probe.boilerplate_limit
         sentence_buckets = [sentence_bucket(key) for key in keys]
         found = self._members_of(sentence_buckets, limit)

@@ -42,6 +42,7 @@ class DocRecord:
     def story_id(self) -> int:
         """The story's id, its ``similar_id``: the first copy's id, kept by a copy replacing it."""
         return self.story or self.doc_id
+
     # The text to keep beside the record (NEARDUP_KEEP_TEXT), written by the store in the same
     # step as the record, under a key of its own: the record's bytes are the same with or
     # without it, so stores written either way read alike. Never read back into a record.
@@ -56,8 +57,13 @@ class DocRecord:
         return b"".join(
             [
                 _HEAD.pack(
-                    self.doc_id, self.time, self.simhash, self.sketch.size, self.chars,
-                    self.state, len(self.sentence_keys),
+                    self.doc_id,
+                    self.time,
+                    self.simhash,
+                    self.sketch.size,
+                    self.chars,
+                    self.state,
+                    len(self.sentence_keys),
                 ),
                 struct.pack(f"<{len(self.sentence_keys)}Q", *self.sentence_keys),
                 struct.pack("<H", len(key) | (_STORY_FLAG if story else 0)),

@@ -95,7 +95,7 @@ _LEVELDB_FILE = re.compile(r"\d+\.(ldb|sst|log)|MANIFEST-\d+|LOCK|LOG|LOG\.old")
 def _repair_advice(path: str) -> str:
     return (
         "stop every process using it, copy the folder aside, then rebuild it with "
-        f"python -c \"import plyvel; plyvel.repair_db({path!r})\" (repair keeps every readable "
+        f'python -c "import plyvel; plyvel.repair_db({path!r})" (repair keeps every readable '
         "record) and open it again"
     )
 
@@ -204,7 +204,9 @@ def _save_indexes(path: str, entry: _Shared) -> None:
         except OSError as exc:
             logger.warning(
                 "LevelDB store %s: bucket index not saved (%s); the next open files the documents "
-                "again from their records", path, exc,
+                "again from their records",
+                path,
+                exc,
             )
 
 
@@ -284,9 +286,7 @@ class LevelDBStore(LocalStore):
         saved = self._db.get(b"n", verify_checksums=_VERIFY)
         ids = [int.from_bytes(saved, "big") if saved else 0]
         for family in (b"d", b"p"):
-            for key in self._db.iterator(
-                prefix=family, reverse=True, include_value=False, verify_checksums=_VERIFY
-            ):
+            for key in self._db.iterator(prefix=family, reverse=True, include_value=False, verify_checksums=_VERIFY):
                 ids.append(int.from_bytes(key[1:], "big"))
                 break
         return max(ids)
@@ -306,7 +306,9 @@ class LevelDBStore(LocalStore):
         if filed:  # a run that did not close the store: say why opening took long
             logger.info(
                 "%s: filed %d documents written after the saved bucket index in %.1f s",
-                self.describe(), filed, time.perf_counter() - started,
+                self.describe(),
+                filed,
+                time.perf_counter() - started,
             )
         index.last_id = self._last[0]
         return index

@@ -40,7 +40,21 @@ from redis.sentinel import MasterNotFoundError
 from ...fingerprints.fingerprint import Recipe
 from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
 from .. import names_a_secret, redact
-from ..base import REPLACED, Confirm, Probe, Reservation, Store, StoreError, StoreFormatError, StoreLost, StoreUnavailable, decode_meta, encode_meta, key_buckets, sentence_bucket
+from ..base import (
+    REPLACED,
+    Confirm,
+    Probe,
+    Reservation,
+    Store,
+    StoreError,
+    StoreFormatError,
+    StoreLost,
+    StoreUnavailable,
+    decode_meta,
+    encode_meta,
+    key_buckets,
+    sentence_bucket,
+)
 from .sentinel import is_sentinel, parse_sentinel_uri, sentinel_client
 
 T = TypeVar("T")
@@ -65,6 +79,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
 }
 
 _CACHE_SIZE = 4096  # buckets of recent reservations, so remove() needs no read first
+
 
 def _script(*names: str) -> str:
     """Lua files of ``lua/`` joined in order: later files use the functions of earlier ones."""
@@ -216,7 +231,11 @@ class RedisStore(Store):
         """Takes ``ttl`` (the time window: keys expire with it), ``redis_params`` (client
         arguments over the URI's), ``redis_allow_eviction`` and the constructor's own keywords
         from the options."""
-        own = {name: options[name] for name in ("key_prefix", "pending_timeout", "retries", "allow_eviction") if name in options}
+        own = {
+            name: options[name]
+            for name in ("key_prefix", "pending_timeout", "retries", "allow_eviction")
+            if name in options
+        }
         if options.get("redis_allow_eviction"):  # NEARDUP_REDIS_ALLOW_EVICTION, --allow-eviction
             own["allow_eviction"] = True
         ttl, params = options.get("ttl") or None, dict(options.get("redis_params") or {})
@@ -325,7 +344,9 @@ class RedisStore(Store):
         try:
             return fn(*args, **kwargs)
         except (RedisConnectionError, RedisTimeoutError) as exc:
-            raise StoreUnavailable(f"lost the Redis store {self.describe()} after retrying: {self._cause(exc)}") from exc
+            raise StoreUnavailable(
+                f"lost the Redis store {self.describe()} after retrying: {self._cause(exc)}"
+            ) from exc
         except RedisError as exc:
             if LOST in str(exc):
                 raise self._lost("its marker is gone") from exc
@@ -391,8 +412,12 @@ class RedisStore(Store):
         address = _address(self.uri)
         policy, maxmemory = found.get("maxmemory-policy"), int(found.get("maxmemory") or 0)
         if policy is None:
-            self._tell(address, "could not read the maxmemory-policy of %s (CONFIG and INFO refused): "
-                       "make sure it is noeviction, or evicted fingerprints let reprints through", address)
+            self._tell(
+                address,
+                "could not read the maxmemory-policy of %s (CONFIG and INFO refused): "
+                "make sure it is noeviction, or evicted fingerprints let reprints through",
+                address,
+            )
         elif policy != "noeviction" and maxmemory:
             risk = (
                 f"Redis at {address} may evict keys (maxmemory-policy {policy}, maxmemory {maxmemory} "
@@ -537,7 +562,9 @@ class RedisStore(Store):
         own_key = [_entry(b) for b in key_buckets(record.key)]
         read = [_entry(b) for b in probe.simhash_buckets] + own_key
         # The probe's SimHash buckets are the record's own (empty when SimHash is not a method).
-        file_entries = read if probe.simhash_buckets else [_entry(b) for b in self.tables.keys(record.simhash)] + own_key
+        file_entries = (
+            read if probe.simhash_buckets else [_entry(b) for b in self.tables.keys(record.simhash)] + own_key
+        )
         window_ms = 0
         if self._window:
             window_end = (record.time // self._window + 1) * self._window
@@ -638,8 +665,16 @@ class RedisStore(Store):
         record.story, record.replaces = old.story_id, old.doc_id
         window, blob = self._where(old)
         args = [
-            self._prefix, self._mark, record.doc_id, record.to_bytes(), int(record.state == COMMITTED),
-            self._pending_ms, old.doc_id, _member(old.doc_id), window, blob,
+            self._prefix,
+            self._mark,
+            record.doc_id,
+            record.to_bytes(),
+            int(record.state == COMMITTED),
+            self._pending_ms,
+            old.doc_id,
+            _member(old.doc_id),
+            window,
+            blob,
         ]
         held = int(self._call(self._replace, keys=[], args=args))
         if held != REPLACED:
@@ -656,9 +691,7 @@ class RedisStore(Store):
         """Remove documents older than ``older_than`` with their bucket entries, in batches."""
         removed = 0
         while True:
-            old = self._call(
-                self.client.zrangebyscore, self._key("t"), "-inf", f"({older_than!r}", start=0, num=500
-            )
+            old = self._call(self.client.zrangebyscore, self._key("t"), "-inf", f"({older_than!r}", start=0, num=500)
             if not old:
                 return removed
             pipe = self.client.pipeline(transaction=False)
