@@ -31,14 +31,14 @@ from baselines import (
     SimhashPackage,
     SpotSigs,
     simhash_package_available,
-)  # noqa: E402
-from reprints import DEFAULT_DATA, DEFAULT_SEED, SCRIPT_TRANSFORMS, TRANSFORMS, Doc, build_stream, describe, truth  # noqa: E402
+)
+from reprints import DEFAULT_DATA, DEFAULT_SEED, SCRIPT_TRANSFORMS, TRANSFORMS, Doc, build_stream, describe, truth
 
+from scrapy_neardup import Detector, Fingerprinter, Recipe, Thresholds, open_store
 from scrapy_neardup.engine.verdicts import METHODS
-from scrapy_neardup import Detector, Fingerprinter, Recipe, Thresholds, open_store  # noqa: E402
-from scrapy_neardup.fingerprints.fingerprint import Fingerprint  # noqa: E402
-from scrapy_neardup.fingerprints.simhash import hamming  # noqa: E402
-from scrapy_neardup.fingerprints.sketch import resemblance  # noqa: E402
+from scrapy_neardup.fingerprints.fingerprint import Fingerprint
+from scrapy_neardup.fingerprints.simhash import hamming
+from scrapy_neardup.fingerprints.sketch import resemblance
 
 FLOOR_PRECISION = 0.995
 FLOOR_RECALL = 0.97

@@ -192,7 +192,30 @@ class SpotSigs(Method):
     function words.
     """
 
-    ANTECEDENTS = frozenset("的 了 在 是 和 与 对 将 为 等 也 都 而 及 从 被 把 向 这 该".split())
+    ANTECEDENTS = frozenset(
+        [
+            "的",
+            "了",
+            "在",
+            "是",
+            "和",
+            "与",
+            "对",
+            "将",
+            "为",
+            "等",
+            "也",
+            "都",
+            "而",
+            "及",
+            "从",
+            "被",
+            "把",
+            "向",
+            "这",
+            "该",
+        ]
+    )
 
     def __init__(self, threshold: float = 0.4, chain: int = 2):
         self.name = f"SpotSigs t={threshold:g}"

@@ -19,13 +19,14 @@ import json
 import os
 import random
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 from scrapy_neardup.newsworld import transforms
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 PD199801 = "zh-pd199801/pd199801_dev.jsonl.gz"

@@ -86,7 +86,7 @@ def _serve_forever(world: Any, conn: Any, delay: float) -> None:
     """Body of the server process (forked, so the world is not pickled)."""
     from scrapy_neardup.newsworld import serve
 
-    server, base_url = serve(world, delay=delay)
+    _server, base_url = serve(world, delay=delay)
     conn.send(base_url)
     conn.close()
     while True:
@@ -130,10 +130,9 @@ def neighbour(config: dict) -> None:
 
 def crawl_child(config: dict) -> None:
     """Run one crawl and write its figures to ``config["result"]`` as JSON."""
+    from example.spiders.news import NewsSpider
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
-
-    from example.spiders.news import NewsSpider
 
     settings: dict[str, Any] = {
         "CONCURRENT_REQUESTS": config["concurrency"],

@@ -50,7 +50,7 @@ def _serve_forever(world: Any, conn: Any, delay: float, served: Any) -> None:
     from scrapy_neardup.newsworld.server import make_handler
 
     class Timed(make_handler(world, delay)):  # type: ignore[misc, valid-type]
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             super().do_GET()
             now = time.time()
             with served.get_lock():

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import corpus  # noqa: E402
+import corpus
 
 
 def best_of(passes: int, run) -> dict[bool, float]:
@@ -105,7 +105,7 @@ def main() -> None:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
-    print(f"{args.documents:,} documents, load {'%.1f/%.1f' % os.getloadavg()[:2]}")
+    print(f"{args.documents:,} documents, load {'{:.1f}/{:.1f}'.format(*os.getloadavg()[:2])}")
     for name, found, count in (
         ("record read, block cache bypassed", cold, args.reads),
         ("record read, block cache warm", warm, args.reads),

@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reprints import DEFAULT_DATA, SITES, _banner, _editor, _make_stories, load_articles  # noqa: E402
-from scrapy_neardup.newsworld import transforms  # noqa: E402  (reprints put the example project on the path)
+from reprints import DEFAULT_DATA, SITES, _banner, _editor, _make_stories, load_articles
 
-from scrapy_neardup import DUPLICATE, Detector, Fingerprinter, open_store  # noqa: E402
+from scrapy_neardup import DUPLICATE, Detector, Fingerprinter, open_store
+from scrapy_neardup.newsworld import transforms
 
 FLOOR_REPLACED = 0.95  # complete late copies that replace the excerpt
 FLOOR_THIRD = 0.95  # third copies naming the complete copy
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dump", help="write each verdict as a JSON line (to compare runs)")
     args = parser.parse_args(argv)
     failed = False
-    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None
+    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115 - closed at the end
     for seed in args.seed:
         docs = build_stream(args.data, seed)
         verdicts, seconds = judge(docs, args.store, args.prefer)

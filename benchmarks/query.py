@@ -28,16 +28,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import corpus  # noqa: E402
-import reprints  # noqa: E402
+import corpus
+import reprints
 
-from scrapy_neardup import DUPLICATE, Detector, Recipe, open_store  # noqa: E402
+from scrapy_neardup import DUPLICATE, Detector, Recipe, open_store
 
 BATCH = 64
 
 
 def load() -> str:
-    return "load %.2f %.2f %.2f" % os.getloadavg()
+    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def fill(detector: Detector, size: int, data: Path) -> float:

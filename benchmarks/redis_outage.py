@@ -130,7 +130,7 @@ def serve(pages: int, delay: float) -> ThreadingHTTPServer:
     index = "".join(f'<a href="/{n}.html">{n}</a>' for n in range(pages)).encode()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             time.sleep(delay)
             body = index if self.path == "/" else page(int(self.path.strip("/").split(".")[0]))
             self.send_response(200)

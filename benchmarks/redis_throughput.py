@@ -107,7 +107,7 @@ def server_cpu(client) -> float:
 
 
 def load() -> str:
-    return "load %.1f" % os.getloadavg()[0]
+    return f"load {os.getloadavg()[0]:.1f}"
 
 
 # -- documents ------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ def main() -> None:
                 results = run_parallel(
                     _neardup_worker,
                     p,
-                    lambda i: (uri, recipe, slices[i], prints[i] if prints else None, mode, args.batch_size),
+                    lambda i: (uri, recipe, slices[i], prints[i] if prints else None, mode, args.batch_size),  # noqa: B023
                 )
                 figures = summarise(results)
                 figures["server_us"] = 1e6 * (server_cpu(admin) - cpu0) / figures["docs"]
@@ -341,7 +341,7 @@ def main() -> None:
                 results = run_parallel(
                     _datasketch_worker,
                     p,
-                    lambda i: (port, b"dsbench", args.num_perm, args.threshold, slices[i]),
+                    lambda i: (port, b"dsbench", args.num_perm, args.threshold, slices[i]),  # noqa: B023
                 )
                 figures = summarise(results)
                 figures["server_us"] = 1e6 * (server_cpu(admin) - cpu0) / figures["docs"]

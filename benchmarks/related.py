@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import reprints  # noqa: E402
+import reprints
 
-from scrapy_neardup import Detector, Recipe, open_store  # noqa: E402
-from scrapy_neardup.fingerprints.passages import passages_of  # noqa: E402
-from scrapy_neardup.fingerprints.text import content_chars  # noqa: E402
+from scrapy_neardup import Detector, Recipe, open_store
+from scrapy_neardup.fingerprints.passages import passages_of
+from scrapy_neardup.fingerprints.text import content_chars
 
 BATCH = 64
 

@@ -27,12 +27,14 @@ import sys
 import time
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
+
+from scrapy_neardup.newsworld import transforms
 
 REPO = Path(__file__).resolve().parent.parent
-from scrapy_neardup.newsworld import transforms
 
 DEFAULT_DATA = REPO.parent / "shared" / "data"
 CORPUS = Path("zh-pd199801") / "pd199801_dev.jsonl.gz"
@@ -245,7 +247,7 @@ def _cut_sentences(paragraph: str, limit: int) -> str:
 
 def _make_stories(articles: list[dict], rng: random.Random) -> list[_Story]:
     excluded, topic_pairs = _overlaps(articles)
-    partner = {a: b for a, b in topic_pairs}
+    partner = dict(topic_pairs)
     reserved = {b for _, b in topic_pairs}
     stories: list[_Story] = []
     long_paragraphs: list[str] = []
@@ -585,7 +587,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.stats:
         print(describe(docs))
         return
-    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
+    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
     try:
         for line in iter_jsonl(docs):
             out.write(line + "\n")

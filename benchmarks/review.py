@@ -30,13 +30,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import reprints  # noqa: E402
+import reprints
 
-from scrapy_neardup import Detector, Recipe, open_store  # noqa: E402
-from scrapy_neardup.engine.verdicts import DUPLICATE  # noqa: E402
-from scrapy_neardup.review.marking import align  # noqa: E402
-from scrapy_neardup.stores.record import pack_text  # noqa: E402
-from scrapy_neardup.review.page import FirstCopies, Pair, Report  # noqa: E402
+from scrapy_neardup import Detector, Recipe, open_store
+from scrapy_neardup.engine.verdicts import DUPLICATE
+from scrapy_neardup.review.marking import align
+from scrapy_neardup.review.page import FirstCopies, Pair, Report
+from scrapy_neardup.stores.record import pack_text
 
 BATCH = 64
 

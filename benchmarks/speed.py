@@ -48,13 +48,15 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import corpus  # noqa: E402
+import contextlib
+
+import corpus
 
 STEP = 100_000  # fill throughput is reported per step of this many documents
 PASSES = 5  # passes over the measured batch at each size; the best counts
@@ -65,16 +67,14 @@ BLOCK = 10_000  # fillers generated (untimed) per block
 
 
 def load() -> str:
-    return "%.1f/%.1f" % os.getloadavg()[:2]
+    return "{:.1f}/{:.1f}".format(*os.getloadavg()[:2])
 
 
 def rss_bytes() -> int:
     """Resident memory of this process, after giving freed heap back to the system."""
     gc.collect()
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
     try:
         with open("/proc/self/statm") as handle:
             return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -88,10 +88,8 @@ def disk_bytes(path: str) -> int:
     total = 0
     for root, _, files in os.walk(path):
         for name in files:
-            try:
+            with contextlib.suppress(OSError):
                 total += os.path.getsize(os.path.join(root, name))
-            except OSError:
-                pass
     return total
 
 
@@ -105,7 +103,7 @@ class Clock:
 
     wall = cpu = 0.0
 
-    def __enter__(self) -> "Clock":
+    def __enter__(self) -> Clock:
         self._wall, self._cpu = time.perf_counter(), time.thread_time()
         return self
 
@@ -171,11 +169,11 @@ class Subject:
 
     name = "subject"
 
-    def fill(self, keys: list[str], texts: list[str]) -> tuple["Clock", int]:
+    def fill(self, keys: list[str], texts: list[str]) -> tuple[Clock, int]:
         """Check fillers; the time taken and how many were judged duplicates."""
         raise NotImplementedError
 
-    def run_batch(self, batch: Batch, tag: str = "a") -> tuple["Clock", list[str | None]]:
+    def run_batch(self, batch: Batch, tag: str = "a") -> tuple[Clock, list[str | None]]:
         """Time to check the whole batch, and what each document was judged a copy of."""
         raise NotImplementedError
 
@@ -791,7 +789,8 @@ def main(argv: Iterable[str] | None = None) -> None:
     # Import the engine and the baselines here, before the children fork, so that every
     # method of the run uses the same code even if the files change during a long run.
     import baselines  # noqa: F401
-    import scrapy_neardup.engine.detector  # noqa: F401
+
+    import scrapy_neardup.engine.detector
     import scrapy_neardup.stores.leveldb  # noqa: F401
 
     sample = fillers.chunk(0, 2000)

@@ -96,7 +96,7 @@ def start_crawl(
         command += ["-s", setting]
     env = dict(os.environ, SCRAPY_SETTINGS_MODULE="example.settings_distributed")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [HERE, env.get("PYTHONPATH")]))
-    log = open(os.path.join(folder, "crawl.log"), "w", encoding="utf-8")
+    log = open(os.path.join(folder, "crawl.log"), "w", encoding="utf-8")  # noqa: SIM115 - the process writes it
     return subprocess.Popen(command, cwd=HERE, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 

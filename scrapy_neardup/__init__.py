@@ -6,8 +6,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from .engine.verdicts import DUPLICATE, REVISIT, SHORT, UNIQUE, Thresholds, Verdict
 from .engine.detector import Detector
+from .engine.verdicts import DUPLICATE, REVISIT, SHORT, UNIQUE, Thresholds, Verdict
 from .fingerprints.fingerprint import Fingerprinter, Recipe
 from .stores import StoreError, StoreFormatError, StoreUnavailable, open_store
 
@@ -28,9 +28,9 @@ __all__ = [
     "StoreUnavailable",
     "Thresholds",
     "Verdict",
+    "__version__",
     "extract_text",
     "open_store",
-    "__version__",
 ]
 
 

@@ -1,9 +1,8 @@
-from redis_server import redis_server, redis_url  # noqa: F401
-from local_site import local_site  # noqa: F401
-
 import uuid
 
 import pytest
+from local_site import local_site  # noqa: F401
+from redis_server import redis_server, redis_url  # noqa: F401
 
 
 @pytest.fixture(params=["memory", "leveldb", "redis"])

@@ -8,7 +8,8 @@ The world itself (three sites, seven stories, reprints and bad pages placed by h
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import attrs
 import pytest
@@ -31,7 +32,7 @@ class LocalSite:
     """The small news world (``newsworld.small_world()``) on ``127.0.0.1:<free port>``, in a
     background thread, with ``/bad/nested.html`` (:func:`nested_page`) beside it."""
 
-    def __enter__(self) -> "LocalSite":
+    def __enter__(self) -> LocalSite:
         world = small_world()
         world = dataclasses.replace(world, pages={**world.pages, "/bad/nested.html": nested_page()})
         self.server, base_url = serve(world)
@@ -224,7 +225,7 @@ class DropLaterPipeline:
         self.crawler = crawler
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> "DropLaterPipeline":
+    def from_crawler(cls, crawler: Any) -> DropLaterPipeline:
         return cls(crawler)
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
@@ -235,9 +236,9 @@ class DropLaterPipeline:
         path = "/" + str(ItemAdapter(item).get("url", "")).split("/", 3)[-1]
         delay = getattr(spider, "delay_later", {}).get(path)
         if delay:
+            from scrapy.utils.defer import maybe_deferred_to_future
             from twisted.internet import reactor
             from twisted.internet.task import deferLater
-            from scrapy.utils.defer import maybe_deferred_to_future
 
             await maybe_deferred_to_future(deferLater(reactor, delay, lambda: None))
             raise DropItem(f"dropped later, after {delay} s: {path}")

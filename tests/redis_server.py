@@ -12,8 +12,8 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 from urllib.parse import quote
 
 import pytest

@@ -3,7 +3,8 @@ commit rules of checking them one at a time."""
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 import pytest_twisted

@@ -7,12 +7,11 @@ import sys
 import time
 
 import pytest
+from corpus import ARTICLES, reprint, text, with_disclaimer
+from news_corpus import ARTICLES as NEWS
 
 from scrapy_neardup import open_store
 from scrapy_neardup.cli import main
-
-from corpus import ARTICLES, reprint, text, with_disclaimer
-from news_corpus import ARTICLES as NEWS
 
 
 def write_lines(path, records):
@@ -23,7 +22,7 @@ def write_lines(path, records):
 
 
 def read_lines(path):
-    return [line for line in open(path, encoding="utf-8").read().splitlines()]
+    return list(open(path, encoding="utf-8").read().splitlines())
 
 
 def in_progress(target):

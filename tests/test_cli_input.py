@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from corpus import ARTICLES, reprint, with_disclaimer
 
 NAMES = list(ARTICLES)

@@ -9,8 +9,8 @@ from scrapy.settings import Settings
 
 from scrapy_neardup import Recipe, Thresholds
 from scrapy_neardup.crawl.settings import SETTINGS, NearDupConfig, default_workers, typos
-from scrapy_neardup.fingerprints.extract import html_to_text
 from scrapy_neardup.engine.prefer import prefer_longest
+from scrapy_neardup.fingerprints.extract import html_to_text
 
 
 def parse(spider=None, **values):

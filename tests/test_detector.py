@@ -1,8 +1,7 @@
 import pytest
+from corpus import ARTICLES, DISCLAIMER, SIGNATURE, quoting, reprint, text, with_disclaimer
 
 from scrapy_neardup import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
-
-from corpus import ARTICLES, DISCLAIMER, SIGNATURE, quoting, reprint, text, with_disclaimer
 
 NAMES = list(ARTICLES)
 
@@ -199,8 +198,9 @@ def test_lone_surrogates_in_text_are_judged_not_failed():
 def test_a_short_reprint_with_several_edits_is_a_duplicate(store):
     """Under 200 characters a reprint's banner and edits weigh more: its Jaccard with the first
     copy falls below one half while its containment stays high."""
-    from scrapy_neardup.newsworld import transforms
     from corpus import BANNER, EDITOR
+
+    from scrapy_neardup.newsworld import transforms
 
     detector = Detector(store)
     short = ARTICLES["library"][:2]

@@ -43,7 +43,7 @@ def _kept(tmp_path: Path) -> list[dict]:
 
 
 def test_three_processes_keep_every_story_once_over_repeated_runs(tmp_path, redis_url):
-    for run in range(2):  # each run starts from an empty queue and namespace
+    for _run in range(2):  # each run starts from an empty queue and namespace
         result = _run_distributed(tmp_path, redis_url)
         assert result.returncode == 0, result.stdout + result.stderr
         out = result.stdout

@@ -20,10 +20,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "example_project"
-
 from scrapy_neardup.newsworld import DEFAULT_STORIES, build_world, serve
 from scrapy_neardup.newsworld.stories import Story
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "example_project"
 
 CRAWL_TIMEOUT = 600  # seconds; a crawl of the small world takes a few seconds on an idle machine
 

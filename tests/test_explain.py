@@ -5,12 +5,11 @@ import re
 
 import opencc
 import pytest
+from corpus import ARTICLES, BANNER, DISCLAIMER, EDITOR, reprint, text, with_disclaimer
+from news_corpus import SIGNATURE
 
 from scrapy_neardup.cli import main
 from scrapy_neardup.review.marking import MAX_ALIGN_CHARS
-
-from corpus import ARTICLES, BANNER, DISCLAIMER, EDITOR, reprint, text, with_disclaimer
-from news_corpus import SIGNATURE
 
 NAMES = list(ARTICLES)
 

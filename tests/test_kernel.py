@@ -9,13 +9,11 @@ import random
 import numpy as np
 import pytest
 import xxhash
+from corpus import ARTICLES, reprint, text
 
 from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe
-from scrapy_neardup.fingerprints.kernel import compiled_kernel_available
+from scrapy_neardup.fingerprints.kernel import compiled_kernel_available, kernel
 from scrapy_neardup.fingerprints.text import fold_codes
-from scrapy_neardup.fingerprints.kernel import kernel
-
-from corpus import ARTICLES, reprint, text
 
 pytestmark = pytest.mark.skipif(
     not compiled_kernel_available() and not os.environ.get("NEARDUP_REQUIRE_KERNEL"),
@@ -89,7 +87,7 @@ def test_fingerprints_match_the_numpy_path(recipe):
 def test_weighing_counts_repeated_and_unknown_words_like_the_numpy_path():
     fingerprinter = Fingerprinter()
     features = fingerprinter.features
-    common = [w for w in list(features._row)[:3000:7]]
+    common = list(list(features._row)[:3000:7])
     rng = random.Random(2)
     for _ in range(50):
         tokens = [rng.choice(common) for _ in range(rng.randint(0, 300))]

@@ -11,12 +11,11 @@ import sys
 import plyvel
 import pytest
 import pytest_twisted
+from corpus import ARTICLES, reprint, text
+from test_crawl import run_failing_open, settings_for
 
 from scrapy_neardup import Detector, open_store
 from scrapy_neardup.stores.leveldb.store import LevelDBError, index_path
-
-from corpus import ARTICLES, reprint, text
-from test_crawl import run_failing_open, settings_for
 
 FRESH = "\n".join(text(name) for name in ARTICLES)[::-1]  # like none of them
 
@@ -80,9 +79,8 @@ def test_a_damaged_table_file_is_the_stores_own_error(tmp_path, how, says):
     path = tmp_path / "db"
     tables = filled_store(path)
     damage(path, how)
-    with pytest.raises(LevelDBError) as error:
-        with open_store(f"leveldb://{path}") as store:
-            store.count()  # every record is read: a damaged block cannot go unnoticed
+    with pytest.raises(LevelDBError) as error, open_store(f"leveldb://{path}") as store:
+        store.count()  # every record is read: a damaged block cannot go unnoticed
     message = str(error.value)
     assert says in message and str(path) in message and "plyvel.repair_db" in message
     assert set(tables) <= set(os.listdir(path))

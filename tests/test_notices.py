@@ -1,10 +1,9 @@
 import pytest
+from corpus import ARTICLES, DISCLAIMER, EDITOR, PROMOTION, text
 
 from scrapy_neardup import Fingerprinter
 from scrapy_neardup.fingerprints.notices import notice_spans
 from scrapy_neardup.fingerprints.text import fold_codes, to_text
-
-from corpus import ARTICLES, DISCLAIMER, EDITOR, PROMOTION, text
 
 STORY = "\n".join(ARTICLES["rice"])
 

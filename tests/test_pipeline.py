@@ -9,7 +9,6 @@ import warnings
 
 import pytest
 import scrapy
-from scrapy_neardup.newsworld.small import STORIES
 from scrapy import Spider, signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.logformatter import LogFormatter
@@ -17,11 +16,12 @@ from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.test import get_crawler
 
-from scrapy_neardup import Addon, Detector, NearDupPipeline, NearDuplicateItem, open_store
+from scrapy_neardup import Addon, Detector, NearDuplicateItem, NearDupPipeline, open_store
 from scrapy_neardup.crawl.addon import NearDupLogFormatter
-from scrapy_neardup.crawl.storeaccess import _SHARED
-from scrapy_neardup.stores.record import COMMITTED, PENDING, content_key
 from scrapy_neardup.crawl.failures import CrawlStopper
+from scrapy_neardup.crawl.storeaccess import _SHARED
+from scrapy_neardup.newsworld.small import STORIES
+from scrapy_neardup.stores.record import COMMITTED, PENDING, content_key
 
 _names = itertools.count()
 TEXT = "\n".join(STORIES["metro"].paragraphs)
@@ -385,8 +385,8 @@ def _defined_in_a_script(html):
 
 
 def test_worker_processes_take_extractors_they_can_import():
-    from scrapy_neardup.fingerprints.extract import html_to_text
     from scrapy_neardup.crawl.workers import can_pickle_extractor
+    from scrapy_neardup.fingerprints.extract import html_to_text
 
     assert can_pickle_extractor("scrapy_neardup.fingerprints.extract.html_to_text")
     assert can_pickle_extractor(html_to_text)

@@ -3,12 +3,11 @@
 import time
 
 import pytest
+from corpus import text
 
 from scrapy_neardup import Detector, open_store
 from scrapy_neardup.engine.prefer import Copy, PreferSources, policy_from, prefer_longest, source_of
 from scrapy_neardup.stores.record import _HEAD, DocRecord
-
-from corpus import text
 
 
 def test_longest_needs_fifteen_percent_more_content():

@@ -36,7 +36,7 @@ def _page(site: str, name: str, title: str, paragraphs: list[str]) -> bytes:
         f'<html><head><meta charset="utf-8"><title>{escape(title)}</title></head><body>'
         f'<ul class="nav">{nav}</ul><h1>{escape(title)}</h1><div class="content">{body}</div>'
         f'<div class="footer">{site.upper()} 新闻网 版权所有</div></body></html>'
-    ).encode("utf-8")
+    ).encode()
 
 
 def site_pages(site: str) -> dict[str, bytes]:
@@ -65,7 +65,7 @@ class Site:
 
     def __init__(self, pages: dict[str, bytes], meet: dict[str, threading.Barrier], on_get=None):
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (stdlib name)
+            def do_GET(self) -> None:
                 if on_get is not None:
                     on_get(self.path)
                 try:
@@ -86,7 +86,7 @@ class Site:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
-        self.root = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.root = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def close(self) -> None:
         self.server.shutdown()
@@ -169,7 +169,7 @@ def test_two_crawler_processes_share_one_redis_store(redis_url, tmp_path: Path):
     sites = {name: Site(site_pages(name), meet) for name in ("a", "b")}
     try:
         runs = {name: crawl(tmp_path, name, site.root, redis_url) for name, site in sites.items()}
-        for name, run in runs.items():
+        for _name, run in runs.items():
             _, err = run.communicate(timeout=300)
             assert run.returncode == 0, err[-3000:]
             assert "Traceback" not in err, err[-3000:]

@@ -12,11 +12,11 @@ import time
 from urllib.parse import quote
 
 import pytest
-from scrapy.utils.defer import deferred_f_from_coro_f
 from news_corpus import ARTICLES
 from redis_server import free_port, start_redis
 from scrapy.exceptions import CloseSpider
 from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_f_from_coro_f
 from test_pipeline import make_pipeline, neardup_stats
 from test_redis_crawl import Site, crawl, numbered_pages, site_pages
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import multiprocessing
 import random
 
-
 from scrapy_neardup import UNIQUE, Detector, Fingerprinter, open_store
 from scrapy_neardup.engine.prefer import prefer_longest
 

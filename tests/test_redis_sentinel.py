@@ -41,7 +41,7 @@ async def test_a_failover_keeps_the_store_and_its_stories(group, caplog, capsys)
         assert group.primary_port() == group.primary.port
         group.primary.kill()
         # The reprint waits for Sentinel to promote the replica, then is found there.
-        with pytest.raises(NearDuplicateItem, match="https://a.example/rail"):
+        with pytest.raises(NearDuplicateItem, match=r"https://a\.example/rail"):
             await pipeline.process_item({"url": "https://b.example/rail", "text": "转载：" + ARTICLES["rail"]})
         assert group.primary_port() == group.replica.port
         pipeline.item_scraped(

@@ -356,7 +356,7 @@ def test_password_in_uri():
 
 def test_ttl_is_part_of_the_layout(redis_url):
     open_store(redis_url, "layout", ttl=3600).close()
-    with pytest.raises(StoreFormatError, match="ttl 3600.0"):
+    with pytest.raises(StoreFormatError, match=r"ttl 3600\.0"):
         open_store(redis_url, "layout", ttl=60)
     with open_store(redis_url, "layout") as store:  # no TTL given: the store's own
         assert store.ttl == 3600

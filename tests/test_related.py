@@ -4,16 +4,14 @@ import json
 import uuid
 
 import pytest
-
+from corpus import ARTICLES, SIGNATURE, quoting, reprint, text, with_disclaimer
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_neardup import DUPLICATE, UNIQUE, Detector, NearDupPipeline, NearDuplicateItem, open_store
+from scrapy_neardup import DUPLICATE, UNIQUE, Detector, NearDuplicateItem, NearDupPipeline, open_store
 from scrapy_neardup.cli import main
 from scrapy_neardup.fingerprints.passages import passages_of
 from scrapy_neardup.fingerprints.text import content_chars, split_sentences
-
-from corpus import ARTICLES, SIGNATURE, quoting, reprint, text, with_disclaimer
 
 # Arrival order: a story, an unrelated one, an article quoting the first, a reprint of the
 # first, a reprint of the quoting article, another story.
@@ -186,8 +184,9 @@ async def test_pipeline_related_setting_fills_the_configured_field(store_uri, ac
 
 
 def test_related_field_must_be_a_field_of_its_own():
-    from scrapy_neardup.crawl.settings import NearDupConfig
     from scrapy.settings import Settings
+
+    from scrapy_neardup.crawl.settings import NearDupConfig
 
     with pytest.raises(ValueError, match="NEARDUP_RELATED_FIELD"):
         NearDupConfig.from_settings(Settings({"NEARDUP_RELATED": True, "NEARDUP_RELATED_FIELD": "url"}))

@@ -9,15 +9,14 @@ import logging
 import re
 from pathlib import Path
 
+import news_corpus
 import pytest
 import pytest_twisted
 from local_site import ARTICLES, REPRINT_OF, NewsSpider
+from test_crawl import run, settings_for
 
 from scrapy_neardup.cli import main
 from scrapy_neardup.review.page import Pair, Report
-
-import news_corpus
-from test_crawl import run, settings_for
 
 SECTION = re.compile(r'<section class="pair" data-key="([^"]*)" data-duplicate-of="([^"]*)">(.*?)</section>', re.S)
 TEXT = re.compile(r'<div class="(text[^"]*)" data-key="([^"]*)">(.*?)</div>', re.S)
@@ -125,7 +124,7 @@ def test_a_later_run_shows_first_copies_only_when_the_store_kept_them(store_uri,
         found = sections(page)
         assert found
         for section in found.values():
-            first_class, first_key, first_body = section["texts"][0]
+            first_class, _first_key, first_body = section["texts"][0]
             if kept:
                 assert first_class == "text" and plain(first_body) in [r["text"] for r in originals]
             else:

@@ -11,12 +11,11 @@ import os
 import shutil
 import subprocess
 
+import news_corpus
 import pytest
 
 from scrapy_neardup.cli import main
 from scrapy_neardup.review.page import MARK_COLOUR
-
-import news_corpus
 
 REQUIRE_ENV = "NEARDUP_REQUIRE_CHROMIUM"
 WIDTH, HEIGHT = 1200, 1600
@@ -69,7 +68,7 @@ def test_the_review_page_renders_with_its_marks(tmp_path, capsys):
     assert main(["dedup", str(source), "-o", str(tmp_path / "out.jsonl"), "--no-progress", "--report", str(page)]) == 0
     image = screenshot(page, tmp_path)
     assert image.size == (WIDTH, HEIGHT)
-    counts = dict((colour, n) for n, colour in image.getcolors(WIDTH * HEIGHT))
+    counts = {colour: n for n, colour in image.getcolors(WIDTH * HEIGHT)}
     white = counts.get((255, 255, 255), 0)
     assert white < 0.9 * WIDTH * HEIGHT, "the page is (nearly) blank"
     marked = counts.get(rgb(MARK_COLOUR), 0)

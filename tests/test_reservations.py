@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from scrapy_neardup.newsworld.small import STORIES
 from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro, maybe_deferred_to_future
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, open_store
-from scrapy_neardup.stores.record import COMMITTED, PENDING
 from scrapy_neardup.crawl.reservations import Reservations
+from scrapy_neardup.newsworld.small import STORIES
+from scrapy_neardup.stores.record import COMMITTED, PENDING
 
 TEXT = "\n".join(STORIES["metro"].paragraphs)
 REPRINT = "本文转载自江城日报。\n" + "\n".join(STORIES["metro"].paragraphs[:5]) + "\n（责任编辑：李明）"

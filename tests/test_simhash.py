@@ -3,11 +3,10 @@ import random
 
 import numpy as np
 import pytest
+from corpus import ARTICLES, text
 
 from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe
 from scrapy_neardup.fingerprints.simhash import PermutedTables, hamming, hamming_many, simhash
-
-from corpus import ARTICLES, text
 
 
 def reference_simhash(hashes, weights):
@@ -38,7 +37,7 @@ def test_small_edits_move_the_simhash_little_and_other_stories_far():
     fingerprinter = Fingerprinter(Recipe())
     names = list(ARTICLES)
     near, far = [], []
-    for i, name in enumerate(names):
+    for i, _name in enumerate(names):
         body = "\n".join(text(n) for n in names[i:] + names[:i][:2])
         edited = body.replace("，", "，据悉", 1)
         base = fingerprinter.fingerprint(body).simhash

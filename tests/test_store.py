@@ -3,16 +3,16 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import plyvel
 import pytest
+from corpus import reprint, text
 
 from scrapy_neardup import Detector, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.stores import StoreError, redact
 from scrapy_neardup.stores.leveldb.bucketindex import BUCKET_CAP, BucketIndex
 from scrapy_neardup.stores.leveldb.store import index_path
-
-from corpus import reprint, text
 
 
 def test_another_format_version_is_refused(tmp_path):
@@ -165,17 +165,17 @@ def test_leveldb_index_of_a_run_that_died_is_refiled_from_the_records(tmp_path, 
     with open_store(uri) as store:
         Detector(store).check("rice", text("rice"))
     saved_file = index_path(str(path), b"ns:default\x00")
-    saved = open(saved_file, "rb").read()
+    saved = Path(saved_file).read_bytes()
     assert BucketIndex.load(saved_file).last_id == 1
     with open_store(uri) as store:
         Detector(store).check("museum", text("museum"))
-    open(saved_file, "wb").write(saved)  # as if the run that stored "museum" had died
+    Path(saved_file).write_bytes(saved)  # as if the run that stored "museum" had died
     caplog.set_level("INFO", logger="scrapy_neardup.stores.leveldb")
     with open_store(uri) as store:
         assert "filed 1 documents written after the saved bucket index" in caplog.text
         assert Detector(store).check("copy", reprint("museum")).duplicate_of == "museum"
         assert Detector(store).check("copy-rice", reprint("rice")).duplicate_of == "rice"
-    open(saved_file, "wb").write(b"garbage")
+    Path(saved_file).write_bytes(b"garbage")
     with open_store(uri) as store:
         assert Detector(store).check("copy2", reprint("museum")).duplicate_of == "museum"
     os.remove(saved_file)

@@ -4,19 +4,18 @@ test_store.py (LevelDB) and test_redis_store.py."""
 
 import time
 
+import news_corpus
 import pytest
 import redis
+from corpus import ARTICLES, reprint, text
+from news_corpus import edited
 
 from scrapy_neardup import DUPLICATE, REVISIT, UNIQUE, Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.engine.prefer import PreferSources, prefer_longest
-from scrapy_neardup.stores.record import DocRecord
 from scrapy_neardup.stores import STORES_BASE, Probe, Store, StoreError
 from scrapy_neardup.stores.base import GONE, REPLACED
 from scrapy_neardup.stores.memory import MemoryStore
-
-import news_corpus
-from corpus import ARTICLES, reprint, text
-from news_corpus import edited
+from scrapy_neardup.stores.record import DocRecord
 
 NAMES = list(ARTICLES)
 

@@ -2,6 +2,7 @@ import random
 import unicodedata
 
 import pytest
+from corpus import ARTICLES, full_width, text
 
 from scrapy_neardup.fingerprints.text import (
     content_chars,
@@ -10,8 +11,6 @@ from scrapy_neardup.fingerprints.text import (
     normalize,
     split_sentences,
 )
-
-from corpus import ARTICLES, full_width, text
 
 
 def test_full_width_forms_become_half_width():

@@ -5,11 +5,10 @@ import json
 
 import plyvel
 import pytest
+from corpus import ARTICLES, quoting, reprint, text, with_disclaimer
 
 from scrapy_neardup import Detector, Recipe, StoreFormatError, open_store
 from scrapy_neardup.fingerprints.text import TOKEN_PROBE, fast_tokenizer_available, get_tokenizer, token_rules
-
-from corpus import ARTICLES, quoting, reprint, text, with_disclaimer
 
 needs_rjieba = pytest.mark.skipif(not fast_tokenizer_available(), reason="rjieba is not installed")
 

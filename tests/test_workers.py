@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 
-from scrapy_neardup.newsworld.small import STORIES
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+from scrapy_neardup.crawl.workers import WorkerPool, read_available
 from scrapy_neardup.fingerprints.fingerprint import Recipe
 from scrapy_neardup.fingerprints.prepare import OK, Preparer
-from scrapy_neardup.crawl.workers import WorkerPool, read_available
+from scrapy_neardup.newsworld.small import STORIES
 
 HTML = (
     "<html><body><article>" + "".join(f"<p>{p}</p>" for p in STORIES["metro"].paragraphs) + "</article></body></html>"

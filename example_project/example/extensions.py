@@ -20,7 +20,7 @@ class StatsFile:
         self.path = path
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> "StatsFile":
+    def from_crawler(cls, crawler: Any) -> StatsFile:
         path = crawler.settings.get("STATS_FILE")
         if not path:
             raise NotConfigured("STATS_FILE is not set")

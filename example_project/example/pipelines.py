@@ -24,7 +24,7 @@ class ArticleStorePipeline:
         self.db: sqlite3.Connection | None = None
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> "ArticleStorePipeline":
+    def from_crawler(cls, crawler: Any) -> ArticleStorePipeline:
         return cls(crawler)
 
     def open_spider(self, spider: Any = None) -> None:

@@ -5,7 +5,7 @@ Used by ``run_distributed.py`` and by ``SCRAPY_PROJECT=distributed scrapy crawl
 news_distributed`` (``scrapy.cfg`` names this module). Everything else is the example's.
 """
 
-from example.settings import *  # noqa: F401,F403  (the example's pipelines, feeds and NEARDUP_* defaults)
+from example.settings import *  # noqa: F403  (the example's pipelines, feeds and NEARDUP_* defaults)
 
 SPIDER_MODULES = ["example.distributed"]
 NEWSPIDER_MODULE = "example.distributed"

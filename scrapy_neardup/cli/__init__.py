@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from ..stores import StoreError
 from .common import CommandError, warn

@@ -10,13 +10,13 @@ import argparse
 import functools
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
-from ..engine.fields import OutputFields
-from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, Verdict
 from ..engine.detector import Detector
-from ..fingerprints.passages import passages_of
+from ..engine.fields import OutputFields
 from ..engine.prefer import policy_from
+from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, Verdict
+from ..fingerprints.passages import passages_of
 from ..review.collect import Review
 from .common import CommandError, recipe_and_thresholds
 from .lines import Batch, Outcomes, Parsed, Summary, check_written_fields, encoded, judged, run_lines, unjudged

@@ -10,8 +10,8 @@ import os
 import sys
 
 from ..engine.verdicts import DUPLICATE, SHORT, Thresholds
-from ..review.explain import Explanation, explain
 from ..fingerprints.extract import ExtractionError, decode_html, html_to_text, looks_binary
+from ..review.explain import Explanation, explain
 from ..review.marking import MAX_ALIGN_CHARS, marked_for_terminal
 from ..review.page import Pair, page, pair_section, write_file
 from ..stores import open_store

@@ -61,7 +61,7 @@ class Output:
         if os.path.exists(target) and not os.path.isfile(target):
             # A device or pipe (/dev/null) is written as it is: a rename would replace it.
             try:
-                self.stream = open(target, "wb")
+                self.stream = open(target, "wb")  # noqa: SIM115 - closed by the Output's owner
             except OSError as exc:
                 raise CommandError(f"cannot write output {path}: {exc.strerror or exc}") from None
             return

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..engine.detector import Detector
 from ..fingerprints.extract import DEFAULT_EXTRACTOR

@@ -15,8 +15,8 @@ import time
 
 from ..engine.batching import chunks
 from ..fingerprints.fingerprint import Recipe
-from ..stores.record import PENDING, DocRecord, clip_key
 from ..stores import Store, StoreFormatError, open_store, read_meta, redact
+from ..stores.record import PENDING, DocRecord, clip_key
 from .common import warn
 from .files import Output
 

@@ -11,16 +11,16 @@ import argparse
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from ..engine.fields import check_fields
 from ..engine.batching import ahead, chunks, overlapped
 from ..engine.detector import Detector
+from ..engine.fields import check_fields
 from ..engine.verdicts import Thresholds
 from ..fingerprints.fingerprint import Fingerprint, Recipe
-from ..stores.record import content_key
 from ..stores import StoreError, open_store
+from ..stores.record import content_key
 from .common import CommandError, warn
 from .files import Output, open_input
 from .fingerprints import fingerprinting

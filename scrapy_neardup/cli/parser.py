@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
+from ..engine.prefer import PREFER_CHOICES
 from ..engine.verdicts import METHODS, MIN_SIMILARITY, REVISITS, Thresholds, methods_from
 from ..fingerprints.fingerprint import Recipe
-from ..engine.prefer import PREFER_CHOICES
 from .dedup import dedup
 from .explain import explain_pair
 from .inspection import export, info, list_records, lookup, purge

@@ -4,8 +4,8 @@ changing the store."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..engine.detector import Detector
 from ..fingerprints.fingerprint import Fingerprint

@@ -16,7 +16,7 @@ PIPELINE_PATH = "scrapy_neardup.NearDupPipeline"  # the one documented path
 PIPELINE_PRIORITY = 200
 _DEFAULT_LOG_FORMATTER = "scrapy.logformatter.LogFormatter"
 
-__all__ = ["Addon", "NearDupLogFormatter", "PIPELINE_PRIORITY"]
+__all__ = ["PIPELINE_PRIORITY", "Addon", "NearDupLogFormatter"]
 
 
 class NearDupLogFormatter(LogFormatter):

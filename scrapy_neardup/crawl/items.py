@@ -14,10 +14,10 @@ from typing import Any
 
 from itemadapter import ItemAdapter
 
-from .settings import NearDupConfig
 from ..engine.verdicts import Verdict
 from ..stores.record import content_key
 from .runlog import RunLog
+from .settings import NearDupConfig
 
 __all__ = ["ItemFields"]
 

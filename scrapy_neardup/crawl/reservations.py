@@ -10,13 +10,14 @@ and may become the story's first copy.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from itemadapter import ItemAdapter
 from twisted.internet.defer import Deferred
 
-from .compat import wait
 from ..engine.verdicts import DUPLICATE, Verdict
+from .compat import wait
 from .storeaccess import Waiting
 
 __all__ = ["Reservations"]

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable
+from typing import Any
 
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
-from ..fingerprints.extract import DEFAULT_EXTRACTOR
 from ..engine.fields import OutputFields, check_fields
-from ..engine.verdicts import METHODS, REVISITS, Thresholds, methods_from
-from ..fingerprints.fingerprint import Recipe
 from ..engine.prefer import PREFER_CHOICES, Policy, policy_from
+from ..engine.verdicts import METHODS, REVISITS, Thresholds, methods_from
+from ..fingerprints.extract import DEFAULT_EXTRACTOR
+from ..fingerprints.fingerprint import Recipe
 from ..stores import STORES_BASE, redact, scheme_of
 
 ACTIONS = ("drop", "tag")
@@ -80,7 +81,7 @@ class NearDupConfig:
     report: str = ""  # path of the review page written when the spider closes; "" = none
 
     @classmethod
-    def from_settings(cls, settings: BaseSettings, spider: Any = None) -> "NearDupConfig":
+    def from_settings(cls, settings: BaseSettings, spider: Any = None) -> NearDupConfig:
         """Read ``NEARDUP_*`` from ``settings`` and ``neardup_*`` attributes of ``spider``.
 
         Raises ``ValueError`` naming the setting (and the spider argument) on a bad value.
@@ -173,7 +174,7 @@ def _bool(settings: BaseSettings, name: str) -> bool:
 def _int(low: int, high: int | None = None) -> Callable[[BaseSettings, str], int]:
     def parse(settings: BaseSettings, name: str) -> int:
         raw = settings.get(name)
-        if isinstance(raw, bool) or isinstance(raw, float) and not raw.is_integer():
+        if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
             raise ValueError(f"must be an integer, got {raw!r}")
         try:
             value = settings.getint(name)

@@ -16,7 +16,8 @@ order. A local store (memory, LevelDB) answers in microseconds and is called one
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from twisted.internet.defer import Deferred
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..stores import StoreUnavailable
 from ..stores.base import StoreLost
@@ -62,9 +63,8 @@ class StoreCalls:
         self._lock = threading.Lock()
         self._pool: Any = None
         if threaded:
-            from twisted.python.threadpool import ThreadPool
-
             from twisted.internet import reactor
+            from twisted.python.threadpool import ThreadPool
 
             self._pool = ThreadPool(1, 1, name="neardup-store")
             self._pool.start()

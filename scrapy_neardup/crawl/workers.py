@@ -13,13 +13,14 @@ import os
 import pickle
 import struct
 import sys
-from typing import Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from twisted.internet.protocol import ProcessProtocol
 
-from .compat import maybe_await, wait
 from ..fingerprints.fingerprint import Recipe
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared, Preparer
+from .compat import maybe_await, wait
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ class _Worker:
     helper threads competing with the crawl for the GIL.
     """
 
-    def __init__(self, pool: "WorkerPool") -> None:
+    def __init__(self, pool: WorkerPool) -> None:
         from twisted.internet import reactor
 
         self.pool = pool

@@ -10,8 +10,9 @@ thread fingerprinting ahead would only take turns with it at the GIL. A local st
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from .detector import Detector
@@ -50,7 +51,7 @@ def overlapped(batches: Iterable[T], start: Callable[[T], Callable[[], Iterable]
         yield from collect()
 
 
-def check_texts(detector: "Detector", documents: Iterable[tuple[str, str]], size: int = 64) -> Iterator["Verdict"]:
+def check_texts(detector: Detector, documents: Iterable[tuple[str, str]], size: int = 64) -> Iterator[Verdict]:
     """Verdicts of ``(key, text)`` pairs, in order, checked ``size`` at a time."""
 
     def fingerprinted(batch: list[tuple[str, str]]) -> list:

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe, is_sketch_key
 from ..fingerprints.passages import Passages
-from .prefer import Copy, Policy, source_of
-from ..stores.record import COMMITTED, PENDING, DocRecord, clip_key
 from ..fingerprints.simhash import hamming
 from ..fingerprints.sketch import resemblance
 from ..stores import Probe, Reservation, Store
 from ..stores.base import REPLACED
+from ..stores.record import COMMITTED, PENDING, DocRecord, clip_key
+from .prefer import Copy, Policy, source_of
 from .verdicts import DUPLICATE, METHODS, MIN_SIMILARITY, REVISIT, SHORT, UNIQUE, Similar, Thresholds, Verdict
 
 logger = logging.getLogger(__name__)
@@ -102,9 +102,9 @@ class Detector:
             record.text = text
             decided: list[_Outcome] = []  # once a single-process store asked before filing
 
-            def confirm(candidates: list[DocRecord]) -> bool:
-                decided.append(self._decide(record, probe, candidates, now))
-                return decided[0].match is not None and decided[0].replace is None
+            def confirm(candidates: list[DocRecord]) -> bool:  # called by check_and_add below, in this round
+                decided.append(self._decide(record, probe, candidates, now))  # noqa: B023
+                return decided[0].match is not None and decided[0].replace is None  # noqa: B023
 
             reservation = self.store.check_and_add(probe, record, confirm)
             # A store that filed as it read (Redis): verify now.
@@ -355,13 +355,13 @@ class Detector:
                 distance=hamming(fp.simhash, first.simhash),
                 chars=fp.chars,
             )
-        shown = dict(
-            method=method,
-            jaccard=round(jaccard, 4),
-            containment=round(containment, 4),
-            distance=hamming(fp.simhash, first.simhash),
-            chars=fp.chars,
-        )
+        shown = {
+            "method": method,
+            "jaccard": round(jaccard, 4),
+            "containment": round(containment, 4),
+            "distance": hamming(fp.simhash, first.simhash),
+            "chars": fp.chars,
+        }
         if outcome.replace is not None:  # replaced: the story's first copy from now on
             return Verdict(key, UNIQUE, reservation.doc_id, first.story_id, stored=True, replaces=first.key, **shown)
         return Verdict(

@@ -7,8 +7,9 @@ would overwrite the other).
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping
+from typing import Any
 
 from .verdicts import Verdict
 

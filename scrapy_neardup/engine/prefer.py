@@ -9,8 +9,8 @@ site ranked higher, and a callable of the user's decides as it likes.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 from urllib.parse import urlsplit
 
 from ..dotted import load_dotted

@@ -7,8 +7,8 @@ options a user gives (containment, minimum length) into the whole set.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 UNIQUE = "unique"
 DUPLICATE = "duplicate"

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import lxml.etree
 import lxml.html
@@ -28,8 +29,40 @@ class ExtractionError(ValueError):
 
 # Elements that end a paragraph: their text goes on a line of its own.
 _BLOCKS = frozenset(
-    "p div br li ul ol h1 h2 h3 h4 h5 h6 tr table section article blockquote pre header footer "
-    "figcaption dd dt dl hr form address aside main nav td th".split()
+    [
+        "p",
+        "div",
+        "br",
+        "li",
+        "ul",
+        "ol",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "tr",
+        "table",
+        "section",
+        "article",
+        "blockquote",
+        "pre",
+        "header",
+        "footer",
+        "figcaption",
+        "dd",
+        "dt",
+        "dl",
+        "hr",
+        "form",
+        "address",
+        "aside",
+        "main",
+        "nav",
+        "td",
+        "th",
+    ]
 )
 _SKIP = frozenset(["script", "style", "noscript", "template", "iframe", "svg", "head"])
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
@@ -156,7 +189,7 @@ def _parse_summary(summary: str) -> Any:
     return root
 
 
-_LISTY = frozenset("div td ul ol li table section aside nav p dl".split())
+_LISTY = frozenset(["div", "td", "ul", "ol", "li", "table", "section", "aside", "nav", "p", "dl"])
 
 
 def _drop_link_lists(root: Any) -> None:

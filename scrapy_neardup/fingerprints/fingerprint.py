@@ -18,25 +18,25 @@ from itertools import repeat
 import numpy as np
 import xxhash
 
-from .notices import strip_notices
-from .tables import cached_arrays, code_signature, file_signature, package_version
 from . import text as text_module
+from .kernel import kernel
+from .notices import strip_notices
 from .simhash import simhash
 from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
+from .tables import cached_arrays, code_signature, file_signature, package_version
 from .text import (
-    content_bytes,
-    span_key,
     MIN_SENTENCE_CHARS,
     Sentences,
     Tokenizer,
+    content_bytes,
     default_tokenizer_name,
     fold_codes,
     get_tokenizer,
     sentences_of,
+    span_key,
     text_tables,
     to_text,
 )
-from .kernel import kernel
 
 # Bump when normalisation, splitting or weighting changes in a way that changes fingerprints.
 # 2: SimHash weights are integers (exact sums, the same bits in C and numpy).
@@ -54,9 +54,78 @@ TF_FACTORS = np.array([0.0] + [1.0 + math.log(tf) for tf in range(1, 64)])
 # Function words that carry no topic; jieba's IDF table gives them low weight already,
 # leaving them out also makes the SimHash of short texts less noisy.
 STOP_WORDS = frozenset(
-    "的 了 在 是 和 与 及 或 也 都 就 而 又 并 对 把 被 让 给 从 向 到 为 以 于 之 其 这 那 "
-    "一个 我们 他们 你们 它们 自己 没有 不是 这个 那个 就是 还是 以及 或者 但是 因为 所以 如果 "
-    "the a an of to and or in on at for is are was were be by with as it this that from".split()
+    [
+        "的",
+        "了",
+        "在",
+        "是",
+        "和",
+        "与",
+        "及",
+        "或",
+        "也",
+        "都",
+        "就",
+        "而",
+        "又",
+        "并",
+        "对",
+        "把",
+        "被",
+        "让",
+        "给",
+        "从",
+        "向",
+        "到",
+        "为",
+        "以",
+        "于",
+        "之",
+        "其",
+        "这",
+        "那",
+        "一个",
+        "我们",
+        "他们",
+        "你们",
+        "它们",
+        "自己",
+        "没有",
+        "不是",
+        "这个",
+        "那个",
+        "就是",
+        "还是",
+        "以及",
+        "或者",
+        "但是",
+        "因为",
+        "所以",
+        "如果",
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "and",
+        "or",
+        "in",
+        "on",
+        "at",
+        "for",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "by",
+        "with",
+        "as",
+        "it",
+        "this",
+        "that",
+        "from",
+    ]
 )
 
 
@@ -81,7 +150,7 @@ class Recipe:
     text_version: int = TEXT_VERSION
     tokens: str = ""  # filled by resolved(): the tokenizer's dictionary and rules
 
-    def resolved(self) -> "Recipe":
+    def resolved(self) -> Recipe:
         """The same recipe with ``auto`` replaced by the tokenizer that will be used, and
         ``tokens`` by what that tokenizer cuts by (loading it)."""
         name = default_tokenizer_name() if self.tokenizer in ("", "auto") else self.tokenizer
@@ -228,7 +297,7 @@ def idf_path() -> str:
     spec = importlib.util.find_spec("jieba")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("jieba is not installed: pip install jieba")
-    return os.path.join(list(spec.submodule_search_locations)[0], "analyse", "idf.txt")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "analyse", "idf.txt")
 
 
 def _build_features() -> dict[str, np.ndarray]:

@@ -9,6 +9,7 @@ those hashes holds the same passage. Short runs are left out: a short clause is 
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left, bisect_right
 
 import numpy as np
@@ -42,7 +43,7 @@ class Passages:
         hashed = content_bytes(folded[content])
         self._spans: dict[int, tuple[int, int]] = {}
         spans = self._spans
-        for first, stop in zip(sentences, sentences[1:]):
+        for first, stop in itertools.pairwise(sentences):
             if stop - first < min_chars:
                 continue
             inside = cuts[bisect_left(cuts, first) : bisect_right(cuts, stop)]

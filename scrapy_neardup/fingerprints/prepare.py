@@ -10,8 +10,8 @@ input: a binary page, a broken extractor or a text the engine cannot handle beco
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..dotted import load_dotted
 from .extract import ExtractionError, decode_html, looks_binary

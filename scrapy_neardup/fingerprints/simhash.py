@@ -5,8 +5,8 @@ The bit arithmetic is done with numpy on whole arrays: no Python loop over the 6
 
 from __future__ import annotations
 
-from itertools import combinations
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from itertools import combinations, pairwise
 
 import numpy as np
 
@@ -55,7 +55,7 @@ class PermutedTables:
         self.match = match
         self.blocks = k + match
         edges = [int(e) for e in np.linspace(0, bits, self.blocks + 1).round()]
-        masks = [((1 << (hi - lo)) - 1) << lo for lo, hi in zip(edges[:-1], edges[1:])]
+        masks = [((1 << (hi - lo)) - 1) << lo for lo, hi in pairwise(edges)]
         self._tables = [
             (b"h" + bytes([number]), sum(masks[block] for block in chosen))
             for number, chosen in enumerate(combinations(range(self.blocks), match))

@@ -69,7 +69,7 @@ def _distinct_by_top(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 SKETCH_KEY_BITS = 40
 
 
-def sketch_and_keys(codes: np.ndarray, k: int = 128, width: int = 5, keys: int = 4) -> tuple["Sketch", list[int]]:
+def sketch_and_keys(codes: np.ndarray, k: int = 128, width: int = 5, keys: int = 4) -> tuple[Sketch, list[int]]:
     """The sketch of ``codes`` and its ``keys`` sketch keys: for each of its smallest hashes,
     the low :data:`SKETCH_KEY_BITS` bits of the smallest whole hash with those top bits."""
     tops, whole = _distinct_by_top(np.sort(mixed_shingles(codes, width)))
@@ -83,18 +83,18 @@ class Sketch:
     size: int  # distinct shingles in the whole document
 
     @classmethod
-    def of(cls, chars: str, k: int = 128, width: int = 5) -> "Sketch":
+    def of(cls, chars: str, k: int = 128, width: int = 5) -> Sketch:
         return cls.of_codes(np.frombuffer(chars.encode("utf-32-le"), dtype=np.uint32), k, width)
 
     @classmethod
-    def of_codes(cls, codes: np.ndarray, k: int = 128, width: int = 5) -> "Sketch":
+    def of_codes(cls, codes: np.ndarray, k: int = 128, width: int = 5) -> Sketch:
         return sketch_and_keys(codes, k, width, 0)[0]
 
     def to_bytes(self) -> bytes:
         return self.hashes.astype("<u4").tobytes()
 
     @classmethod
-    def from_bytes(cls, data: bytes, size: int) -> "Sketch":
+    def from_bytes(cls, data: bytes, size: int) -> Sketch:
         hashes = np.frombuffer(data, dtype="<u4")
         return cls(hashes if hashes.dtype == np.uint32 else hashes.astype(np.uint32), size)
 

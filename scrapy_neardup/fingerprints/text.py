@@ -21,15 +21,15 @@ import importlib.util
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import xxhash
 
-from .tables import cached_arrays, code_signature, file_signature, package_version
-
 from .kernel import kernel
+from .tables import cached_arrays, code_signature, file_signature, package_version
 
 MIN_SENTENCE_CHARS = 8  # shorter sentences ("图片来源：网络") carry no signal
 
@@ -65,7 +65,7 @@ def _build_tables() -> dict[str, np.ndarray]:
             fold[code] = _SLOW  # may compose with the previous character
             continue
         mapped = unicodedata.normalize("NFKC", char).lower()
-        if mapped.isspace() and len(mapped) <= 1 or mapped == "":
+        if (mapped.isspace() and len(mapped) <= 1) or mapped == "":
             fold[code] = ord(" ") if mapped else _DROP
         elif len(mapped) == 1:
             fold[code] = ord(mapped)
@@ -145,7 +145,7 @@ def _merge_phrase_choices(opencc: Any, forms: dict[int, int]) -> None:
     """Fold together the characters that a conversion of a word (or its conversion back
     with t2s) puts in place of each other, each class to its most frequent member."""
     words, frequency = _dictionary_words()
-    table = {code: form for code, form in forms.items()}
+    table = dict(forms.items())
     parent: dict[int, int] = {}
 
     def root(code: int) -> int:
@@ -203,7 +203,7 @@ _TABLES: _Tables | None = None
 def _package_dir(name: str) -> str:
     spec = importlib.util.find_spec(name)
     locations = spec.submodule_search_locations if spec else None
-    return list(locations)[0] if locations else ""
+    return next(iter(locations)) if locations else ""
 
 
 @functools.lru_cache(maxsize=1)

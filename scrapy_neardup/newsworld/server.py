@@ -17,7 +17,7 @@ def make_handler(world: World, delay: float = 0.0) -> type[BaseHTTPRequestHandle
         disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms delayed-ACK stalls
         server_version = "newsworld/1.0"
 
-        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+        def do_GET(self) -> None:
             if delay:
                 time.sleep(delay)
             path = self.path
@@ -35,7 +35,7 @@ def make_handler(world: World, delay: float = 0.0) -> type[BaseHTTPRequestHandle
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass  # quiet: a crawl makes thousands of requests
 
     return Handler

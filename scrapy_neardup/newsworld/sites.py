@@ -75,10 +75,10 @@ class Site:
     def article_path(self, serial: int, date: str) -> str:
         raise NotImplementedError
 
-    def render_index(self, entries: list[IndexEntry], page: int, pages: int, sites: list["Site"]) -> str:
+    def render_index(self, entries: list[IndexEntry], page: int, pages: int, sites: list[Site]) -> str:
         raise NotImplementedError
 
-    def render_article(self, view: ArticleView, sites: list["Site"]) -> str:
+    def render_article(self, view: ArticleView, sites: list[Site]) -> str:
         raise NotImplementedError
 
     # helpers shared by the templates
@@ -90,7 +90,7 @@ class Site:
             f"<style>\n{_CSS}\n</style>\n<script>{_SCRIPT}</script>\n"
         )
 
-    def _friends(self, sites: list["Site"]) -> str:
+    def _friends(self, sites: list[Site]) -> str:
         links = " | ".join(f'<a href="{s.index_path(1)}">{escape(s.name)}</a>' for s in sites if s.key != self.key)
         return f'<div class="friend-links">友情链接：{links}</div>'
 

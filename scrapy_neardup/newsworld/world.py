@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from html import escape
-from typing import Iterable, Sequence
 
 from .reprint import Draft, make_reprint
 from .sites import ArticleView, IndexEntry, KuaixunPortal, Site, default_sites

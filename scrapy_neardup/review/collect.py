@@ -8,7 +8,7 @@ could not be judged (too short, no text, a page that could not be extracted) is 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..engine.verdicts import DUPLICATE, SHORT, Verdict
 from .page import FirstCopies, Pair, Report

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-
 from ..engine.detector import Detector
 from ..engine.verdicts import Thresholds, Verdict
 from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
-from .marking import Alignment, align
 from ..fingerprints.simhash import hamming
 from ..fingerprints.sketch import resemblance
+from ..fingerprints.text import content_bytes, fold_codes, sentences_of, span_key
 from ..stores import Probe, Store, open_store
 from ..stores.base import sentence_bucket
-from ..fingerprints.text import content_bytes, fold_codes, sentences_of, span_key
+from .marking import Alignment, align
 
 
 @dataclass

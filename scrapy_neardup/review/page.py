@@ -17,11 +17,11 @@ import html
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from .marking import MAX_ALIGN_CHARS, Alignment, align, marked_html
 from ..stores.record import pack_text, unpack_text
+from .marking import MAX_ALIGN_CHARS, Alignment, align, marked_html
 
 # Shared passages on a light red: the dedup literature's "shared text in red", readable in print.
 MARK_COLOUR = "#ffb8b8"
@@ -176,7 +176,7 @@ class Report:
         self.methods: Counter[str] = Counter()
         self.histogram = [0] * HISTOGRAM_BINS
         self.missing = 0  # duplicates shown without their first copy
-        self._spool = tempfile.TemporaryFile(prefix="neardup-report-")
+        self._spool = tempfile.TemporaryFile(prefix="neardup-report-")  # noqa: SIM115 - closed by close()
         self._sizes: list[int] = []
 
     def count(self, status: str) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..dotted import load_dotted
@@ -19,15 +20,15 @@ from .base import (
 
 __all__ = [
     "FORMAT_VERSION",
+    "STORES_BASE",
     "Probe",
     "Reservation",
     "Store",
     "StoreError",
     "StoreFormatError",
     "StoreUnavailable",
-    "STORES_BASE",
-    "open_store",
     "names_a_secret",
+    "open_store",
     "read_meta",
     "redact",
     "store_class",

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import xxhash
 
 from ..fingerprints.fingerprint import Recipe
-from .record import COMMITTED, PENDING, DocRecord
 from ..fingerprints.simhash import PermutedTables
+from .record import COMMITTED, PENDING, DocRecord
 
 # Bump when the byte layout of records or keys changes (a store class may have its own).
 # 2: every document is filed under its key too (key_bucket).
@@ -100,7 +101,7 @@ class Store(ABC):
     tables: PermutedTables
 
     @classmethod
-    def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> "Store":
+    def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> Store:
         """Build the store named by ``uri``, taking the ``options`` this backend understands
         (the pipeline passes its whole configuration) and ignoring the others."""
         return cls(uri, namespace)  # type: ignore[call-arg]
@@ -259,10 +260,10 @@ class Store(ABC):
     def write_meta(self, meta: dict) -> None:
         """Record ``meta`` (a new store, at its first open)."""
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 - a store with nothing to let go keeps this one
+        """Let the store's files or connections go."""
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-from .record import DocRecord, pack_text, unpack_text
 from .base import LocalStore
+from .record import DocRecord, pack_text, unpack_text
 
 # ``memory://NAME`` stores live as long as the process, so that two pipelines opening the
 # same URI and namespace share one; plain ``memory://`` is private to its opener.
@@ -14,7 +15,7 @@ _SHARED: dict[tuple[str, str], dict] = {}
 
 class MemoryStore(LocalStore):
     @classmethod
-    def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> "MemoryStore":
+    def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> MemoryStore:
         """``memory://`` is private to the store object; ``memory://NAME`` is shared by every
         store of that name in the process (spiders of one crawl)."""
         return cls(uri, namespace, shared=bool(uri.partition("://")[2]))

@@ -79,7 +79,7 @@ class DocRecord:
         return _TIME.unpack_from(data, 8)[0]
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "DocRecord":
+    def from_bytes(cls, data: bytes) -> DocRecord:
         doc_id, time, simhash, sketch_size, chars, state, nkeys = _HEAD.unpack_from(data)
         offset = _HEAD.size
         sentence_keys = list(struct.unpack_from(f"<{nkeys}Q", data, offset))

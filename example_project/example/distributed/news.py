@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import scrapy
 from scrapy.exceptions import DontCloseSpider
@@ -26,7 +27,7 @@ class DistributedNewsSpider(RedisMixin, NewsSpider):
     idle_since: float | None = None
 
     @classmethod
-    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "DistributedNewsSpider":
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> DistributedNewsSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.setup_redis(crawler)
         return spider

@@ -7,7 +7,8 @@ left to NearDupPipeline (readability-lxml), which is the point of the example.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import scrapy
@@ -20,7 +21,7 @@ class NewsSpider(scrapy.Spider):
     name = "news"
 
     @classmethod
-    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "NewsSpider":
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> NewsSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         base_url = kwargs.get("base_url") or crawler.settings.get("NEWS_BASE_URL")
         if not base_url:

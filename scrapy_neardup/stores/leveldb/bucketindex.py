@@ -126,7 +126,7 @@ class BucketIndex:
         self.unsaved = False
 
     @classmethod
-    def load(cls, path: str) -> "BucketIndex | None":
+    def load(cls, path: str) -> BucketIndex | None:
         """The saved index, or None when there is none or it is not whole (then file again)."""
         try:
             with os.fdopen(os.open(path, os.O_RDONLY | _NOFOLLOW), "rb") as handle:

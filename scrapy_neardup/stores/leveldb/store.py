@@ -33,14 +33,15 @@ import os
 import re
 import threading
 import time
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 import xxhash
 
+from ..base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
 from ..record import COMMITTED, PENDING, DocRecord, pack_text, unpack_text
 from .bucketindex import BucketIndex
-from ..base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
 
 try:
     import plyvel
@@ -58,12 +59,12 @@ logger = logging.getLogger(__name__)
 
 _ID = 8
 # Record reads are of ids that exist; the bloom filter saves a block read per level missed.
-_DB_OPTIONS = dict(
-    create_if_missing=True,
-    bloom_filter_bits=10,
-    lru_cache_size=64 << 20,
-    write_buffer_size=32 << 20,
-)
+_DB_OPTIONS = {
+    "create_if_missing": True,
+    "bloom_filter_bits": 10,
+    "lru_cache_size": 64 << 20,
+    "write_buffer_size": 32 << 20,
+}
 # Reads check block checksums, so a garbled table is an error rather than records read wrong.
 # Not paranoid_checks: it also refuses to open a database whose log ends in a torn write, which
 # is what a killed run leaves.
@@ -239,7 +240,7 @@ class LevelDBStore(LocalStore):
     format_version = 4
 
     @classmethod
-    def from_uri(cls, uri: str, namespace: str = "default", create: bool = True, **options: Any) -> "LevelDBStore":
+    def from_uri(cls, uri: str, namespace: str = "default", create: bool = True, **options: Any) -> LevelDBStore:
         """``leveldb:///absolute/path``, ``leveldb://relative/path`` or a bare path. With
         ``create`` False a folder without a LevelDB database is refused, not made one."""
         path = unquote(uri[len("leveldb://") :]) if "://" in uri else uri

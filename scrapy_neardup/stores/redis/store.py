@@ -21,24 +21,31 @@ import ssl
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from importlib import resources
 from itertools import count
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote, unquote_plus, urlsplit
 
 import redis
 import xxhash
 from redis.backoff import ExponentialBackoff
 from redis.connection import parse_url
-from redis.exceptions import AuthenticationError, BusyLoadingError, NoPermissionError, OutOfMemoryError
+from redis.exceptions import (
+    AuthenticationError,
+    BusyLoadingError,
+    NoPermissionError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    RedisError,
+    ResponseError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ReadOnlyError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError
 
 from ...fingerprints.fingerprint import Recipe
-from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
 from .. import names_a_secret, redact
 from ..base import (
     REPLACED,
@@ -55,6 +62,7 @@ from ..base import (
     key_buckets,
     sentence_bucket,
 )
+from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
 from .sentinel import is_sentinel, parse_sentinel_uri, sentinel_client
 
 T = TypeVar("T")
@@ -227,7 +235,7 @@ class RedisStore(Store):
     files_before_verifying = True
 
     @classmethod
-    def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> "RedisStore":
+    def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> RedisStore:
         """Takes ``ttl`` (the time window: keys expire with it), ``redis_params`` (client
         arguments over the URI's), ``redis_allow_eviction`` and the constructor's own keywords
         from the options."""
