@@ -66,7 +66,7 @@ def _decide(
     checked = judged(batch)
     passages = [passages_of(item.text or "") for item, _ in checked] if args.related else None
     sources = [_source(item, args) for item, _ in checked]
-    texts = [item.text or "" for item, _ in checked] if args.keep_text else None
+    texts: list[str | None] | None = [item.text or "" for item, _ in checked] if args.keep_text else None
     finish = detector.start_many([(item.key, fp) for item, fp in checked], passages, sources=sources, texts=texts)
     if review is not None and review.first_copies.read is None:
         review.first_copies.read = detector.store.texts

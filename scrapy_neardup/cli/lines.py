@@ -11,7 +11,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..engine.batching import ahead, chunks, overlapped
@@ -119,7 +119,7 @@ def run_lines(
         # and written after: a shared store (Redis) checks a batch in one round trip meanwhile.
         # With --workers, a thread waits for the workers' fingerprints of the next batch. The
         # store knows a batch before its lines are written, so a killed run loses nothing.
-        batches = map(prepared, chunks(enumerate(source, start=1), 64))
+        batches: Iterator[Batch] = map(prepared, chunks(enumerate(source, start=1), 64))
         if args.workers:
             batches = ahead(batches)
         done = 0  # lines written (or dropped) so far

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy.logformatter import LogFormatter
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
 from .compat import DROP_LOG_LEVEL_HONOURED
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
 
 PIPELINE_PATH = "scrapy_neardup.NearDupPipeline"  # the one documented path
 # Before typical storage pipelines (300 and up in Scrapy's examples), after cleaning ones.
@@ -25,7 +30,7 @@ class NearDupLogFormatter(LogFormatter):
     Scrapy >= 2.13 does this itself; on older versions it logs every drop at WARNING.
     """
 
-    def dropped(self, item: Any, exception: BaseException, response: Any, spider: Any) -> Any:
+    def dropped(self, item: Any, exception: BaseException, response: Response | Failure | None, spider: Spider) -> Any:
         result = super().dropped(item, exception, response, spider)
         level = getattr(exception, "log_level", None)
         if result is not None and level is not None:

@@ -31,6 +31,14 @@ except ImportError:  # pragma: no cover - Scrapy < 2.14
     CLOSE_AWAITS_COROUTINES = False
 
 
+def installed_reactor() -> Any:
+    """The running Twisted reactor, imported when first needed (importing it installs the
+    default reactor, so modules never import it at their top)."""
+    from twisted.internet import reactor
+
+    return reactor
+
+
 async def wait(deferred: Any) -> Any:
     """What ``deferred`` fires with (or raises what it fails with), under the asyncio reactor
     and the others alike."""
@@ -66,7 +74,7 @@ def close_spider(engine: ExecutionEngine, reason: str) -> None:
     """Close the engine's spider with ``reason`` (``finish_reason`` in the stats)."""
     if hasattr(engine, "close_spider_async"):  # Scrapy >= 2.14 deprecates close_spider()
         deferred_from_coro(engine.close_spider_async(reason=reason))
-    else:  # pragma: no cover - Scrapy < 2.14
+    elif engine.spider is not None:  # pragma: no cover - Scrapy < 2.14
         engine.close_spider(engine.spider, reason)
 
 

@@ -31,11 +31,12 @@ from scrapy.exceptions import CloseSpider
 from ..engine.verdicts import Verdict
 from ..stores import StoreUnavailable
 from ..stores.base import StoreLost
-from .compat import CLOSE_SPIDER_AT_OPEN, close_spider, engine_of, spider_closing
+from .compat import CLOSE_SPIDER_AT_OPEN, close_spider, engine_of, installed_reactor, spider_closing
 from .runlog import RunLog
 from .storecalls import StoreCalls
 
 if TYPE_CHECKING:
+    from scrapy import Spider
     from scrapy.core.engine import ExecutionEngine
     from scrapy.crawler import Crawler
 
@@ -70,7 +71,7 @@ def stop_at_open(crawler: Crawler, reason: str) -> None:
     opened by hand); returns at once otherwise.
     """
 
-    def release_spider(spider: Any, **kwargs: Any) -> None:
+    def release_spider(spider: Spider, **kwargs: Any) -> None:
         if getattr(crawler, "spider", None) is spider:
             crawler.spider = None  # Scrapy's mark of a crawl that failed to start: exit status 1
 
@@ -83,7 +84,7 @@ def stop_at_open(crawler: Crawler, reason: str) -> None:
     def close_once_running(**kwargs: Any) -> None:
         # engine_started is sent just before the engine counts as running; the close must
         # come after, or stopping the engine fails and the crawl never ends.
-        from twisted.internet import reactor
+        reactor = installed_reactor()
 
         crawler.signals.disconnect(close_once_running, signal=signals.engine_started)
         reactor.callLater(0, _close_if_open, engine, reason)
@@ -106,10 +107,10 @@ class CrawlStopper:
         self.crawler = crawler
         self.reason = reason
 
-    def open_spider(self, spider: Any = None) -> None:
+    def open_spider(self, spider: Spider | None = None) -> None:
         stop_at_open(self.crawler, self.reason)
 
-    def process_item(self, item: Any, spider: Any = None) -> Any:
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         return item  # only items a spider yields before the close (Scrapy < 2.18)
 
 

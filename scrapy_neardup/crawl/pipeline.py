@@ -23,6 +23,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from ..engine.detector import Detector
 from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, UNIQUE, Verdict
+from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 from ..fingerprints.passages import passages_of
 from ..fingerprints.prepare import ERROR, NO_TEXT, TIMEOUT, Prepared, Preparer
 from ..fingerprints.text import get_tokenizer
@@ -70,17 +71,20 @@ class RevisitedItem(NearDuplicateItem):
 class NearDupPipeline:
     """Drops or tags items whose text is a near-duplicate of an item seen before."""
 
+    # Set by open_spider, once the store is open (``opened``).
+    access: StoreAccess
+    fields: ItemFields
+    outages: Outages
+    reservations: Reservations
+
     def __init__(self, crawler: Crawler, config: NearDupConfig):
         self.crawler = crawler
         self.config = config
         self.stats = crawler.stats
         self.log = RunLog(crawler, logger, config.debug)
-        self.access: StoreAccess | None = None  # set once the store is open
+        self.opened = False  # open_spider opened the store and set the parts below
         self.preparer: Preparer | None = None  # without worker processes
         self.pool: WorkerPool | None = None  # with worker processes
-        self.reservations: Reservations | None = None
-        self.fields: ItemFields | None = None
-        self.outages: Outages | None = None
         self.review: CrawlReview | None = None  # NEARDUP_REPORT
         self._shared: SharedStore | None = None
         self._store_uri = ""
@@ -140,7 +144,7 @@ class NearDupPipeline:
             thresholds=config.thresholds(),
             ttl=config.ttl or None,
             methods=config.methods,
-            fingerprinter=self.preparer.fingerprinter if self.preparer else _NoFingerprinter(),
+            fingerprinter=self.preparer.fingerprinter if self.preparer else _NoFingerprinter(recipe),
             prefer=config.policy(),
         )
         self.access = access = StoreAccess(self._shared, detector)
@@ -167,6 +171,7 @@ class NearDupPipeline:
                 config.extract_timeout or None,
                 send_text=needs_text,
             )
+        self.opened = True
         self.log.log(
             logging.INFO,
             "scrapy-neardup: store %s (namespace %r), action %s, nshash n=%d, SimHash distance <= %d, "
@@ -190,12 +195,12 @@ class NearDupPipeline:
         stop_at_open(self.crawler, reason)
 
     def close_spider(self, spider: Spider | None = None) -> Any:
-        if self.outages is not None:
+        if self.opened:
             self.outages.close(self.reservations)
         if self.pool is not None:
             self.pool.close()
             self.pool = None
-        left = self.reservations.release_all() if self.reservations is not None else []
+        left = self.reservations.release_all() if self.opened else []
         if left:
             self.log.inc("released", len(left))
             self.log.log(
@@ -205,13 +210,13 @@ class NearDupPipeline:
                 len(left),
                 self.config.key_field,
             )
-        if self.access is not None and self.access.round_trips is not None:
+        if self.opened and self.access.round_trips is not None:
             self.log.inc("check_round_trips", self.access.round_trips)
         closing = None
         if self._shared is not None:
             closing = release_store(self._shared)
             self._shared = None
-        if self.access is not None:
+        if self.opened:
             self._log_summary()
         if self.review is not None:
             self.review.write()
@@ -251,7 +256,7 @@ class NearDupPipeline:
     # -- items --------------------------------------------------------------------------
 
     async def process_item(self, item: Any, spider: Spider | None = None) -> Any:
-        if self.access is None:
+        if not self.opened:
             return item  # the store did not open; the crawl is closing
         self.log.inc("items")
         adapter = ItemAdapter(item)
@@ -285,17 +290,20 @@ class NearDupPipeline:
             )
             return None, None
         key = self.fields.key(adapter, source)
-        if self.pool is None:
+        if self.preparer is not None:
             prepared = self.preparer(source, is_html)
             verdict = await self._check_prepared(adapter, key, prepared, source)
         else:
+            assert self.pool is not None  # pages are prepared here or by the worker processes
 
             async def check(prepared: Prepared) -> tuple[Prepared, Verdict | None]:
                 return prepared, await self._check_prepared(adapter, key, prepared, source)
 
             prepared, verdict = await self.pool.in_order(source, is_html, check)
         for _ in range(3):  # a copy of a pending first copy waits for its outcome
-            committed = await self.reservations.first_copy_outcome(verdict) if verdict is not None else None
+            if verdict is None:
+                break
+            committed = await self.reservations.first_copy_outcome(verdict)
             if committed is None or (committed and not verdict.recheck):
                 break
             verdict = await self._check(item, key, prepared, source)  # released, or it may win now
@@ -341,6 +349,7 @@ class NearDupPipeline:
         """
         source = self.fields.source_name(item)
         text = _text_of(prepared, body) if self.config.keep_text else None
+        assert prepared.fingerprint is not None  # prepared.status is OK
         waited = False
         while True:
             try:
@@ -415,7 +424,7 @@ class NearDupPipeline:
     # -- signals: the item's fate settles its reservation ---------------------------------
 
     def item_scraped(self, item: Any, spider: Spider | None = None, **kwargs: Any) -> None:
-        if self.reservations is not None:
+        if self.opened:
             self.reservations.commit(item)
 
     def item_dropped(self, item: Any, exception: BaseException | None = None, **kwargs: Any) -> None:
@@ -424,14 +433,17 @@ class NearDupPipeline:
         self.item_error(item)
 
     def item_error(self, item: Any, **kwargs: Any) -> None:
-        if self.reservations is not None and self.reservations.release(item) is not None:
+        if self.opened and self.reservations.release(item) is not None:
             self.log.inc("released")
 
 
-class _NoFingerprinter:
+class _NoFingerprinter(Fingerprinter):
     """The crawler process does not fingerprint when workers do (and need not load IDF tables)."""
 
-    def fingerprint(self, text: str) -> Any:
+    def __init__(self, recipe: Recipe):
+        self.recipe = recipe
+
+    def fingerprint(self, text: str) -> Fingerprint:
         raise RuntimeError("fingerprints are computed by the worker processes")
 
 

@@ -63,7 +63,8 @@ class Reservations:
         """Hold the document that checking ``item`` filed as pending."""
         self._by_item[id(item)] = (item, verdict)
         self._by_key[verdict.key] = id(item)
-        self.waiting.setdefault(verdict.doc_id, [])
+        if verdict.doc_id is not None:  # a stored verdict has its document's id
+            self.waiting.setdefault(verdict.doc_id, [])
 
     def take(self, item: Any) -> tuple[Any, Verdict] | None:
         """Forget the reservation of ``item`` (found by identity, else by its key) and return it."""

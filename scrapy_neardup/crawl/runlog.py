@@ -8,7 +8,10 @@ at DEBUG. Every line names the spider, as Scrapy's own lines do.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
 
 __all__ = ["RunLog"]
 
@@ -16,7 +19,7 @@ __all__ = ["RunLog"]
 class RunLog:
     """The stats and the log of one pipeline (lines go to ``logger``)."""
 
-    def __init__(self, crawler: Any, logger: logging.Logger, debug: bool = False):
+    def __init__(self, crawler: Crawler, logger: logging.Logger, debug: bool = False):
         self.crawler = crawler
         self.stats = crawler.stats
         self.logger = logger
@@ -25,7 +28,7 @@ class RunLog:
 
     def inc(self, name: str, count: float = 1) -> None:
         """Add ``count`` to the stat ``neardup/<name>``."""
-        self.stats.inc_value(f"neardup/{name}", count)
+        self.stats.inc_value(f"neardup/{name}", count)  # type: ignore[arg-type]  # seconds are counted too
 
     def log(self, level: int, message: str, *args: Any) -> None:
         self.logger.log(level, message, *args, extra={"spider": self.crawler.spider})

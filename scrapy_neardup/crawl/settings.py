@@ -11,7 +11,7 @@ import difflib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
@@ -22,6 +22,9 @@ from ..engine.verdicts import METHODS, REVISITS, Thresholds, methods_from
 from ..fingerprints.extract import DEFAULT_EXTRACTOR
 from ..fingerprints.fingerprint import Recipe
 from ..stores import STORES_BASE, redact, scheme_of
+
+if TYPE_CHECKING:
+    from scrapy import Spider
 
 ACTIONS = ("drop", "tag")
 TOKENIZERS = ("auto", "jieba", "rjieba")
@@ -81,7 +84,7 @@ class NearDupConfig:
     report: str = ""  # path of the review page written when the spider closes; "" = none
 
     @classmethod
-    def from_settings(cls, settings: BaseSettings, spider: Any = None) -> NearDupConfig:
+    def from_settings(cls, settings: BaseSettings, spider: Spider | None = None) -> NearDupConfig:
         """Read ``NEARDUP_*`` from ``settings`` and ``neardup_*`` attributes of ``spider``.
 
         Raises ``ValueError`` naming the setting (and the spider argument) on a bad value.
@@ -376,7 +379,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)
 
 
-def typos(settings: BaseSettings, spider: Any = None) -> list[str]:
+def typos(settings: BaseSettings, spider: Spider | None = None) -> list[str]:
     """Warnings for ``NEARDUP_*`` settings and ``neardup_*`` spider attributes (``-a``
     arguments) that nothing reads, each naming the closest real name: usually a typo."""
     warnings = []

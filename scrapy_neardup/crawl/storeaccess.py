@@ -26,7 +26,7 @@ from ..engine.verdicts import Verdict
 from ..fingerprints.fingerprint import Fingerprint, Recipe
 from ..fingerprints.passages import Passages
 from ..stores import Store, StoreFormatError, open_store
-from .compat import maybe_await
+from .compat import installed_reactor, maybe_await
 from .storecalls import StoreCalls
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ class _CheckBatcher:
     """
 
     def __init__(self, send: Callable[[list[tuple[str, Fingerprint, str, str | None]]], Any]):
-        from twisted.internet import reactor
+        reactor = installed_reactor()
 
         self._send = send
         self._call_later = reactor.callLater

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..stores import StoreUnavailable
 from ..stores.base import StoreLost
+from .compat import installed_reactor
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class StoreCalls:
         self._lock = threading.Lock()
         self._pool: Any = None
         if threaded:
-            from twisted.internet import reactor
+            reactor = installed_reactor()
             from twisted.python.threadpool import ThreadPool
 
             self._pool = ThreadPool(1, 1, name="neardup-store")
@@ -90,7 +91,7 @@ class StoreCalls:
         """Wait until the store may be tried again: True then (or when another call found it
         back meanwhile), False once the outage has lasted ``down_timeout`` seconds or
         ``closing()`` says the crawl is closing, without waiting further."""
-        from twisted.internet import reactor
+        reactor = installed_reactor()
         from twisted.internet.task import deferLater
 
         from .compat import wait
@@ -117,7 +118,7 @@ class StoreCalls:
             return fail(StoreDown(self._down_message()))
         if self._pool is None:
             return self._guarded(function, *args)
-        from twisted.internet import reactor
+        reactor = installed_reactor()
         from twisted.internet.threads import deferToThreadPool
 
         return deferToThreadPool(reactor, self._pool, self._guarded, function, *args)
@@ -177,7 +178,7 @@ class StoreCalls:
             if last is not None:
                 last()
             return None
-        from twisted.internet import reactor
+        reactor = installed_reactor()
         from twisted.internet.threads import deferToThreadPool
 
         pool, self._pool = self._pool, None

@@ -20,7 +20,7 @@ from twisted.internet.protocol import ProcessProtocol
 
 from ..fingerprints.fingerprint import Recipe
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared, Preparer
-from .compat import maybe_await, wait
+from .compat import installed_reactor, maybe_await, wait
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class _Worker:
     """
 
     def __init__(self, pool: WorkerPool) -> None:
-        from twisted.internet import reactor
+        reactor = installed_reactor()
 
         self.pool = pool
         self.pending: collections.deque = collections.deque()  # (Deferred, frame), oldest first
@@ -84,7 +84,7 @@ class _Worker:
     def submit(self, frame: bytes) -> Any:
         from twisted.internet.defer import Deferred
 
-        answer = Deferred()
+        answer: Deferred[Prepared] = Deferred()
         self.pending.append((answer, frame))
         self.transport.writeToChild(_TASKS_FD, frame)
         if len(self.pending) == 1 and self.ready:
@@ -94,7 +94,7 @@ class _Worker:
     def _start_clock(self) -> None:
         """The oldest page is the one being prepared: it has the pool's timeout from now."""
         if self.pool.timeout:
-            from twisted.internet import reactor
+            reactor = installed_reactor()
 
             self._deadline = reactor.callLater(self.pool.timeout, self._overrun)
 
@@ -212,13 +212,13 @@ class WorkerPool:
         self._retry_lock: Any = None  # one page at a time after a worker died
         self._told_died = False
 
-    async def in_order(self, source: str | bytes, is_html: bool, judge: Callable[[Prepared], Awaitable[T] | T]) -> T:
+    async def in_order(self, source: str | bytes, is_html: bool, judge: Callable[[Prepared], Awaitable[T]]) -> T:
         """``judge(prepared)`` of this page, called once every page that arrived before it was
         judged: pages are prepared side by side, and their fingerprints checked in arrival
         order, as the reactor-thread path checks them."""
         from twisted.internet.defer import Deferred
 
-        before, mine = self._tail, Deferred()
+        before, mine = self._tail, Deferred[None]()
         self._tail = mine
         try:
             prepared = await self.prepare(source, is_html)

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe, is_sketch_key
 from ..fingerprints.passages import Passages
@@ -355,7 +356,7 @@ class Detector:
                 distance=hamming(fp.simhash, first.simhash),
                 chars=fp.chars,
             )
-        shown = {
+        shown: dict[str, Any] = {
             "method": method,
             "jaccard": round(jaccard, 4),
             "containment": round(containment, 4),

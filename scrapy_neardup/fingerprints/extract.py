@@ -243,7 +243,7 @@ def _document_class() -> Any:
         try:
             from lxml_html_clean import Cleaner
         except ImportError:  # lxml < 5.2 still ships it
-            from lxml.html.clean import Cleaner
+            from lxml.html.clean import Cleaner  # type: ignore[no-redef]
     except ImportError:
         _DOCUMENT = Document
         return _DOCUMENT
@@ -261,7 +261,7 @@ def _document_class() -> Any:
         frames=False,
         forms=False,
         annoying_tags=False,
-        remove_tags=None,
+        remove_tags=(),
         remove_unknown_tags=False,
         safe_attrs_only=False,
     )

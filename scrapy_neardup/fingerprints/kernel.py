@@ -7,11 +7,12 @@ values, so an install without a compiler works, only slower.
 
 from __future__ import annotations
 
-from types import ModuleType
+import importlib
+from typing import Any
 
-kernel: ModuleType | None
+kernel: Any  # the extension module has no type stubs
 try:
-    from . import _kernel as kernel
+    kernel = importlib.import_module(f"{__package__}._kernel")
 except ImportError:  # pragma: no cover - installs without a compiler run on numpy alone
     kernel = None
 

@@ -96,7 +96,7 @@ def _write(directory: Path, name: str, path: Path, arrays: Arrays) -> None:
         handle, temporary = tempfile.mkstemp(prefix=f".{name}-", suffix=".npz", dir=directory)
         try:
             with os.fdopen(handle, "wb") as out:
-                np.savez(out, **arrays)
+                np.savez(out, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as bool
             os.replace(temporary, path)
         except BaseException:
             os.unlink(temporary)

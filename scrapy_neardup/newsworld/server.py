@@ -51,4 +51,9 @@ def serve(world: World, host: str = "127.0.0.1", port: int = 0, delay: float = 0
     thread = threading.Thread(target=server.serve_forever, name="newsworld", daemon=True)
     thread.start()
     bound_host, bound_port = server.server_address[:2]
-    return server, f"http://{bound_host}:{bound_port}/"
+    return server, f"http://{host_name(bound_host)}:{bound_port}/"
+
+
+def host_name(host: str | bytes | bytearray) -> str:
+    """A bound address as text (the socket module types it as bytes too)."""
+    return host if isinstance(host, str) else bytes(host).decode()

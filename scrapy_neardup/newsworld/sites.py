@@ -411,7 +411,7 @@ class XiyuanHeadlines(Site):
     reprint_weight = 3.0
     name = "西原头条"
     source_name = "西原头条"
-    editors = ("小编", "内容运营")
+    editors: tuple[str, ...] = ("小编", "内容运营")
     promo = "下载西原头条APP，新用户注册即送三十天会员，海量新闻资讯随时看，精彩内容不错过。"
 
     def index_path(self, page: int) -> str:

@@ -239,7 +239,7 @@ def build_world(
 
 def _excerpt(story: Story, origin: _Copy, portal: Site, rng: random.Random) -> _Copy:
     """The portal's excerpt: whole paragraphs from the start, at most 72% of the text."""
-    total, kept = sum(map(len, story.paragraphs)), []
+    total, kept = sum(map(len, story.paragraphs)), list[str]()
     for paragraph in story.paragraphs:
         if kept and sum(map(len, kept)) + len(paragraph) > 0.72 * total:
             break

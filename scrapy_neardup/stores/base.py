@@ -127,14 +127,11 @@ class Store(ABC):
                 "or the scrapy-neardup version that wrote it"
             )
         elif found.get("recipe") != wanted["recipe"]:
-            differ = sorted(
-                name
-                for name in set(found.get("recipe", {})) | set(wanted["recipe"])
-                if found.get("recipe", {}).get(name) != wanted["recipe"].get(name)
-            )
+            stored: dict = found.get("recipe") or {}
+            configured = recipe.as_dict()
+            differ = sorted(name for name in set(stored) | set(configured) if stored.get(name) != configured.get(name))
             details = ", ".join(
-                f"{name}: stored {found.get('recipe', {}).get(name)!r}, configured {wanted['recipe'].get(name)!r}"
-                for name in differ
+                f"{name}: stored {stored.get(name)!r}, configured {configured.get(name)!r}" for name in differ
             )
             if set(differ) <= CONFIGURABLE:
                 advice = "configure the stored values or use a new store or namespace"

@@ -107,7 +107,7 @@ LOOKUP = _script("mark", "live", "lookup")
 LOST = "NEARDUP_STORE_LOST"  # the error of a script whose namespace marker is gone
 
 
-def get_redis(uri: str, params: dict[str, Any] | None = None) -> redis.Redis:
+def get_redis(uri: str, params: dict[str, Any] | None = None) -> Any:
     """A client for ``uri`` (redis://, rediss://, unix://; password and db in the URI).
 
     ``params`` update :data:`DEFAULT_PARAMS` (any ``redis.Redis`` argument), as
@@ -117,7 +117,7 @@ def get_redis(uri: str, params: dict[str, Any] | None = None) -> redis.Redis:
     params = {**DEFAULT_PARAMS, **(params or {})}
     retries = int(params.pop("retries", 3))
     params.setdefault("retry", Retry(ExponentialBackoff(cap=2.0, base=0.05), retries))
-    errors = [RedisConnectionError]
+    errors: list[type[Exception]] = [RedisConnectionError]
     if params.get("retry_on_timeout"):
         errors.append(RedisTimeoutError)
     params.setdefault("retry_on_error", errors)
@@ -485,6 +485,7 @@ class RedisStore(Store):
         """The windows a document of time ``now`` is compared with, oldest first."""
         if not self._window:
             return b"0"
+        assert self.ttl is not None  # windows come with a time window
         first, last = int((now - self.ttl) // self._window), int(now // self._window)
         return b",".join(b"%d" % w for w in range(first, last + 1))
 
@@ -544,7 +545,10 @@ class RedisStore(Store):
             if replies is None:  # removing twice changes nothing
                 self._remove_now(removals)
                 replies = self._call(self._check_and_add_many, keys=[], args=every)
-            return [self._reserved(*call[:1], reply, *call[1:]) for call, reply in zip(calls, replies)]
+            return [
+                self._reserved(record, reply, sentence_keys, filing)
+                for (record, sentence_keys, filing), reply in zip(calls, replies)
+            ]
 
         return receive
 
@@ -575,6 +579,7 @@ class RedisStore(Store):
         )
         window_ms = 0
         if self._window:
+            assert self.ttl is not None  # windows come with a time window
             window_end = (record.time // self._window + 1) * self._window
             window_ms = max(1, math.ceil((window_end + self.ttl - record.time) * 1000))
         args: list[Any] = [
