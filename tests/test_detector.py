@@ -111,6 +111,21 @@ def test_the_same_key_seen_again_is_a_revisit_not_its_own_duplicate(store):
     assert store.count() == 1
 
 
+def test_a_forced_duplicate_is_stored_as_a_story_of_its_own_related_to_the_original(store):
+    """An editor's "add anyway": filed with its own similar_id, and a later copy is still
+    the duplicate of the first copy, not of the forced one."""
+    detector = Detector(store)
+    first = detector.check("original", text("library"))
+    forced = detector.check_fingerprint("forced", detector.fingerprint(reprint("library")), force=True)
+    assert forced.status == UNIQUE and forced.stored and forced.relative_of == "original"
+    assert forced.similar_id not in (None, first.similar_id) and forced.duplicate_of is None
+    assert [record.key for record in store.stored_under("forced")] == ["forced"]
+    later = detector.check("later", reprint("library", cut=0.9))
+    assert later.status == DUPLICATE and later.duplicate_of == "original"
+    again = detector.check_fingerprint("original", detector.fingerprint(text("library")), force=True)
+    assert again.status == REVISIT and len(store.stored_under("original")) == 1
+
+
 def test_an_updated_text_under_a_stored_key_replaces_the_stored_document(store):
     """The page now tells another story: its new text takes the old one's place, keeping
     the key's similar_id; a copy of the old text is a story of its own again."""

@@ -90,12 +90,21 @@ class Detector:
         return self.check_fingerprint(key, self.fingerprint(text), reserve, source)
 
     def check_fingerprint(
-        self, key: str, fp: Fingerprint, reserve: bool = False, source: str = "", text: str | None = None
+        self,
+        key: str,
+        fp: Fingerprint,
+        reserve: bool = False,
+        source: str = "",
+        text: str | None = None,
+        force: bool = False,
     ) -> Verdict:
         """:meth:`check` of a fingerprint. A copy that the policy prefers replaces the stored
         copy (at once, or with :meth:`commit` when reserved); when another copy's
         replacement took the story first, the copy is judged again, three times at most. With
-        ``text``, a stored copy is stored with its text (kept beside the record: ``Store.texts``)."""
+        ``text``, a stored copy is stored with its text (kept beside the record: ``Store.texts``).
+        With ``force``, a duplicate is filed all the same, as a story of its own
+        (``relative_of`` names the copy it matched): a person decided it is not a reprint. The
+        text already stored under the same key (a revisit) is still not filed twice."""
         if fp.chars < self.thresholds.min_chars:
             return Verdict(key, SHORT, chars=fp.chars)
         for _ in range(3):
@@ -103,16 +112,18 @@ class Detector:
             record.text = text
             decided: list[_Outcome] = []  # once a single-process store asked before filing
 
-            def confirm(candidates: list[DocRecord]) -> bool:  # called by check_and_add below, in this round
-                decided.append(self._decide(record, probe, candidates, now))  # noqa: B023
-                return decided[0].match is not None and decided[0].replace is None  # noqa: B023
+            def confirm(candidates: list[DocRecord]) -> bool:
+                decided.append(self._decide(record, probe, candidates, now))
+                return _refused(decided[0], force)
 
             reservation = self.store.check_and_add(probe, record, confirm)
             # A store that filed as it read (Redis): verify now.
             outcome = decided[0] if decided else self._decide(record, probe, reservation.candidates, now)
             if outcome.replace is None:
-                if outcome.match is not None and reservation.doc_id:
+                if _refused(outcome, force) and reservation.doc_id:
                     self.store.remove(reservation.doc_id)
+                if outcome.match is not None and not _refused(outcome, force):
+                    return self._forced(key, fp, reservation, outcome.match)
                 return self._verdict(key, fp, reservation, outcome)
             held = self.store.replace(record, outcome.replace)
             if held == REPLACED:
@@ -376,6 +387,15 @@ class Detector:
             **shown,
         )
 
+    def _forced(self, key: str, fp: Fingerprint, reservation: Reservation, match: Match) -> Verdict:
+        """A duplicate filed with ``force``: a story of its own, related to the copy it matched."""
+        first, method, jaccard, containment = match
+        return Verdict(
+            key, UNIQUE, reservation.doc_id, reservation.doc_id, method=method, jaccard=round(jaccard, 4),
+            containment=round(containment, 4), distance=hamming(fp.simhash, first.simhash), chars=fp.chars,
+            stored=True, relative_of=first.key,
+        )
+
     def _decide(self, record: DocRecord, probe: Probe, candidates: list[DocRecord], now: float) -> _Outcome:
         """The best match and, with a policy, whether the new copy takes its place.
 
@@ -472,6 +492,12 @@ class Detector:
         if not self.ttl:
             return 0
         return self.store.purge(self.clock() - self.ttl)
+
+
+def _refused(outcome: _Outcome, force: bool) -> bool:
+    """Whether a checked text is not filed: a duplicate (unless ``force``) or a revisit."""
+    matched = outcome.match is not None and outcome.replace is None
+    return matched and (outcome.revisit or not force)
 
 
 def _own_keys(probe: Probe) -> tuple[set[int], set[int]]:

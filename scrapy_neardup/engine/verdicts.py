@@ -115,6 +115,9 @@ class Verdict:
     # A new text under a key whose stored text it does not match (an updated article): it took
     # that document's place (its similar_id stays the key's).
     updated: bool = False
+    # Filed with ``force`` though it matches a stored copy (an editor's "add anyway"): the key
+    # of that copy. The text is a story of its own, a relative of that copy, not its duplicate.
+    relative_of: str | None = None
 
     @property
     def is_duplicate(self) -> bool:
