@@ -1,0 +1,254 @@
+"""The entry-time check: what a knowledge base or a script library asks before writing an entry.
+
+One object over one store and the engine: check a text (read only), add an entry (the engine's
+atomic check-and-add, so two editors adding copies of one entry at once keep one), read and
+delete entries by key, count them. Each similar entry comes with the passages it shares with
+the text, found by the review pages' marking (:func:`..marking.align`) and given as character
+ranges of both texts. No HTTP here: the front end (:mod:`.http`) turns answers and
+:class:`EntryError` into responses.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.detector import Detector
+from ..engine.verdicts import DUPLICATE, REVISIT, Similar, Verdict
+from ..fingerprints.extract import ExtractionError, html_to_text
+from ..review.marking import align
+from ..stores.record import DocRecord, clip_key
+from ..stores import Store, StoreError, StoreUnavailable, redact
+
+MAX_LISTED = 50  # similar entries listed at most, whatever "limit" asks
+
+
+class EntryError(Exception):
+    """A request that cannot be answered as asked: an HTTP status and a message for a person."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Counts:
+    """What the service did since it started (``GET /stats``)."""
+
+    checks: int = 0
+    added: int = 0
+    forced: int = 0  # added with "force" though similar to a stored entry
+    refused: int = 0  # not added: a duplicate of a stored entry
+    revisits: int = 0  # the text already stored under its key: nothing written
+    updated: int = 0  # a new text under a stored key replaced it
+    deleted: int = 0
+    started: float = field(default_factory=time.time)
+
+
+class Entries:
+    """Check, add, read and delete the entries of one store namespace."""
+
+    def __init__(self, detector: Detector):
+        self.detector = detector
+        self.store: Store = detector.store
+        self.counts = Counts()
+
+    # -- requests -------------------------------------------------------------------------
+
+    def check(self, body: Any) -> dict:
+        """The verdict on a text and the stored entries it resembles; nothing is written."""
+        text, extracted = _text_of(body)
+        key = _optional_key(body)
+        limit = _limit_of(body)
+        answer = self._similar(text, key, limit)
+        self.counts.checks += 1
+        if extracted:
+            answer["text"] = text  # the ranges are ranges of the extracted text
+        return answer
+
+    def add(self, body: Any) -> tuple[int, dict]:
+        """Check and add in one step: (HTTP status, answer). 201: stored; 200: the same text
+        was stored under this key already; 409: a duplicate, not stored (unless "force")."""
+        key = _required_key(body)
+        text, extracted = _text_of(body)
+        force = body.get("force", False)
+        if not isinstance(force, bool):
+            raise EntryError(400, '"force" must be true or false')
+        fingerprint = self.detector.fingerprint(text)
+        if fingerprint.chars < self.detector.thresholds.min_chars:
+            raise EntryError(400, _too_short(fingerprint.chars, self.detector.thresholds.min_chars))
+        listed = self._listed(text, fingerprint, key, _limit_of(body))
+        verdict = self._guarded(lambda: self.detector.check_fingerprint(key, fingerprint, text=text, force=force))
+        answer = {"key": key, "added": verdict.stored, **_verdict_fields(verdict), "similar": listed}
+        if extracted:
+            answer["text"] = text
+        if verdict.status == DUPLICATE:
+            self.counts.refused += 1
+            return 409, answer
+        if verdict.status == REVISIT:
+            self.counts.revisits += 1
+            return 200, answer
+        self.counts.added += 1
+        self.counts.forced += verdict.relative_of is not None
+        self.counts.updated += verdict.updated
+        return 201, answer
+
+    def get(self, key: str) -> dict:
+        """The entry stored under ``key`` (its latest text), or 404."""
+        records = self._guarded(lambda: self.store.stored_under(clip_key(key)))
+        if not records:
+            raise EntryError(404, f"no entry is stored under the key {key!r}")
+        latest = records[-1]
+        text = self._guarded(lambda: self.store.texts([latest.doc_id])).get(latest.doc_id)
+        return _entry(latest, text)
+
+    def delete(self, key: str) -> dict:
+        """Remove what is stored under ``key``, or 404."""
+        records = self._guarded(lambda: self.store.stored_under(clip_key(key)))
+        if not records:
+            raise EntryError(404, f"no entry is stored under the key {key!r}")
+        self._guarded(lambda: self.store.remove_many([record.doc_id for record in records]))
+        self.counts.deleted += 1
+        return {"key": key, "deleted": True}
+
+    def stats(self) -> dict:
+        counts = self.counts
+        thresholds = self.detector.thresholds
+        return {
+            "entries": self._guarded(self.store.count),
+            "store": redact(self.store.uri),
+            "namespace": self.store.namespace,
+            "min_chars": thresholds.min_chars,
+            "uptime_seconds": round(time.time() - counts.started, 1),
+            "requests": {name: getattr(counts, name) for name in counts.__dataclass_fields__ if name != "started"},
+        }
+
+    def health(self) -> dict:
+        """One read of the store (a record that never exists): fails with 503 when it is down."""
+        self._guarded(lambda: self.store.get(0))
+        return {"status": "ok"}
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- the parts ------------------------------------------------------------------------
+
+    def _similar(self, text: str, key: str | None, limit: int) -> dict:
+        fingerprint = self.detector.fingerprint(text)
+        min_chars = self.detector.thresholds.min_chars
+        if fingerprint.chars < min_chars:
+            return {"verdict": "short", "chars": fingerprint.chars, "min_chars": min_chars,
+                    "message": _too_short(fingerprint.chars, min_chars), "duplicate_of": None, "similar": []}
+        listed = self._listed(text, fingerprint, key, limit)
+        duplicate = next((entry["key"] for entry in listed if entry["duplicate"]), None)
+        verdict = "duplicate" if duplicate else "similar" if listed else "unique"
+        return {"verdict": verdict, "chars": fingerprint.chars, "duplicate_of": duplicate, "similar": listed}
+
+    def _listed(self, text: str, fingerprint: Any, key: str | None, limit: int) -> list[dict]:
+        """The similar entries, best first, each with its text and the passages shared."""
+        found: list[Similar] = self._guarded(lambda: self.detector.query_many([fingerprint], limit, keys=[key])[0])
+        records = {}
+        for similar in found:
+            under = self._guarded(lambda key=similar.key: self.store.stored_under(key))
+            chosen = [r for r in under if r.story_id == similar.similar_id] or under
+            if chosen:
+                records[similar.key] = chosen[-1]
+        texts = self._guarded(lambda: self.store.texts([record.doc_id for record in records.values()]))
+        listed = []
+        for similar in found:
+            record = records.get(similar.key)
+            stored = texts.get(record.doc_id) if record is not None else None
+            entry = {
+                "key": similar.key,
+                "similarity": similar.similarity,
+                "jaccard": similar.jaccard,
+                "duplicate": similar.duplicate,
+                "similar_id": similar.similar_id,
+                "text": stored,
+                "passages": [],
+                "shared_chars": 0,
+            }
+            if stored is not None:
+                alignment = align(text, stored)
+                entry["passages"] = [{"text": list(a), "entry": list(b)} for a, b in alignment.pairs]
+                entry["shared_chars"] = alignment.shared
+            listed.append(entry)
+        return listed
+
+    def _guarded(self, call: Any) -> Any:
+        """A store call; a store that is down or failing becomes a 503 with its message."""
+        try:
+            return call()
+        except (StoreUnavailable, StoreError) as exc:
+            raise EntryError(503, f"the store is unavailable: {exc}") from exc
+
+
+def _verdict_fields(verdict: Verdict) -> dict:
+    status = "unique" if verdict.status not in (DUPLICATE, REVISIT) else verdict.status
+    return {
+        "verdict": status,
+        "duplicate_of": verdict.duplicate_of,
+        "relative_of": verdict.relative_of,
+        "updated": verdict.updated,
+        "similar_id": verdict.similar_id,
+        "chars": verdict.chars,
+    }
+
+
+def _entry(record: DocRecord, text: str | None) -> dict:
+    return {
+        "key": record.key,
+        "similar_id": record.story_id,
+        "added": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record.time)),
+        "chars": record.chars,
+        "text": text,
+    }
+
+
+def _too_short(chars: int, min_chars: int) -> str:
+    return f"the text is too short to judge: {chars} letters or digits, at least {min_chars} needed"
+
+
+def _text_of(body: Any) -> tuple[str, bool]:
+    """The text of a request: "text", or the article extracted from "html" (True then)."""
+    if not isinstance(body, dict):
+        raise EntryError(400, 'the request body must be a JSON object, e.g. {"text": "..."}')
+    if "text" in body and "html" in body:
+        raise EntryError(400, 'give "text" or "html", not both')
+    if "text" in body:
+        if not isinstance(body["text"], str):
+            raise EntryError(400, '"text" must be a string')
+        return body["text"], False
+    if "html" in body:
+        if not isinstance(body["html"], str):
+            raise EntryError(400, '"html" must be a string')
+        try:
+            return html_to_text(body["html"]), True
+        except ExtractionError as exc:
+            raise EntryError(400, f"no text could be extracted from the HTML: {exc}") from exc
+    raise EntryError(400, 'the request needs a "text" (or "html") field')
+
+
+def _required_key(body: Any) -> str:
+    key = _optional_key(body)
+    if key is None:
+        raise EntryError(400, 'the request needs a "key" field: the entry\'s id, a non-empty string')
+    return key
+
+
+def _optional_key(body: Any) -> str | None:
+    if not isinstance(body, dict) or body.get("key") is None:
+        return None
+    key = body["key"]
+    if not isinstance(key, str) or not key.strip():
+        raise EntryError(400, '"key" must be a non-empty string')
+    return key
+
+
+def _limit_of(body: Any) -> int:
+    limit = body.get("limit", 10) if isinstance(body, dict) else 10
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LISTED:
+        raise EntryError(400, f'"limit" must be a whole number from 1 to {MAX_LISTED}')
+    return limit
