@@ -128,3 +128,15 @@ def test_regional_variants_and_compatibility_ideographs_fold_to_simplified():
 def test_taiwan_vocabulary_is_left_but_its_characters_fold():
     """s2twp also changes words (软件 -> 軟體); the characters fold, the words stay."""
     assert normalize(_converted("s2twp", "软件和出租车")) == "软体和计程车"
+
+
+def test_folding_each_character_alone_places_every_folded_code_point():
+    """Marks on text whose whole-text folding joins characters (an ellipsis NFKC expands, a
+    letter beyond the BMP): each character folded as fold_codes folds it alone, with its place."""
+    from scrapy_neardup.fingerprints.text import fold_codes, fold_each_with_positions
+
+    text = "北京……今天㈠召开会议😀，Ｅｘａｍｐｌｅ e\u0301 ﬁ 臺灣\u200b𝐀。"
+    codes, where = fold_each_with_positions(text)
+    expected = [(int(code), index) for index, char in enumerate(text) for code in fold_codes(char)]
+    assert list(zip(codes.tolist(), where.tolist())) == expected
+    assert len(codes) > len(text) - 2  # the ellipses expanded, the zero-width space dropped

@@ -293,6 +293,28 @@ def fold_with_positions(text: str) -> tuple[np.ndarray, np.ndarray | None]:
     return fold_codes(text), None
 
 
+def fold_each_with_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each character of ``text`` folded alone, and the position in ``text`` of every folded
+    code point: where whole-text folding joins characters, marks still find their place. The
+    table folds nearly every character; only the few it cannot fold alone (an ellipsis that
+    NFKC expands, a character beyond the BMP) take the exact path, one by one."""
+    codes = _codes(text)
+    wide = codes > 0xFFFF
+    folded = text_tables().fold[np.where(wide, 0, codes)]
+    alone = np.flatnonzero((folded == _SLOW) | wide).tolist()
+    pieces, places, start = [], [], 0
+    for index in [*alone, len(codes)]:
+        kept = start + np.flatnonzero(folded[start:index] != _DROP)
+        pieces.append(folded[kept])
+        places.append(kept)
+        if index < len(codes):
+            one = fold_codes(text[index])
+            pieces.append(one)
+            places.append(np.full(len(one), index, dtype=np.int64))
+        start = index + 1
+    return np.concatenate(pieces).astype(np.uint32), np.concatenate(places).astype(np.int64)
+
+
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r" ?\n[\s]*")
 

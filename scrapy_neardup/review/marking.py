@@ -25,7 +25,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from ..fingerprints.text import content_mask, fold_codes, fold_with_positions, to_text
+from ..fingerprints.text import content_mask, fold_each_with_positions, fold_with_positions, to_text
 
 MIN_MARK_CHARS = 6  # content characters: shorter common runs are words shared by chance
 # Characters of each text aligned at most: the clause pass slows down with the number of
@@ -66,7 +66,7 @@ class _Content:
     def __init__(self, text: str) -> None:
         folded, where = fold_with_positions(text)
         if where is None:  # folding joined characters (a combining mark): fold one by one
-            folded, where = _fold_each(text)
+            folded, where = fold_each_with_positions(text)
         kept = np.flatnonzero(content_mask(folded))
         self.chars = to_text(folded[kept])
         self.where = where[kept]
@@ -78,19 +78,6 @@ class _Content:
 
     def span(self, start: int, length: int) -> Span:
         return int(self.where[start]), int(self.where[start + length - 1]) + 1
-
-
-def _fold_each(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """Each character folded alone: positions for every folded code point, at the price of
-    joins that only whole-text folding makes."""
-    codes, where = [], []
-    for index, char in enumerate(text):
-        folded = fold_codes(char)
-        codes.append(folded)
-        where.append(np.full(len(folded), index, dtype=np.int64))
-    if not codes:
-        return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.int64)
-    return np.concatenate(codes).astype(np.uint32), np.concatenate(where)
 
 
 def align(a: str, b: str, min_chars: int = MIN_MARK_CHARS) -> Alignment:
