@@ -3,6 +3,10 @@ from corpus import ARTICLES, DISCLAIMER, SIGNATURE, quoting, reprint, text, with
 
 from scrapy_neardup import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
 
+from scrapy_neardup.fingerprints.fingerprint import is_sketch_key
+
+from corpus import ARTICLES, DISCLAIMER, SIGNATURE, quoting, reprint, text, with_disclaimer
+
 NAMES = list(ARTICLES)
 
 
@@ -87,6 +91,36 @@ def test_short_texts_are_not_judged(store):
     assert detector.check("a", "今天下雨。").status == SHORT
     assert detector.check("b", "今天下雨。").status == SHORT
     assert store.count() == 0
+
+
+# Lines of a script library (written for these tests): 30 to 60 characters each.
+LINES = {
+    "refund": "退款申请提交后，款项将在三到五个工作日内原路退回您的支付账户，请注意查收。",
+    "delivery": "您的订单已经从杭州仓库发出，预计后天下午送达，快递员会提前电话联系您。",
+    "password": "如果忘记登录密码，可以在登录页面点击找回密码，通过绑定的手机号重新设置。",
+    "invoice": "电子发票会在订单完成后的二十四小时内发送到您预留的电子邮箱里。",
+}
+STOCK = "您好，感谢您的耐心等待，"
+
+
+def test_a_short_line_edited_in_every_clause_is_found_and_lines_sharing_a_phrase_are_not(store):
+    """The short-entry rule: a line of 20 to 50 content characters is judged, and under more
+    sketch keys than a long text, so a copy whose every clause was edited keeps a candidate."""
+    detector = Detector(store)
+    for key, line in LINES.items():
+        assert detector.check(key, STOCK + line).status == UNIQUE
+    # Its one sentence edited (no sentence key left), a clause dropped, punctuation half-width.
+    copy = "您好,感谢您的耐心等待,退款申请提交后,款项将在三到五个工作日内原路返回您的支付帐户。"
+    verdict = detector.check("copy", copy)
+    assert verdict.status == DUPLICATE and verdict.duplicate_of == "refund", verdict
+    assert detector.query(copy)[0].key == "refund"
+    other = STOCK + "会员积分可以在下次购物时抵扣现金，一百积分抵扣一元，不设上限。"
+    assert detector.check("points", other).status == UNIQUE
+    short_record = store.stored_under("points")[0]
+    assert sum(1 for k in short_record.sentence_keys if is_sketch_key(k)) == Thresholds().short_sketch_keys
+    detector.check("long", text("library"))
+    long_record = store.stored_under("long")[0]
+    assert sum(1 for k in long_record.sentence_keys if is_sketch_key(k)) == Recipe().sketch_keys
 
 
 def test_reservation_catches_a_concurrent_copy_and_release_forgets_it(store):

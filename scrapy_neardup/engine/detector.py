@@ -336,12 +336,12 @@ class Detector:
             state=PENDING if reserve else COMMITTED,
             source=source if self.prefer is not None else "",
         )
+        sketch_keys = self.thresholds.sketch_keys(fp, self.recipe) if "sketch" in self.methods else []
         probe = Probe(
             # Sketch keys go first so that all of them are filed, then the n longest sentences.
-            sentence_keys=(fp.sketch_keys if "sketch" in self.methods else [])
-            + (fp.sentence_keys if "nshash" in self.methods else []),
+            sentence_keys=sketch_keys + (fp.sentence_keys if "nshash" in self.methods else []),
             simhash_buckets=self.store.tables.keys(fp.simhash) if "simhash" in self.methods else [],
-            nshash_n=self.recipe.nshash_n + (self.recipe.sketch_keys if "sketch" in self.methods else 0),
+            nshash_n=self.recipe.nshash_n + len(sketch_keys),
             boilerplate_limit=self.boilerplate_limit,
         )
         return record, probe, now

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..fingerprints.fingerprint import MAX_SKETCH_KEYS, Fingerprint, Recipe
+
 UNIQUE = "unique"
 DUPLICATE = "duplicate"
 SHORT = "short"  # too little text to judge safely: passed, not stored
@@ -48,11 +50,15 @@ class Thresholds:
     containment: float = 0.7
     jaccard: float = 0.35
     allowance: int = 60
-    min_chars: int = 50  # texts shorter than this are not judged (SHORT)
+    min_chars: int = 20  # texts shorter than this are not judged (SHORT)
     short_chars: int = 200  # below this, the stricter thresholds apply
     short_containment: float = 0.85
     short_jaccard: float = 0.4
     excerpt_jaccard: float = 0.25
+    # A short text is filed and looked up under this many sketch keys instead of the recipe's
+    # few: an edit in each of its sentences leaves it no sentence key, and few shingles make
+    # each key likelier to change; more of its smallest shingle hashes keep a candidate.
+    short_sketch_keys: int = 16
 
     def __post_init__(self) -> None:
         for name in ("containment", "jaccard", "short_containment", "short_jaccard", "excerpt_jaccard"):
@@ -63,6 +69,16 @@ class Thresholds:
             raise ValueError(f"min_chars must be at least 1, got {self.min_chars}")
         if self.allowance < 0:
             raise ValueError(f"allowance must not be negative, got {self.allowance}")
+        if not 0 <= self.short_sketch_keys <= MAX_SKETCH_KEYS:
+            raise ValueError(f"short_sketch_keys must be between 0 and {MAX_SKETCH_KEYS}, got {self.short_sketch_keys}")
+
+    def sketch_keys(self, fp: Fingerprint, recipe: Recipe) -> list[int]:
+        """The sketch keys ``fp`` is filed and looked up under: the recipe's number, or
+        ``short_sketch_keys`` for a text of fewer than ``short_chars`` content characters."""
+        if not recipe.sketch_keys:
+            return []
+        count = self.short_sketch_keys if fp.chars < self.short_chars else recipe.sketch_keys
+        return fp.sketch_keys[: max(count, recipe.sketch_keys)]
 
     @classmethod
     def from_options(cls, containment: float | None = None, min_chars: int | None = None) -> Thresholds:

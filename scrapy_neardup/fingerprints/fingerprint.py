@@ -193,6 +193,11 @@ class Fingerprint:
 
 SKETCH_TAG = ((1 << (64 - SKETCH_KEY_BITS)) - 1) << SKETCH_KEY_BITS  # top 24 bits set
 
+# Sketch keys a fingerprint carries (when its recipe has any): the detector files the first
+# ``Recipe.sketch_keys`` of a text and more of a short one (``Thresholds.short_sketch_keys``).
+# The keys are the smallest shingle hashes in order, so the first few are the same either way.
+MAX_SKETCH_KEYS = 16
+
 
 def sketch_keys_of(values: list[int]) -> list[int]:
     """Bucket keys of sketch key values: tagged, as the store files them beside sentence keys."""
@@ -362,6 +367,7 @@ class Fingerprinter:
         self.recipe = (recipe or Recipe()).resolved()
         self.tokenizer = tokenizer or get_tokenizer(self.recipe.tokenizer)
         self.features = _features()
+        self.sketch_keys = max(self.recipe.sketch_keys, MAX_SKETCH_KEYS) if self.recipe.sketch_keys else 0
         # compiled=False forces the numpy path (tests compare the two); None: C when built.
         self.compiled = kernel is not None if compiled is None else compiled and kernel is not None
 
@@ -375,7 +381,7 @@ class Fingerprinter:
         simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text), False)
         recipe = self.recipe
         sketch, sketch_keys = sketch_and_keys(
-            sentences.content, recipe.sketch_size, recipe.shingle_width, recipe.sketch_keys
+            sentences.content, recipe.sketch_size, recipe.shingle_width, self.sketch_keys
         )
         return Fingerprint(
             sentence_keys=self._sentence_keys(sentences, longest),
@@ -391,15 +397,8 @@ class Fingerprinter:
         recipe = self.recipe
         tables = text_tables()
         simhash_text, keys, sketch, distinct, chars, sketch_keys = kernel.parts(
-            codes,
-            tables.ends,
-            tables.content,
-            MIN_SENTENCE_CHARS,
-            recipe.simhash_sentences,
-            2 * recipe.nshash_n,
-            recipe.sketch_size,
-            recipe.shingle_width,
-            recipe.sketch_keys,
+            codes, tables.ends, tables.content, MIN_SENTENCE_CHARS, recipe.simhash_sentences,
+            2 * recipe.nshash_n, recipe.sketch_size, recipe.shingle_width, self.sketch_keys,
         )
         simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text))
         return Fingerprint(
