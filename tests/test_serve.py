@@ -223,3 +223,23 @@ def test_a_store_that_goes_down_gives_503_and_the_service_goes_on():
             assert service.stop() == 0
     finally:
         redis.stop()
+
+
+def test_two_services_on_one_redis_store_keep_one_of_two_copies_added_at_once(redis_url):
+    """Check-and-add is one atomic step of the store: editors adding copies of one entry through
+    two services at the same moment keep exactly one, each story once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    first, second = start_service(redis_url), start_service(redis_url)
+    try:
+        names = ["library", "marathon", "rice", "museum", "reservoir"]
+        jobs = [(service, f"{name}-{i}", text(name) if i == 0 else reprint(name))
+                for name in names for i, service in enumerate((first, second, first, second))]
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda job: (job[1], job[0].add(job[1], job[2])), jobs))
+        added = sorted(key.split("-")[0] for key, answer in answers if answer.status == 201)
+        assert added == sorted(names), answers
+        assert all(answer.status in (201, 409) for _, answer in answers)
+        assert first.request("GET", "/stats").body["entries"] == len(names)
+    finally:
+        assert first.stop() == 0 and second.stop() == 0

@@ -83,15 +83,25 @@ class _Content:
 def align(a: str, b: str, min_chars: int = MIN_MARK_CHARS) -> Alignment:
     """The passages of at least ``min_chars`` content characters that ``a`` and ``b`` share,
     in order (a monotone alignment: a passage moved elsewhere is matched once)."""
-    complete = len(a) <= MAX_ALIGN_CHARS and len(b) <= MAX_ALIGN_CHARS
-    one, other = _Content(a[:MAX_ALIGN_CHARS]), _Content(b[:MAX_ALIGN_CHARS])
-    blocks, within_budget = _blocks(one, other)
-    pairs, shared = [], 0
-    for i, j, size in _joined(blocks):
-        if size >= min_chars:
-            pairs.append((one.span(i, size), other.span(j, size)))
-            shared += size
-    return Alignment(pairs, shared, len(one.chars), len(other.chars), complete and within_budget)
+    return align_each(a, [b], min_chars)[0]
+
+
+def align_each(a: str, others: list[str], min_chars: int = MIN_MARK_CHARS) -> list[Alignment]:
+    """:func:`align` of ``a`` with each of ``others``, folding ``a`` once (a text checked
+    against its similar entries)."""
+    one = _Content(a[:MAX_ALIGN_CHARS])
+    alignments = []
+    for b in others:
+        complete = len(a) <= MAX_ALIGN_CHARS and len(b) <= MAX_ALIGN_CHARS
+        other = _Content(b[:MAX_ALIGN_CHARS])
+        blocks, within_budget = _blocks(one, other)
+        pairs, shared = [], 0
+        for i, j, size in _joined(blocks):
+            if size >= min_chars:
+                pairs.append((one.span(i, size), other.span(j, size)))
+                shared += size
+        alignments.append(Alignment(pairs, shared, len(one.chars), len(other.chars), complete and within_budget))
+    return alignments
 
 
 def _blocks(one: _Content, other: _Content) -> tuple[list[tuple[int, int, int]], bool]:

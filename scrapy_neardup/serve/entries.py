@@ -3,7 +3,7 @@
 One object over one store and the engine: check a text (read only), add an entry (the engine's
 atomic check-and-add, so two editors adding copies of one entry at once keep one), read and
 delete entries by key, count them. Each similar entry comes with the passages it shares with
-the text, found by the review pages' marking (:func:`..marking.align`) and given as character
+the text, found by the review pages' marking (:func:`..review.marking.align_each`) and given as character
 ranges of both texts. No HTTP here: the front end (:mod:`.http`) turns answers and
 :class:`EntryError` into responses.
 """
@@ -17,7 +17,7 @@ from typing import Any
 from ..engine.detector import Detector
 from ..engine.verdicts import DUPLICATE, REVISIT, Similar, Verdict
 from ..fingerprints.extract import ExtractionError, html_to_text
-from ..review.marking import align
+from ..review.marking import align_each
 from ..stores.record import DocRecord, clip_key
 from ..stores import Store, StoreError, StoreUnavailable, redact
 
@@ -156,25 +156,21 @@ class Entries:
             if chosen:
                 records[similar.key] = chosen[-1]
         texts = self._guarded(lambda: self.store.texts([record.doc_id for record in records.values()]))
+        stored = [texts.get(records[s.key].doc_id) if s.key in records else None for s in found]
+        alignments = iter(align_each(text, [t for t in stored if t is not None]))
         listed = []
-        for similar in found:
-            record = records.get(similar.key)
-            stored = texts.get(record.doc_id) if record is not None else None
-            entry = {
+        for similar, entry_text in zip(found, stored):
+            alignment = next(alignments) if entry_text is not None else None
+            listed.append({
                 "key": similar.key,
                 "similarity": similar.similarity,
                 "jaccard": similar.jaccard,
                 "duplicate": similar.duplicate,
                 "similar_id": similar.similar_id,
-                "text": stored,
-                "passages": [],
-                "shared_chars": 0,
-            }
-            if stored is not None:
-                alignment = align(text, stored)
-                entry["passages"] = [{"text": list(a), "entry": list(b)} for a, b in alignment.pairs]
-                entry["shared_chars"] = alignment.shared
-            listed.append(entry)
+                "text": entry_text,
+                "passages": [{"text": list(a), "entry": list(b)} for a, b in alignment.pairs] if alignment else [],
+                "shared_chars": alignment.shared if alignment else 0,
+            })
         return listed
 
     def _guarded(self, call: Any) -> Any:

@@ -73,7 +73,10 @@ class ServeSite(server.Site):
     """The site: the entries behind one resource, the token, the body limit, the requests in flight."""
 
     def __init__(self, entries: Entries, token: str | None = None, max_bytes: int = 1 << 20, timeout: float = 60):
-        super().__init__(_Api(self), timeout=timeout)
+        try:  # bodies are JSON: twisted.web need not parse them as forms (Twisted >= 24.7)
+            super().__init__(_Api(self), timeout=timeout, parsePOSTFormSubmission=False)
+        except TypeError:
+            super().__init__(_Api(self), timeout=timeout)
         self.requestFactory = _Request
         self.displayTracebacks = False
         self.entries = entries

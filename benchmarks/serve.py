@@ -1,0 +1,230 @@
+"""``neardup serve`` under load: checks per second, latency and the server's memory.
+
+Starts ``neardup serve`` as one process on 127.0.0.1, adds ``--entries`` knowledge-base
+entries (People's Daily sentences recombined into distinct texts of 300 to 2,000 characters,
+``corpus.FillerTexts``) through ``POST /entries``, then sends ``--checks`` ``POST /check``
+requests from ``--clients`` concurrent keep-alive connections of one asyncio client on the same
+machine: half of them edited copies of stored entries (listed with their shared passages
+marked), half new texts. Prints the add rate, checks per second, latency percentiles, the
+server's RSS every ``--rss-every`` checks, and the load: the CPU the server, the client and
+everything else on the machine used meanwhile, and the load average.
+
+    python benchmarks/serve.py                                     # LevelDB store in a temp dir
+    python benchmarks/serve.py --store memory:// --checks 20000
+    python benchmarks/serve.py --store redis://127.0.0.1:6379/5 --namespace bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import FillerTexts, add_data_option, load_articles, reprint, sentence_pool  # noqa: E402
+
+LISTENING = re.compile(r"neardup serve: http://127\.0\.0\.1:(\d+)/")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int | str = "self") -> float:
+    """User + system CPU seconds of a process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every core of the machine spent busy since boot (all processes)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + values[4]  # idle, iowait
+    return (sum(values[:8]) - idle) / TICKS
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def request_bytes(method: str, path: str, body: dict) -> bytes:
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+    return head.encode("ascii") + data
+
+
+async def _one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, data: bytes) -> tuple[int, bytes]:
+    writer.write(data)
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head[9:12])
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+    return status, await reader.readexactly(length)
+
+
+async def send_all(port: int, requests: list[bytes], clients: int, on_done=None) -> tuple[list[float], list[int]]:
+    """Send ``requests`` over ``clients`` keep-alive connections, each taking the next one as it
+    is answered; the latency of each (seconds) and the status codes."""
+    latencies: list[float] = [0.0] * len(requests)
+    statuses: list[int] = [0] * len(requests)
+    next_index = iter(range(len(requests)))
+
+    async def client() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            for index in next_index:
+                started = time.perf_counter()
+                statuses[index], _ = await _one(reader, writer, requests[index])
+                latencies[index] = time.perf_counter() - started
+                if on_done is not None:
+                    on_done(index)
+        finally:
+            writer.close()
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return latencies, statuses
+
+
+async def send_at_rate(port: int, requests: list[bytes], clients: int, rate: float) -> tuple[list[float], list[int], float]:
+    """Send ``requests`` at ``rate`` a second in all, over ``clients`` connections: request i is
+    due at i / rate seconds, and its latency counts from then (time spent waiting behind a
+    slow answer counts too). The latencies, the statuses and the seconds the sending took."""
+    latencies: list[float] = [0.0] * len(requests)
+    statuses: list[int] = [0] * len(requests)
+    start = time.perf_counter() + 0.1
+
+    async def client(first: int) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            for index in range(first, len(requests), clients):
+                due = start + index / rate
+                wait = due - time.perf_counter()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                statuses[index], _ = await _one(reader, writer, requests[index])
+                latencies[index] = time.perf_counter() - due
+        finally:
+            writer.close()
+
+    await asyncio.gather(*(client(first) for first in range(clients)))
+    return latencies, statuses, time.perf_counter() - start
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def start_server(args: argparse.Namespace, store: str) -> tuple[subprocess.Popen, int, str]:
+    handle, path = tempfile.mkstemp(prefix="neardup-serve-bench-", suffix=".log")
+    command = [sys.executable, "-m", "scrapy_neardup", "serve", "--store", store, "--namespace", args.namespace,
+               "--port", "0", "--log-level", "INFO"]
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+    os.close(handle)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = LISTENING.search(Path(path).read_text(errors="replace"))
+        if found:
+            return process, int(found.group(1)), path
+        if process.poll() is not None:
+            break
+        time.sleep(0.1)
+    process.kill()
+    raise SystemExit(f"neardup serve did not start:\n{Path(path).read_text(errors='replace')[-3000:]}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_option(parser)
+    parser.add_argument("--store", default="", help="store URI (default: a new LevelDB store in a temp dir)")
+    parser.add_argument("--namespace", default="serve-bench")
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--checks", type=int, default=100_000)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--distinct", type=int, default=4000, help="distinct check texts, sent in turn")
+    parser.add_argument("--rss-every", type=int, default=10_000)
+    parser.add_argument("--rate", type=float, default=500, help="checks a second offered in the fixed-rate run")
+    parser.add_argument("--rate-seconds", type=float, default=30, help="length of the fixed-rate run (0: none)")
+    parser.add_argument("--seed", type=int, default=1998)
+    args = parser.parse_args(argv)
+
+    rng = random.Random(args.seed)
+    fillers = FillerTexts(sentence_pool(load_articles(args.data)), seed=args.seed, chars=(300, 2000))
+    entries = fillers.chunk(0, args.entries)
+    fresh = fillers.chunk(args.entries, args.entries + args.distinct // 2)
+    copies = [reprint(entries[rng.randrange(len(entries))], rng) for _ in range(args.distinct - len(fresh))]
+    texts = [t for pair in zip(copies, fresh) for t in pair]
+    checks = [request_bytes("POST", "/check", {"text": t}) for t in texts]
+    adds = [request_bytes("POST", "/entries", {"key": f"entry-{i}", "text": t}) for i, t in enumerate(entries)]
+
+    temp = tempfile.TemporaryDirectory(prefix="neardup-serve-bench-")
+    store = args.store or f"leveldb://{temp.name}/store"
+    process, port, log = start_server(args, store)
+    try:
+        print(f"## neardup serve: {args.entries:,} entries, {args.checks:,} checks from {args.clients} clients\n")
+        print(f"store {store.split('@')[-1]}, one server process (pid {process.pid}), client on the same machine, "
+              f"{os.cpu_count()} cores, load average before: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}\n")
+        started = time.perf_counter()
+        latencies, statuses = asyncio.run(send_all(port, adds, args.clients))
+        took = time.perf_counter() - started
+        added = statuses.count(201)
+        print(f"- adds: {len(adds):,} in {took:.1f} s, {len(adds) / took:,.0f}/s "
+              f"({added:,} added, {statuses.count(409):,} refused as duplicates, p99 {percentile(latencies, 0.99) * 1000:.1f} ms)")
+
+        asyncio.run(send_all(port, checks[:1000], args.clients))  # warm-up
+        order = [checks[i % len(checks)] for i in range(args.checks)]
+        rss = [(0, rss_mib(process.pid))]
+
+        def sample(index: int) -> None:
+            done = index + 1
+            if done % args.rss_every == 0:
+                rss.append((done, rss_mib(process.pid)))
+
+        server_cpu, client_cpu, busy = cpu_seconds(process.pid), cpu_seconds(), machine_busy_seconds()
+        started = time.perf_counter()
+        latencies, statuses = asyncio.run(send_all(port, order, args.clients, sample))
+        took = time.perf_counter() - started
+        server_cpu, client_cpu = cpu_seconds(process.pid) - server_cpu, cpu_seconds() - client_cpu
+        busy = machine_busy_seconds() - busy
+        others = max(0.0, busy - server_cpu - client_cpu)
+        wrong = len(statuses) - statuses.count(200)
+        print(f"- checks, {args.clients} clients each sending its next check when answered: "
+              f"{args.checks:,} in {took:.1f} s: **{args.checks / took:,.0f} checks/s**, "
+              f"latency p50 {percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
+              f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
+              f"{wrong} answers other than 200")
+        print("- server RSS (MiB) after N checks: " + ", ".join(f"{n:,}: {m:.1f}" for n, m in rss))
+        print(f"- CPU over these checks ({took:.0f} s, {os.cpu_count()} cores = {took * os.cpu_count():.0f} core-s): "
+              f"server {server_cpu:.0f} s ({server_cpu / args.checks * 1000:.2f} ms a check, "
+              f"{server_cpu / took:.2f} cores), client {client_cpu:.0f} s "
+              f"({client_cpu / took:.2f} cores), other processes {others:.0f} s ({others / took:.2f} cores); "
+              f"load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+        if args.rate_seconds > 0:
+            count = int(args.rate * args.rate_seconds)
+            paced = [checks[i % len(checks)] for i in range(count)]
+            server_cpu = cpu_seconds(process.pid)
+            latencies, statuses, took = asyncio.run(send_at_rate(port, paced, args.clients, args.rate))
+            server_cpu = cpu_seconds(process.pid) - server_cpu
+            print(f"- checks offered at {args.rate:,.0f}/s by {args.clients} clients for {args.rate_seconds:.0f} s: "
+                  f"{count / took:,.0f} checks/s answered, latency from each check's due time p50 "
+                  f"{percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
+                  f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
+                  f"server CPU {server_cpu / count * 1000:.2f} ms a check; {len(statuses) - statuses.count(200)} answers other than 200")
+    finally:
+        process.terminate()
+        code = process.wait(60)
+        print(f"- server stopped by SIGTERM, exit code {code}")
+        temp.cleanup()
+        os.unlink(log)
+
+
+if __name__ == "__main__":
+    main()
