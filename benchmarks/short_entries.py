@@ -103,8 +103,7 @@ def change_clause(line: str, rng: random.Random, donor: str, drop: bool) -> str:
         return joined if joined[-1] in "。！？；" else joined[:-1] + "。"
     added = [c for c in _CLAUSE.split(donor) if c and 4 <= len(c) <= 30] or [donor[:12] + "，"]
     clause = rng.choice(added).rstrip("。！？；") + "，"
-    at = rng.randrange(len(clauses))
-    clauses.insert(at, clause if at < len(clauses) - 1 or len(clauses) == 1 else clause)
+    clauses.insert(rng.randrange(len(clauses)), clause)
     return "".join(clauses)
 
 
