@@ -116,7 +116,8 @@ class ServeSite(server.Site):
         if not self.in_flight:
             waiting, self._idle = self._idle, []
             for waiter in waiting:
-                waiter.callback(None)
+                if not waiter.called:  # its timeout may have fired it already
+                    waiter.callback(None)
 
     def idle(self, timeout: float) -> defer.Deferred:
         """Fires when no request is in flight, or after ``timeout`` seconds."""
@@ -124,8 +125,19 @@ class ServeSite(server.Site):
             return defer.succeed(None)
         waiter: defer.Deferred = defer.Deferred()
         self._idle.append(waiter)
-        timer = reactor.callLater(timeout, lambda: waiter.called or waiter.callback(None))
-        return waiter.addBoth(lambda result: (timer.active() and timer.cancel(), result)[1])
+
+        def give_up() -> None:
+            if not waiter.called:
+                waiter.callback(None)
+
+        timer = reactor.callLater(timeout, give_up)
+
+        def stop_timer(result: Any) -> Any:
+            if timer.active():
+                timer.cancel()
+            return result
+
+        return waiter.addBoth(stop_timer)
 
     def log(self, request: Any) -> None:
         """One line per request, at DEBUG (twisted's access log is not written)."""
