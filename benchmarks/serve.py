@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import FillerTexts, add_data_option, load_articles, reprint, sentence_pool  # noqa: E402
+from corpus import FillerTexts, add_data_option, load_articles, reprint, sentence_pool
 
 LISTENING = re.compile(r"neardup serve: http://127\.0\.0\.1:(\d+)/")
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -93,7 +93,9 @@ async def send_all(port: int, requests: list[bytes], clients: int, on_done=None)
     return latencies, statuses
 
 
-async def send_at_rate(port: int, requests: list[bytes], clients: int, rate: float) -> tuple[list[float], list[int], float]:
+async def send_at_rate(
+    port: int, requests: list[bytes], clients: int, rate: float
+) -> tuple[list[float], list[int], float]:
     """Send ``requests`` at ``rate`` a second in all, over ``clients`` connections: request i is
     due at i / rate seconds, and its latency counts from then (time spent waiting behind a
     slow answer counts too). The latencies, the statuses and the seconds the sending took."""
@@ -125,8 +127,20 @@ def percentile(values: list[float], share: float) -> float:
 
 def start_server(args: argparse.Namespace, store: str) -> tuple[subprocess.Popen, int, str]:
     handle, path = tempfile.mkstemp(prefix="neardup-serve-bench-", suffix=".log")
-    command = [sys.executable, "-m", "scrapy_neardup", "serve", "--store", store, "--namespace", args.namespace,
-               "--port", "0", "--log-level", "INFO"]
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy_neardup",
+        "serve",
+        "--store",
+        store,
+        "--namespace",
+        args.namespace,
+        "--port",
+        "0",
+        "--log-level",
+        "INFO",
+    ]
     process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
     os.close(handle)
     deadline = time.monotonic() + 120
@@ -170,14 +184,18 @@ def main(argv: list[str] | None = None) -> None:
     process, port, log = start_server(args, store)
     try:
         print(f"## neardup serve: {args.entries:,} entries, {args.checks:,} checks from {args.clients} clients\n")
-        print(f"store {store.split('@')[-1]}, one server process (pid {process.pid}), client on the same machine, "
-              f"{os.cpu_count()} cores, load average before: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}\n")
+        print(
+            f"store {store.split('@')[-1]}, one server process (pid {process.pid}), client on the same machine, "
+            f"{os.cpu_count()} cores, load average before: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}\n"
+        )
         started = time.perf_counter()
         latencies, statuses = asyncio.run(send_all(port, adds, args.clients))
         took = time.perf_counter() - started
         added = statuses.count(201)
-        print(f"- adds: {len(adds):,} in {took:.1f} s, {len(adds) / took:,.0f}/s "
-              f"({added:,} added, {statuses.count(409):,} refused as duplicates, p99 {percentile(latencies, 0.99) * 1000:.1f} ms)")
+        print(
+            f"- adds: {len(adds):,} in {took:.1f} s, {len(adds) / took:,.0f}/s "
+            f"({added:,} added, {statuses.count(409):,} refused as duplicates, p99 {percentile(latencies, 0.99) * 1000:.1f} ms)"
+        )
 
         asyncio.run(send_all(port, checks[:1000], args.clients))  # warm-up
         order = [checks[i % len(checks)] for i in range(args.checks)]
@@ -196,28 +214,34 @@ def main(argv: list[str] | None = None) -> None:
         busy = machine_busy_seconds() - busy
         others = max(0.0, busy - server_cpu - client_cpu)
         wrong = len(statuses) - statuses.count(200)
-        print(f"- checks, {args.clients} clients each sending its next check when answered: "
-              f"{args.checks:,} in {took:.1f} s: **{args.checks / took:,.0f} checks/s**, "
-              f"latency p50 {percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
-              f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
-              f"{wrong} answers other than 200")
+        print(
+            f"- checks, {args.clients} clients each sending its next check when answered: "
+            f"{args.checks:,} in {took:.1f} s: **{args.checks / took:,.0f} checks/s**, "
+            f"latency p50 {percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
+            f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
+            f"{wrong} answers other than 200"
+        )
         print("- server RSS (MiB) after N checks: " + ", ".join(f"{n:,}: {m:.1f}" for n, m in rss))
-        print(f"- CPU over these checks ({took:.0f} s, {os.cpu_count()} cores = {took * os.cpu_count():.0f} core-s): "
-              f"server {server_cpu:.0f} s ({server_cpu / args.checks * 1000:.2f} ms a check, "
-              f"{server_cpu / took:.2f} cores), client {client_cpu:.0f} s "
-              f"({client_cpu / took:.2f} cores), other processes {others:.0f} s ({others / took:.2f} cores); "
-              f"load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+        print(
+            f"- CPU over these checks ({took:.0f} s, {os.cpu_count()} cores = {took * os.cpu_count():.0f} core-s): "
+            f"server {server_cpu:.0f} s ({server_cpu / args.checks * 1000:.2f} ms a check, "
+            f"{server_cpu / took:.2f} cores), client {client_cpu:.0f} s "
+            f"({client_cpu / took:.2f} cores), other processes {others:.0f} s ({others / took:.2f} cores); "
+            f"load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}"
+        )
         if args.rate_seconds > 0:
             count = int(args.rate * args.rate_seconds)
             paced = [checks[i % len(checks)] for i in range(count)]
             server_cpu = cpu_seconds(process.pid)
             latencies, statuses, took = asyncio.run(send_at_rate(port, paced, args.clients, args.rate))
             server_cpu = cpu_seconds(process.pid) - server_cpu
-            print(f"- checks offered at {args.rate:,.0f}/s by {args.clients} clients for {args.rate_seconds:.0f} s: "
-                  f"{count / took:,.0f} checks/s answered, latency from each check's due time p50 "
-                  f"{percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
-                  f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
-                  f"server CPU {server_cpu / count * 1000:.2f} ms a check; {len(statuses) - statuses.count(200)} answers other than 200")
+            print(
+                f"- checks offered at {args.rate:,.0f}/s by {args.clients} clients for {args.rate_seconds:.0f} s: "
+                f"{count / took:,.0f} checks/s answered, latency from each check's due time p50 "
+                f"{percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
+                f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
+                f"server CPU {server_cpu / count * 1000:.2f} ms a check; {len(statuses) - statuses.count(200)} answers other than 200"
+            )
     finally:
         process.terminate()
         code = process.wait(60)

@@ -33,10 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import add_data_option, load_articles  # noqa: E402
+from corpus import add_data_option, load_articles
 
-from scrapy_neardup import Detector, Thresholds, open_store  # noqa: E402
-from scrapy_neardup.newsworld import transforms  # noqa: E402
+from scrapy_neardup import Detector, Thresholds, open_store
+from scrapy_neardup.newsworld import transforms
 
 _SENTENCE = re.compile(r"(?<=[。！？；])")
 _CLAUSE = re.compile(r"(?<=[，、：；])")
@@ -108,7 +108,13 @@ def change_clause(line: str, rng: random.Random, donor: str, drop: bool) -> str:
 
 
 def change_punctuation(line: str, rng: random.Random) -> str:
-    marks = {"，": ["、", ",", " ", ""], "。": ["！", ".", "；"], "：": [":", "，"], "；": ["，", ";"], "、": ["，", ","]}
+    marks = {
+        "，": ["、", ",", " ", ""],
+        "。": ["！", ".", "；"],
+        "：": [":", "，"],
+        "；": ["，", ";"],
+        "、": ["，", ","],
+    }
     chars = list(line)
     places = [i for i, c in enumerate(chars) if c in marks]
     for i in rng.sample(places, max(1, len(places) // 2)) if places else []:
@@ -117,7 +123,9 @@ def change_punctuation(line: str, rng: random.Random) -> str:
 
 
 def change_width(line: str, rng: random.Random) -> str:
-    table = transforms.to_half_width(transforms.ASCII) if rng.random() < 0.5 else transforms.to_full_width(transforms.ASCII)
+    table = (
+        transforms.to_half_width(transforms.ASCII) if rng.random() < 0.5 else transforms.to_full_width(transforms.ASCII)
+    )
     return transforms.convert_width([line], table)[0]
 
 
@@ -158,9 +166,13 @@ def main(argv: list[str] | None = None) -> None:
         if verdict.stored:
             kept[f"line-{index}"] = line
     took = time.perf_counter() - started
-    print(f"## Short entries: {len(lines):,} lines of 50-150 characters (seed {args.seed}), min_chars {args.min_chars}\n")
-    print(f"{len(kept):,} of {len(stored_lines):,} lines stored ({len(stored_lines) - len(kept)} not: a copy of a line "
-          f"stored before, or too short to judge), {len(stored_lines) / took:,.0f} lines/s\n")
+    print(
+        f"## Short entries: {len(lines):,} lines of 50-150 characters (seed {args.seed}), min_chars {args.min_chars}\n"
+    )
+    print(
+        f"{len(kept):,} of {len(stored_lines):,} lines stored ({len(stored_lines) - len(kept)} not: a copy of a line "
+        f"stored before, or too short to judge), {len(stored_lines) / took:,.0f} lines/s\n"
+    )
 
     keys = list(kept)
     originals = rng.sample(keys, min(args.copies, len(keys)))
@@ -196,7 +208,9 @@ def main(argv: list[str] | None = None) -> None:
     examples = []
     for line in held:
         text = content(line)
-        others = {k for i in range(len(text) - args.phrase_chars + 1) for k in grams.get(text[i : i + args.phrase_chars], [])}
+        others = {
+            k for i in range(len(text) - args.phrase_chars + 1) for k in grams.get(text[i : i + args.phrase_chars], [])
+        }
         unrelated = {k for k in others if unlike(line, kept[k])}
         if not unrelated:
             continue
@@ -206,13 +220,19 @@ def main(argv: list[str] | None = None) -> None:
             false += 1
             if len(examples) < 3:
                 examples.append((line, kept[wrong[0].key]))
-    print(f"- held-out lines sharing a run of {args.phrase_chars}+ characters with an unlike stored line: "
-          f"{sharing:,}; called a duplicate of such a line: **{false} ({false / max(1, sharing):.2%})**")
+    print(
+        f"- held-out lines sharing a run of {args.phrase_chars}+ characters with an unlike stored line: "
+        f"{sharing:,}; called a duplicate of such a line: **{false} ({false / max(1, sharing):.2%})**"
+    )
 
     scripted = {}
     for index, key in enumerate(keys[: args.held_out]):
         phrase = PHRASES[index % len(PHRASES)]
-        line = phrase + ("，" if index % 2 else "。") + kept[key] if index % 3 else kept[key].rstrip("。") + "，" + phrase + "。"
+        line = (
+            phrase + ("，" if index % 2 else "。") + kept[key]
+            if index % 3
+            else kept[key].rstrip("。") + "，" + phrase + "。"
+        )
         scripted[f"script-{index}"] = line
         detector.check_fingerprint(f"script-{index}", detector.fingerprint(line), text=line)
     false_scripted = asked = 0
@@ -220,13 +240,19 @@ def main(argv: list[str] | None = None) -> None:
         phrase = PHRASES[index % len(PHRASES)]
         line = phrase + "，" + body if index % 3 else body.rstrip("。") + "，" + phrase + "。"
         asked += 1
-        wrong = [s for s in detector.query(line, k=10) if s.duplicate and unlike(body, scripted.get(s.key, kept.get(s.key, "")))]
+        wrong = [
+            s
+            for s in detector.query(line, k=10)
+            if s.duplicate and unlike(body, scripted.get(s.key, kept.get(s.key, "")))
+        ]
         if wrong:
             false_scripted += 1
             if len(examples) < 6:
                 examples.append((line, scripted.get(wrong[0].key, kept.get(wrong[0].key))))
-    print(f"- held-out lines given one of {len(PHRASES)} stock phrases, against {len(scripted):,} stored lines with the "
-          f"same phrases: {asked:,}; called a duplicate of an unlike line: **{false_scripted} ({false_scripted / asked:.2%})**\n")
+    print(
+        f"- held-out lines given one of {len(PHRASES)} stock phrases, against {len(scripted):,} stored lines with the "
+        f"same phrases: {asked:,}; called a duplicate of an unlike line: **{false_scripted} ({false_scripted / asked:.2%})**\n"
+    )
     for original, copy, listed in worst:
         print(f"missed: {original!r}\n   copy: {copy!r}\n   listed (is original, similarity, jaccard): {listed}")
     for line, other in examples:

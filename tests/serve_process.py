@@ -32,8 +32,16 @@ class Service:
     log_path: str
     token: str | None = None
 
-    def request(self, method: str, path: str, body: object = None, *, raw: bytes | None = None,
-                token: str | None = None, headers: dict | None = None) -> Answer:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: object = None,
+        *,
+        raw: bytes | None = None,
+        token: str | None = None,
+        headers: dict | None = None,
+    ) -> Answer:
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         sent = dict(headers or {})
         given = token if token is not None else self.token

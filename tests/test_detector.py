@@ -2,10 +2,7 @@ import pytest
 from corpus import ARTICLES, DISCLAIMER, SIGNATURE, quoting, reprint, text, with_disclaimer
 
 from scrapy_neardup import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
-
 from scrapy_neardup.fingerprints.fingerprint import is_sketch_key
-
-from corpus import ARTICLES, DISCLAIMER, SIGNATURE, quoting, reprint, text, with_disclaimer
 
 NAMES = list(ARTICLES)
 

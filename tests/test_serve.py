@@ -15,13 +15,12 @@ import unicodedata
 from urllib.parse import quote
 
 import pytest
-
-from scrapy_neardup.serve.command import is_loopback
-from scrapy_neardup.stores import open_store
-
 from corpus import reprint, text
 from redis_server import start_redis
 from serve_process import start_service
+
+from scrapy_neardup.serve.command import is_loopback
+from scrapy_neardup.stores import open_store
 
 
 @pytest.fixture
@@ -79,8 +78,15 @@ def test_check_add_read_and_delete_entries_on_each_store(service):
 
     stats = service.request("GET", "/stats").body
     assert stats["entries"] == 2
-    assert stats["requests"] == {"checks": 3, "added": 3, "forced": 1, "refused": 1, "revisits": 1,
-                                 "updated": 0, "deleted": 1}
+    assert stats["requests"] == {
+        "checks": 3,
+        "added": 3,
+        "forced": 1,
+        "refused": 1,
+        "revisits": 1,
+        "updated": 0,
+        "deleted": 1,
+    }
     assert service.request("GET", "/health").body == {"status": "ok"}
     assert service.stop() == 0
 
@@ -134,7 +140,11 @@ def test_keys_of_any_characters_and_html_entries():
         assert service.add(key, text("marathon")).status == 201
         found = service.request("GET", "/entries/" + quote(key, safe=""))
         assert found.status == 200 and found.body["key"] == key
-        page = "<html><body><article>" + "".join(f"<p>{p}</p>" for p in text("marathon").split("\n")) + "</article></body></html>"
+        page = (
+            "<html><body><article>"
+            + "".join(f"<p>{p}</p>" for p in text("marathon").split("\n"))
+            + "</article></body></html>"
+        )
         checked = service.request("POST", "/check", {"html": page})
         assert checked.status == 200 and checked.body["duplicate_of"] == key
         extracted = checked.body["text"]
@@ -169,14 +179,18 @@ def test_a_token_is_required_when_set_and_the_page_asks_for_it():
 def test_without_a_token_it_refuses_to_listen_beyond_loopback():
     done = subprocess.run(
         [sys.executable, "-m", "scrapy_neardup", "serve", "--store", "memory://", "--host", "0.0.0.0", "--port", "0"],
-        check=False, capture_output=True, text=True, timeout=60,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={k: v for k, v in os.environ.items() if k != "NEARDUP_SERVE_TOKEN"},
     )
     assert done.returncode == 2
     assert "refusing to listen on 0.0.0.0 without a token" in done.stderr and "NEARDUP_SERVE_TOKEN" in done.stderr
-    assert [is_loopback(h) for h in ("127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost", "0.0.0.0", "10.0.0.1", "example.com")] == [
-        True, True, True, True, True, False, False, False
-    ]
+    assert [
+        is_loopback(h)
+        for h in ("127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost", "0.0.0.0", "10.0.0.1", "example.com")
+    ] == [True, True, True, True, True, False, False, False]
 
 
 def test_sigterm_answers_the_request_in_flight_then_closes_the_store(tmp_path):
@@ -213,8 +227,12 @@ def test_a_store_that_goes_down_gives_503_and_the_service_goes_on():
         try:
             assert service.add("library", text("library")).status == 201
             redis.kill()
-            for answer in (service.check(reprint("library")), service.request("GET", "/health"),
-                           service.add("rice", text("rice")), service.entry("library")):
+            for answer in (
+                service.check(reprint("library")),
+                service.request("GET", "/health"),
+                service.add("rice", text("rice")),
+                service.entry("library"),
+            ):
                 assert answer.status == 503 and "store is unavailable" in answer.body["error"], answer
                 assert b"Traceback" not in answer.raw
             assert service.process.poll() is None
@@ -233,8 +251,11 @@ def test_two_services_on_one_redis_store_keep_one_of_two_copies_added_at_once(re
     first, second = start_service(redis_url), start_service(redis_url)
     try:
         names = ["library", "marathon", "rice", "museum", "reservoir"]
-        jobs = [(service, f"{name}-{i}", text(name) if i == 0 else reprint(name))
-                for name in names for i, service in enumerate((first, second, first, second))]
+        jobs = [
+            (service, f"{name}-{i}", text(name) if i == 0 else reprint(name))
+            for name in names
+            for i, service in enumerate((first, second, first, second))
+        ]
         with ThreadPoolExecutor(8) as pool:
             answers = list(pool.map(lambda job: (job[1], job[0].add(job[1], job[2])), jobs))
         added = sorted(key.split("-")[0] for key, answer in answers if answer.status == 201)

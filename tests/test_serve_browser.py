@@ -11,7 +11,6 @@ import os
 import shutil
 
 import pytest
-
 from corpus import reprint, text
 from serve_process import start_service
 
@@ -40,8 +39,14 @@ def browser(tmp_path):
 
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     f"--window-size={WIDTH},{HEIGHT}", f"--user-data-dir={tmp_path / 'profile'}"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--window-size={WIDTH},{HEIGHT}",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
     driver.implicitly_wait(0)
@@ -63,12 +68,16 @@ def test_an_editor_types_a_reprint_sees_it_marked_then_adds_a_new_entry(browser,
         for key in ("library", "marathon", "rice"):
             assert service.add(key, text(key)).status == 201
         browser.get(f"http://127.0.0.1:{service.port}/")
-        wait_for(browser, lambda d: "3 entries" in d.find_element(By.ID, "stats").text, "the page shows the store's size")
+        wait_for(
+            browser, lambda d: "3 entries" in d.find_element(By.ID, "stats").text, "the page shows the store's size"
+        )
 
         copy = reprint("library")
         browser.find_element(By.ID, "key").send_keys("library-copy")
         browser.find_element(By.ID, "text").send_keys(copy)  # typed: the page checks as the editor types
-        cards = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#results .entry"), "similar entries listed")
+        cards = wait_for(
+            browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#results .entry"), "similar entries listed"
+        )
         first = cards[0]
         assert "library" in first.find_element(By.TAG_NAME, "h2").text
         assert "duplicate" in first.find_element(By.CSS_SELECTOR, ".badge").text
@@ -95,8 +104,11 @@ def test_an_editor_types_a_reprint_sees_it_marked_then_adds_a_new_entry(browser,
         new = text("reservoir")
         browser.find_element(By.ID, "key").send_keys("reservoir")
         browser.find_element(By.ID, "text").send_keys(new)
-        wait_for(browser, lambda d: "No similar entry" in d.find_element(By.CSS_SELECTOR, "#results .summary").text,
-                 "no similar entry for a new one")
+        wait_for(
+            browser,
+            lambda d: "No similar entry" in d.find_element(By.CSS_SELECTOR, "#results .summary").text,
+            "no similar entry for a new one",
+        )
         add = browser.find_element(By.ID, "add")
         wait_for(browser, lambda d: add.is_enabled(), "the Add button enabled")
         add.click()
@@ -109,7 +121,9 @@ def test_an_editor_types_a_reprint_sees_it_marked_then_adds_a_new_entry(browser,
         browser.find_element(By.ID, "text").send_keys(copy)
         wait_for(browser, lambda d: d.find_element(By.ID, "add-anyway").is_displayed(), "add anyway offered")
         browser.find_element(By.ID, "add-anyway").click()
-        wait_for(browser, lambda d: "added anyway as library-kept" in d.find_element(By.ID, "status").text, "added anyway")
+        wait_for(
+            browser, lambda d: "added anyway as library-kept" in d.find_element(By.ID, "status").text, "added anyway"
+        )
         assert service.entry("library-kept").status == 200
         errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
         assert errors == [], errors  # no script error, no refused resource (CSP)

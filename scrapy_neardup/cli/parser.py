@@ -213,17 +213,33 @@ def build_parser() -> argparse.ArgumentParser:
     service = commands.add_parser(
         "serve", help="an HTTP service that checks entries before they are added, with a page for editors"
     )
-    service.add_argument("--host", default="127.0.0.1",
-                         help="address to listen on (default 127.0.0.1; another address needs a token)")
+    service.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; another address needs a token)"
+    )
     service.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port)")
-    service.add_argument("--token", default=None,
-                         help="bearer token the API requires (default: $NEARDUP_SERVE_TOKEN; none: loopback only)")
-    service.add_argument("--max-bytes", type=int, default=1 << 20,
-                         help="largest request body accepted, in bytes (default 1 MiB; larger: 413)")
-    service.add_argument("--shutdown-timeout", type=float, default=10.0,
-                         help="seconds a stop waits for the requests in flight (default 10)")
-    service.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                         help="DEBUG logs one line per request")
+    service.add_argument(
+        "--token",
+        default=None,
+        help="bearer token the API requires (default: $NEARDUP_SERVE_TOKEN; none: loopback only)",
+    )
+    service.add_argument(
+        "--max-bytes",
+        type=int,
+        default=1 << 20,
+        help="largest request body accepted, in bytes (default 1 MiB; larger: 413)",
+    )
+    service.add_argument(
+        "--shutdown-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a stop waits for the requests in flight (default 10)",
+    )
+    service.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="DEBUG logs one line per request",
+    )
     _judging_options(service, "texts with fewer content characters are not judged (and not added)")
     _store_options(service)
     service.set_defaults(func=_serve)

@@ -112,9 +112,9 @@ class Detector:
             record.text = text
             decided: list[_Outcome] = []  # once a single-process store asked before filing
 
-            def confirm(candidates: list[DocRecord]) -> bool:
-                decided.append(self._decide(record, probe, candidates, now))
-                return _refused(decided[0], force)
+            def confirm(candidates: list[DocRecord]) -> bool:  # called by check_and_add below, in this round
+                decided.append(self._decide(record, probe, candidates, now))  # noqa: B023
+                return _refused(decided[0], force)  # noqa: B023
 
             reservation = self.store.check_and_add(probe, record, confirm)
             # A store that filed as it read (Redis): verify now.
@@ -391,9 +391,17 @@ class Detector:
         """A duplicate filed with ``force``: a story of its own, related to the copy it matched."""
         first, method, jaccard, containment = match
         return Verdict(
-            key, UNIQUE, reservation.doc_id, reservation.doc_id, method=method, jaccard=round(jaccard, 4),
-            containment=round(containment, 4), distance=hamming(fp.simhash, first.simhash), chars=fp.chars,
-            stored=True, relative_of=first.key,
+            key,
+            UNIQUE,
+            reservation.doc_id,
+            reservation.doc_id,
+            method=method,
+            jaccard=round(jaccard, 4),
+            containment=round(containment, 4),
+            distance=hamming(fp.simhash, first.simhash),
+            chars=fp.chars,
+            stored=True,
+            relative_of=first.key,
         )
 
     def _decide(self, record: DocRecord, probe: Probe, candidates: list[DocRecord], now: float) -> _Outcome:

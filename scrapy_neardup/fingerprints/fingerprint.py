@@ -397,8 +397,15 @@ class Fingerprinter:
         recipe = self.recipe
         tables = text_tables()
         simhash_text, keys, sketch, distinct, chars, sketch_keys = kernel.parts(
-            codes, tables.ends, tables.content, MIN_SENTENCE_CHARS, recipe.simhash_sentences,
-            2 * recipe.nshash_n, recipe.sketch_size, recipe.shingle_width, self.sketch_keys,
+            codes,
+            tables.ends,
+            tables.content,
+            MIN_SENTENCE_CHARS,
+            recipe.simhash_sentences,
+            2 * recipe.nshash_n,
+            recipe.sketch_size,
+            recipe.shingle_width,
+            self.sketch_keys,
         )
         simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text))
         return Fingerprint(

@@ -82,8 +82,13 @@ def _run(args: argparse.Namespace, detector: Detector, token: str | None) -> int
     if detector.store.uri.startswith("memory://"):
         logger.warning("the memory:// store keeps entries only while the service runs")
     logger.info(
-        "neardup serve: http://%s:%d/ (store %s, namespace %r, %d entries%s)", host, address.port,
-        redact(detector.store.uri), detector.store.namespace, detector.store.count(), ", token required" if token else "",
+        "neardup serve: http://%s:%d/ (store %s, namespace %r, %d entries%s)",
+        host,
+        address.port,
+        redact(detector.store.uri),
+        detector.store.namespace,
+        detector.store.count(),
+        ", token required" if token else "",
     )
 
     def drain():

@@ -18,8 +18,8 @@ from ..engine.detector import Detector
 from ..engine.verdicts import DUPLICATE, REVISIT, Similar, Verdict
 from ..fingerprints.extract import ExtractionError, html_to_text
 from ..review.marking import align_each
-from ..stores.record import DocRecord, clip_key
 from ..stores import Store, StoreError, StoreUnavailable, redact
+from ..stores.record import DocRecord, clip_key
 
 MAX_LISTED = 50  # similar entries listed at most, whatever "limit" asks
 
@@ -139,8 +139,14 @@ class Entries:
         fingerprint = self.detector.fingerprint(text)
         min_chars = self.detector.thresholds.min_chars
         if fingerprint.chars < min_chars:
-            return {"verdict": "short", "chars": fingerprint.chars, "min_chars": min_chars,
-                    "message": _too_short(fingerprint.chars, min_chars), "duplicate_of": None, "similar": []}
+            return {
+                "verdict": "short",
+                "chars": fingerprint.chars,
+                "min_chars": min_chars,
+                "message": _too_short(fingerprint.chars, min_chars),
+                "duplicate_of": None,
+                "similar": [],
+            }
         listed = self._listed(text, fingerprint, key, limit)
         duplicate = next((entry["key"] for entry in listed if entry["duplicate"]), None)
         verdict = "duplicate" if duplicate else "similar" if listed else "unique"
@@ -161,16 +167,18 @@ class Entries:
         listed = []
         for similar, entry_text in zip(found, stored):
             alignment = next(alignments) if entry_text is not None else None
-            listed.append({
-                "key": similar.key,
-                "similarity": similar.similarity,
-                "jaccard": similar.jaccard,
-                "duplicate": similar.duplicate,
-                "similar_id": similar.similar_id,
-                "text": entry_text,
-                "passages": [{"text": list(a), "entry": list(b)} for a, b in alignment.pairs] if alignment else [],
-                "shared_chars": alignment.shared if alignment else 0,
-            })
+            listed.append(
+                {
+                    "key": similar.key,
+                    "similarity": similar.similarity,
+                    "jaccard": similar.jaccard,
+                    "duplicate": similar.duplicate,
+                    "similar_id": similar.similar_id,
+                    "text": entry_text,
+                    "passages": [{"text": list(a), "entry": list(b)} for a, b in alignment.pairs] if alignment else [],
+                    "shared_chars": alignment.shared if alignment else 0,
+                }
+            )
         return listed
 
     def _guarded(self, call: Any) -> Any:

@@ -144,8 +144,12 @@ class ServeSite(server.Site):
         if logger.isEnabledFor(logging.DEBUG):
             elapsed = (time.perf_counter() - getattr(request, "started", time.perf_counter())) * 1000
             logger.debug(
-                "%s %s %d %.1f ms %d bytes", request.method.decode("ascii", "replace"),
-                request.uri.decode("ascii", "replace")[:200], request.code, elapsed, request.sentLength,
+                "%s %s %d %.1f ms %d bytes",
+                request.method.decode("ascii", "replace"),
+                request.uri.decode("ascii", "replace")[:200],
+                request.code,
+                elapsed,
+                request.sentLength,
             )
 
 
@@ -201,7 +205,10 @@ class _Api(resource.Resource):
             raise EntryError(404, f"no such path: {path.decode('utf-8', 'replace')[:200]}")
         if method not in routes[path]:
             allowed = ", ".join(m.decode() for m in routes[path])
-            return 405, {"error": f"{method.decode('ascii', 'replace')} is not allowed here; use {allowed}", "allow": allowed}
+            return 405, {
+                "error": f"{method.decode('ascii', 'replace')} is not allowed here; use {allowed}",
+                "allow": allowed,
+            }
         self._authorize(request)
         return routes[path][method]()
 
@@ -225,7 +232,9 @@ def _only(method: bytes, allowed: bytes) -> tuple[int, Any] | None:
 def _json(request: server.Request) -> Any:
     body = request.content
     if isinstance(body, _BoundedBody) and body.too_large:
-        raise EntryError(413, f"the request body has {body.size} bytes, more than the {body.limit} this service takes (--max-bytes)")
+        raise EntryError(
+            413, f"the request body has {body.size} bytes, more than the {body.limit} this service takes (--max-bytes)"
+        )
     data = body.read()
     if not data.strip():
         raise EntryError(400, 'the request has no body: send a JSON object, e.g. {"text": "..."}')
@@ -239,7 +248,7 @@ def _json(request: server.Request) -> Any:
 
 def _key_of(path: bytes) -> str:
     """The key of ``/entries/{key}``, percent-decoded (a key holding ``/`` is sent as ``%2F``)."""
-    raw = path[len(ENTRY_PREFIX):]
+    raw = path[len(ENTRY_PREFIX) :]
     if not raw:
         raise EntryError(404, "give the entry's key: /entries/{key}")
     try:
