@@ -101,9 +101,10 @@ STOCK = "您好，感谢您的耐心等待，"
 
 
 def test_a_short_line_edited_in_every_clause_is_found_and_lines_sharing_a_phrase_are_not(store):
-    """The short-entry rule: a line of 20 to 50 content characters is judged, and under more
-    sketch keys than a long text, so a copy whose every clause was edited keeps a candidate."""
-    detector = Detector(store)
+    """The short-entry rule (neardup serve's threshold): a line of 20 to 50 content characters
+    is judged, and under more sketch keys than a long text, so a copy whose every clause was
+    edited keeps a candidate."""
+    detector = Detector(store, Thresholds(min_chars=Thresholds.entry_min_chars))
     for key, line in LINES.items():
         assert detector.check(key, STOCK + line).status == UNIQUE
     # Its one sentence edited (no sentence key left), a clause dropped, punctuation half-width.

@@ -19,7 +19,7 @@ from corpus import reprint, text
 from redis_server import start_redis
 from serve_process import start_service
 
-from scrapy_neardup.serve.command import is_loopback
+from scrapy_neardup.serve.service import is_loopback
 from scrapy_neardup.stores import open_store
 
 

@@ -18,8 +18,7 @@ from .query import query
 
 
 def _serve(args: argparse.Namespace) -> int:
-    """``neardup serve``, imported when run: the other commands need no HTTP server."""
-    from ..serve.command import serve
+    from .serve import serve
 
     return serve(args)
 
@@ -52,7 +51,9 @@ def _methods(value: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _judging_options(parser: argparse.ArgumentParser, min_chars_help: str) -> None:
+def _judging_options(
+    parser: argparse.ArgumentParser, min_chars_help: str, min_chars: int = Thresholds().min_chars
+) -> None:
     """The thresholds and recipe of the commands that judge texts (read by recipe_and_thresholds)."""
     parser.add_argument(
         "--threshold",
@@ -60,7 +61,7 @@ def _judging_options(parser: argparse.ArgumentParser, min_chars_help: str) -> No
         default=Thresholds().containment,
         help="containment needed to call a candidate a duplicate",
     )
-    parser.add_argument("--min-chars", type=int, default=Thresholds().min_chars, help=min_chars_help)
+    parser.add_argument("--min-chars", type=int, default=min_chars, help=f"{min_chars_help} (default {min_chars})")
     parser.add_argument("--nshash-n", type=int, default=Recipe().nshash_n)
     parser.add_argument("--distance", type=int, default=Recipe().simhash_k, help="SimHash Hamming distance")
 
@@ -240,7 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="DEBUG logs one line per request",
     )
-    _judging_options(service, "texts with fewer content characters are not judged (and not added)")
+    _judging_options(
+        service, "texts with fewer content characters are not judged (and not added)", Thresholds.entry_min_chars
+    )
     _store_options(service)
     service.set_defaults(func=_serve)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..fingerprints.fingerprint import MAX_SKETCH_KEYS, Fingerprint, Recipe
 
@@ -50,7 +51,7 @@ class Thresholds:
     containment: float = 0.7
     jaccard: float = 0.35
     allowance: int = 60
-    min_chars: int = 20  # texts shorter than this are not judged (SHORT)
+    min_chars: int = 50  # texts shorter than this are not judged (SHORT)
     short_chars: int = 200  # below this, the stricter thresholds apply
     short_containment: float = 0.85
     short_jaccard: float = 0.4
@@ -59,6 +60,9 @@ class Thresholds:
     # few: an edit in each of its sentences leaves it no sentence key, and few shingles make
     # each key likelier to change; more of its smallest shingle hashes keep a candidate.
     short_sketch_keys: int = 16
+    # An entry service judges shorter texts: a script library's line is a text of its own,
+    # while a crawled page with a caption of a few words is no article (``neardup serve``).
+    entry_min_chars: ClassVar[int] = 20
 
     def __post_init__(self) -> None:
         for name in ("containment", "jaccard", "short_containment", "short_jaccard", "excerpt_jaccard"):

@@ -3,5 +3,5 @@ the command line, on the same engine, stores and marking.
 
 ``entries`` (what a request asks of the engine and the store), ``http`` (the twisted.web
 site: routes, JSON errors, token, requests in flight), ``page`` (the editors' page) and
-``command`` (options, listening, a clean stop).
+``service`` (listening, a clean stop). The ``neardup serve`` command (``cli/serve.py``) starts it.
 """

@@ -20,11 +20,14 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from twisted.internet import defer, reactor
+from twisted.internet import defer
+from twisted.internet import reactor as installed_reactor
 from twisted.web import resource, server
 
 from .entries import Entries, EntryError
 from .page import Page
+
+reactor: Any = installed_reactor  # the reactor's interfaces do not type its methods
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +69,8 @@ class _Request(server.Request):
 
     def gotLength(self, length: int | None) -> None:
         self.started = time.perf_counter()
-        self.content = _BoundedBody(self.channel.site.max_bytes)
+        channel: Any = self.channel
+        self.content: Any = _BoundedBody(channel.site.max_bytes)
 
 
 class ServeSite(server.Site):
@@ -230,7 +234,7 @@ def _only(method: bytes, allowed: bytes) -> tuple[int, Any] | None:
 
 
 def _json(request: server.Request) -> Any:
-    body = request.content
+    body: Any = request.content
     if isinstance(body, _BoundedBody) and body.too_large:
         raise EntryError(
             413, f"the request body has {body.size} bytes, more than the {body.limit} this service takes (--max-bytes)"
