@@ -3,7 +3,7 @@
     python benchmarks/crawl_rate.py [--data PATH] [--workers 0 1] [--store-thread off on] [--repeat 3] [--json out.json]
                                     [-s NAME=VALUE ...] [--variant 'NAME=VALUE ...']
 
-The world is built with the example project's ``newsworld`` from real Chinese news (People's
+The world is built with ``scrapy_neardup.newsworld`` from real Chinese news (People's
 Daily, January 1998: consecutive short articles joined to news length), five sites with their
 own templates, each story published once and reprinted on 3-4 other sites: several thousand
 article pages. It is served by a separate process (so the server does not share the

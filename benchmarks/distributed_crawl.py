@@ -4,7 +4,7 @@ NearDupPipeline on one shared Redis store.
     python benchmarks/distributed_crawl.py [--processes 3] [--rounds 2] [--delay 0.3] [--concurrency 8]
 
 The world is crawl_rate.py's: several thousand article pages built from People's Daily (January
-1998) with the example project's ``newsworld``, served from a separate process. A redis-server
+1998) with ``scrapy_neardup.newsworld``, served from a separate process. A redis-server
 (from PATH) holds the queue and the store. Each round runs the example's ``run_distributed.py``
 machinery twice, without and with the pipeline (drop mode, HTML extraction on), in alternating
 order. ``--delay`` imitates remote sites (seconds per page, default 0.3); ``--delay 0`` makes the

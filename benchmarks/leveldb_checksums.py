@@ -1,6 +1,6 @@
 """Cost of verifying LevelDB block checksums on every read of the LevelDB store.
 
-The store reads with ``verify_checksums=True`` (scrapy_neardup/stores/leveldb.py, ``_VERIFY``).
+The store reads with ``verify_checksums=True`` (scrapy_neardup/stores/leveldb/store.py, ``_VERIFY``).
 A store is filled with ``--documents`` synthetic news-length texts (``corpus.FillerTexts``)
 and compacted, so the records sit in table files. Two figures, each the best of ``--passes``
 with verification off and on in turn:

@@ -7,7 +7,9 @@ requests from ``--clients`` concurrent keep-alive connections of one asyncio cli
 machine: half of them edited copies of stored entries (listed with their shared passages
 marked), half new texts. Prints the add rate, checks per second, latency percentiles, the
 server's RSS every ``--rss-every`` checks, and the load: the CPU the server, the client and
-everything else on the machine used meanwhile, and the load average.
+everything else on the machine used meanwhile, and the load average. Then it offers ``--rate``
+checks a second for ``--rate-seconds`` (each latency counted from the moment its check was due)
+and stops the server with SIGTERM.
 
     python benchmarks/serve.py                                     # LevelDB store in a temp dir
     python benchmarks/serve.py --store memory:// --checks 20000

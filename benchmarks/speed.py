@@ -9,7 +9,7 @@ batch of real news-length articles (consecutive articles of the first half joine
 measured, then taken out again so that every size sees the same batch. The same batch is
 then split into ``Detector.fingerprint`` and ``Detector.check_fingerprint`` to show where the
 time goes, and run through ``batching.check_texts`` (what ``neardup dedup`` does: batches of
-64; on LevelDB fingerprinted in line, on Redis the next batch in a second thread). Bytes on
+64; on LevelDB fingerprinted in line, on Redis the next batch while the server works). Bytes on
 disk per document are measured after ``compact_range`` (with the saved bucket index), and the
 store is then closed and opened again, timed: once reading the saved index, once with its file
 deleted (every record filed again, as after a run killed before it ever closed).
@@ -236,7 +236,7 @@ class EngineSubject(Subject):
 
     def run_streamed(self, batch: Batch) -> dict:
         """The batch through ``batching.check_texts`` (as ``neardup dedup`` runs), in batches
-        of 64. CPU time is the whole process's here (a Redis store would add a thread)."""
+        of 64. CPU time is the whole process's here (LevelDB's compaction thread included)."""
         from scrapy_neardup.engine.batching import check_texts
 
         documents = [(f"t:{key}", text) for key, text in zip(batch.keys, batch.texts)]
