@@ -231,7 +231,7 @@ class _Features:
     """SimHash features of a token list: distinct words, their hashes and tf-idf weights.
 
     IDF comes from jieba's table (folded like the text); stop words weigh 0. The prepared
-    table is cached (:mod:`.prepared`): building it from the IDF file is most of a start-up.
+    table is cached (:mod:`.tables`): building it from the IDF file is most of a start-up.
     """
 
     def __init__(self, arrays: dict[str, np.ndarray]) -> None:

@@ -9,7 +9,7 @@ Simplified.
 Normalisation works on an array of code points: a table built once maps each character of
 the Basic Multilingual Plane to its NFKC, lower-cased form, so a page costs a few numpy
 operations instead of ``unicodedata.normalize``, which is much slower on Chinese text; the
-table is cached (:mod:`.prepared`), as building it from ``unicodedata`` is slow. Text
+table is cached (:mod:`.tables`), as building it from ``unicodedata`` is slow. Text
 with characters the table cannot map alone (combining marks, ligatures such as "ﬁ",
 characters beyond the BMP that NFKC changes) takes the exact ``unicodedata`` path.
 """
