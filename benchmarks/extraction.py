@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -60,16 +61,16 @@ def _sets(data: Path, world: bool) -> dict[str, list[tuple[str, str, str]]]:
         templates, _ = load_templates(data)
         stories = corpus_stories(data, 200)
         rows = []
-        for page, story, html in extraction_pages(templates, stories):
+        for page, story, html, body in extraction_pages(templates, stories):
             length = "short" if len(story.text) <= 300 else "long"
-            rows.append((f"{page.corpus}:{page.page_id} {length}", html, story.text))
+            rows.append((f"{page.corpus}:{page.page_id} {length}", html, body))
         sets["real-template world"] = rows
     return sets
 
 
 def measure(sets: dict[str, list[tuple[str, str, str]]], repeat: int) -> dict:
     """Run this process's html_to_text on every page: per page its text's scores and CPU time."""
-    from scrapy_neardup.extract import html_to_text
+    html_to_text = _extract_module().html_to_text
 
     html_to_text(sets["zh-gne"][0][1])  # imports and first-call costs out of the timing
     out: dict[str, list[dict]] = {}
@@ -87,6 +88,15 @@ def measure(sets: dict[str, list[tuple[str, str, str]]], repeat: int) -> dict:
             results.append(row)
         out[name] = results
     return out
+
+
+def _extract_module() -> Any:
+    """The extraction module of the tree on the path (its place before and after the layered layout)."""
+    try:
+        from scrapy_neardup.fingerprints import extract
+    except ImportError:
+        from scrapy_neardup import extract
+    return extract
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -111,8 +121,10 @@ def report(label: str, results: dict, show: int) -> list[str]:
         for name, rows in results.items():
             worst = sorted((r for r in rows if "f1" in r), key=lambda r: r["f1"])[:show]
             for r in worst:
-                lines.append(f"    worst {label} {name}: {r['id']} F1 {r['f1']:.3f} (P {r['precision']:.2f}, "
-                             f"R {r['recall']:.2f}), {r['chars']} chars, {r['ms']:.1f} ms")
+                lines.append(
+                    f"    worst {label} {name}: {r['id']} F1 {r['f1']:.3f} (P {r['precision']:.2f}, "
+                    f"R {r['recall']:.2f}), {r['chars']} chars, {r['ms']:.1f} ms"
+                )
     return lines
 
 
@@ -128,8 +140,13 @@ def _child(tree: str, data: Path, world: bool, repeat: int, out: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--tree", action="append", default=[], metavar="LABEL=DIR",
-                        help="a source tree to measure (repeatable; default: this checkout)")
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="a source tree to measure (repeatable; default: this checkout)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs of each page; the least CPU time counts")
     parser.add_argument("--rounds", type=int, default=1, help="with several trees: rounds of all of them")
     parser.add_argument("--no-world", dest="world", action="store_false", help="leave out the real-template world")
@@ -138,16 +155,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        from scrapy_neardup import extract
-
+        extract = _extract_module()
         results = measure(_sets(args.data, args.world), args.repeat)
         Path(args.child).write_text(json.dumps({"module": extract.__file__, "results": results}), encoding="utf-8")
         return 0
 
-    trees = [t.partition("=")[::2] for t in args.tree] or [("this checkout", str(Path(__file__).resolve().parent.parent))]
+    trees = [t.partition("=")[::2] for t in args.tree] or [
+        ("this checkout", str(Path(__file__).resolve().parent.parent))
+    ]
     combined: dict[str, dict] = {}
     for round_ in range(args.rounds):
-        order = trees[round_ % len(trees):] + trees[: round_ % len(trees)]
+        order = trees[round_ % len(trees) :] + trees[: round_ % len(trees)]
         for label, tree in order:
             out = f"/tmp/extraction-{os.getpid()}-{len(combined)}.json"
             _child(str(Path(tree).resolve()), args.data, args.world, args.repeat, out)
@@ -161,22 +179,30 @@ def main(argv: list[str] | None = None) -> int:
                     for kept, row in zip(combined[label][name], rows):
                         kept["ms"] = min(kept["ms"], row["ms"])
     load = os.getloadavg()[0]
-    print(f"\nCPU ms a page (least of {args.repeat} runs x {args.rounds} rounds), character-bag F1; "
-          f"{os.cpu_count()} cores, load average {load:.1f} at the end\n")
+    print(
+        f"\nCPU ms a page (least of {args.repeat} runs x {args.rounds} rounds), character-bag F1; "
+        f"{os.cpu_count()} cores, load average {load:.1f} at the end\n"
+    )
     print("| tree | set | pages | median ms | mean ms | F1 mean | F1 p10 | F1 min | mostly not the body |")
     print("|---|---|---|---|---|---|---|---|---|")
     for label, results in combined.items():
         print("\n".join(report(label, results, args.show)))
     ok = True
-    for label, results in combined.items():
+    for results in combined.values():
         for name, (mean_floor, p10_floor) in FLOORS.items():
             scored = [r["f1"] for r in results.get(name, []) if "f1" in r]
             if not scored:
                 continue
-            ok = ok and statistics.mean(scored) >= mean_floor and (p10_floor is None or _quantile(scored, 0.1) >= p10_floor)
+            ok = (
+                ok
+                and statistics.mean(scored) >= mean_floor
+                and (p10_floor is None or _quantile(scored, 0.1) >= p10_floor)
+            )
         ok = ok and statistics.median(r["ms"] for r in results["zh-gne"]) <= SPEED_FLOOR_MS
-    print(f"\nfloors: F1 mean {', '.join(f'{k} {v[0]}' for k, v in FLOORS.items())}; zh-cwce p10 0.85; "
-          f"zh-gne median {SPEED_FLOOR_MS} ms: {'met' if ok else 'NOT met'} by every tree")
+    print(
+        f"\nfloors: F1 mean {', '.join(f'{k} {v[0]}' for k, v in FLOORS.items())}; zh-cwce p10 0.85; "
+        f"zh-gne median {SPEED_FLOOR_MS} ms: {'met' if ok else 'NOT met'} by every tree"
+    )
     if args.json:
         args.json.write_text(json.dumps(combined, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0

@@ -34,11 +34,10 @@ from typing import Any
 import lxml.etree
 import lxml.html
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "example_project"))
+from scrapy_neardup.newsworld import Story, build_world
+from scrapy_neardup.newsworld.templated import Template, TemplateSite
 
-from newsworld import Story, build_world
-from newsworld.templated import Template, TemplateSite
+REPO = Path(__file__).resolve().parent.parent
 
 DEFAULT_DATA = REPO.parent / "shared" / "data"
 CORPORA = {
@@ -109,19 +108,43 @@ def _visible_text(element: Any) -> str:
     return "".join(parts)
 
 
-def article_by_truth(root: Any, truth: str) -> tuple[Any, float]:
-    """The element whose text matches ``truth`` best (character-bag F1), and that F1."""
+def article_by_truth(root: Any, truth: str) -> tuple[Any, float, int]:
+    """The element whose text matches ``truth`` best (character-bag F1), that F1, and how
+    many other elements, neither inside it nor around it, match it with F1 0.8 or more (a
+    second copy of the body, such as a hidden microdata block)."""
     wanted = len(_SPACE.sub("", truth))
-    best, best_f1 = None, 0.0
+    scored = []
     for element in root.iter("div", "article", "section", "td", "main", "span", "font", "body"):
         text = _visible_text(element)
         length = len(_SPACE.sub("", text))
-        if not 0.5 * wanted <= length <= 3 * wanted:
-            continue
-        f1 = bag_f1(text, truth)[2]
+        if 0.5 * wanted <= length <= 3 * wanted:
+            scored.append((bag_f1(text, truth)[2], element))
+    best, best_f1 = None, 0.0
+    for f1, element in scored:
         if f1 > best_f1 or (f1 == best_f1 and best is not None and element in best.iterdescendants()):
             best, best_f1 = element, f1
-    return best, best_f1
+    if best is None:
+        return None, 0.0, 0
+    related = {best, *best.iterancestors(), *best.iterdescendants()}
+    copies = sum(f1 >= MIN_TEMPLATE_F1 and element not in related for f1, element in scored)
+    return best, best_f1, copies
+
+
+def drop_body_remnants(root: Any, article: Any, truth: str) -> None:
+    """Take out the parts of the page's own body that lie outside its article element (a
+    lead, a caption, a paragraph after an embedded box): a real page carries one article."""
+    body = " ".join(truth.split())
+    keep = {article, *article.iterancestors()}
+    doomed = []
+    for element in root.iter():
+        if not isinstance(element.tag, str) or element in keep or element.tag in ("html", "head", "body"):
+            continue
+        text = " ".join(element.text_content().split())
+        if len(text) >= 40 and text in body:
+            doomed.append(element)
+    for element in doomed:
+        if element.getparent() is not None and not any(a in doomed for a in element.iterancestors()):
+            element.drop_tree()
 
 
 def _own_text(element: Any) -> str:
@@ -156,15 +179,20 @@ def article_by_sentences(root: Any) -> Any:
 def headline_of(root: Any, article: Any) -> Any:
     """The page's headline: an <h1> outside the article, preferring one the <title> repeats."""
     title = _SPACE.sub("", root.findtext(".//title") or "")
-    heads = [h for h in root.iter("h1") if article not in h.iterancestors() and h not in article.iterancestors()
-             and _SPACE.sub("", h.text_content())]
+    heads = [
+        h
+        for h in root.iter("h1")
+        if article not in h.iterancestors() and h not in article.iterancestors() and _SPACE.sub("", h.text_content())
+    ]
     for head in heads:
         if _SPACE.sub("", head.text_content()) in title:
             return head
     return heads[0] if heads else None
 
 
-def load_templates(data: Path = DEFAULT_DATA, corpora: tuple[str, ...] = tuple(CORPORA)) -> tuple[list[RealPage], list[str]]:
+def load_templates(
+    data: Path = DEFAULT_DATA, corpora: tuple[str, ...] = tuple(CORPORA)
+) -> tuple[list[RealPage], list[str]]:
     """Every usable page of the corpora as a template, and a line for each page left out."""
     pages: list[RealPage] = []
     left_out: list[str] = []
@@ -180,18 +208,28 @@ def load_templates(data: Path = DEFAULT_DATA, corpora: tuple[str, ...] = tuple(C
                 left_out.append(f"{corpus} {page_id}: cannot parse ({exc})")
                 continue
             if record.get("text"):
-                article, f1 = article_by_truth(root, record["text"])
+                article, f1, copies = article_by_truth(root, record["text"])
                 if article is None or f1 < MIN_TEMPLATE_F1:
                     left_out.append(f"{corpus} {page_id}: no element matches the body (best F1 {f1:.2f})")
                     continue
+                if copies:
+                    left_out.append(f"{corpus} {page_id}: the body is on the page twice")
+                    continue
+                drop_body_remnants(root, article, record["text"])
             else:
                 article = article_by_sentences(root)
                 if article is None:
                     left_out.append(f"{corpus} {page_id}: no article element found")
                     continue
             site = record.get("site") or _host(record.get("url", "")) or page_id
+            # The page's own links point to its own site, not into the world the crawl walks.
+            root.make_links_absolute(
+                record.get("url") or f"https://{site.split('/')[0]}.example.com/", handle_failures="discard"
+            )
             name = f"{corpus}:{page_id}"
-            pages.append(RealPage(corpus, page_id, site, Template.from_page(name, root, article, headline_of(root, article))))
+            pages.append(
+                RealPage(corpus, page_id, site, Template.from_page(name, root, article, headline_of(root, article)))
+            )
     return pages, left_out
 
 
@@ -240,9 +278,12 @@ def _pd_records(data: Path) -> Iterator[dict]:
 # -- the two uses --------------------------------------------------------------------------
 
 
-def extraction_pages(templates: list[RealPage], stories: list[Story], seed: int = 0) -> Iterator[tuple[RealPage, Story, str]]:
-    """Each template with one long and one short story: (page, story, html)."""
-    from newsworld.sites import ArticleView
+def extraction_pages(
+    templates: list[RealPage], stories: list[Story], seed: int = 0
+) -> Iterator[tuple[RealPage, Story, str, str]]:
+    """Each template with one long and one short story: (page, story, html, the text put in
+    its article element)."""
+    from scrapy_neardup.newsworld.sites import ArticleView
 
     rng = random.Random(seed)
     longs = [s for s in stories if len(s.text) > 600]
@@ -252,12 +293,22 @@ def extraction_pages(templates: list[RealPage], stories: list[Story], seed: int 
         for story in (rng.choice(longs), rng.choice(shorts)):
             others = rng.sample(stories, 4)
             view = ArticleView(
-                path=f"/t{number}/{story.story_id}.html", title=story.title, paragraphs=list(story.paragraphs),
-                date="2024-03-05 08:30", source=site.name, author="", editor=site.editors[0],
-                leads=[(o.title, f"/t{number}/{o.story_id}.html", o.paragraphs[0].split("。")[0] + "。") for o in others],
-                comments=[("网友", "2024-03-05 09:10", "支持，希望尽快落实。"), ("路人", "2024-03-05 10:02", "说得好。")],
+                path=f"/t{number}/{story.story_id}.html",
+                title=story.title,
+                paragraphs=list(story.paragraphs),
+                date="2024-03-05 08:30",
+                source=site.name,
+                author="",
+                editor=site.editors[0],
+                leads=[
+                    (o.title, f"/t{number}/{o.story_id}.html", o.paragraphs[0].split("。")[0] + "。") for o in others
+                ],
+                comments=[
+                    ("网友", "2024-03-05 09:10", "支持，希望尽快落实。"),
+                    ("路人", "2024-03-05 10:02", "说得好。"),
+                ],
             )
-            yield page, story, site.render_article(view, [])
+            yield page, story, site.render_article(view, []), "\n".join(site.body_lines(view))
 
 
 def crawl_sites(templates: list[RealPage], families: int = 24, shared: int = 10, seed: int = 0) -> list[TemplateSite]:
@@ -274,8 +325,16 @@ def crawl_sites(templates: list[RealPage], families: int = 24, shared: int = 10,
         copies = 2 if number < shared else 1
         for copy in range(copies):
             key = f"s{number:02d}{'ab'[copy]}"
-            sites.append(TemplateSite(key, f"{page.site}{'甲乙'[copy]}网", page.template, style=number + copy,
-                                      originates=number % 5 != 4, reprint_weight=2.0 if number % 5 == 4 else 1.0))
+            sites.append(
+                TemplateSite(
+                    key,
+                    f"{page.site}{'甲乙'[copy]}网",
+                    page.template,
+                    style=number + copy,
+                    originates=number % 5 != 4,
+                    reprint_weight=2.0 if number % 5 == 4 else 1.0,
+                )
+            )
     return sites
 
 
@@ -283,8 +342,13 @@ def real_world(data: Path = DEFAULT_DATA, stories: int = 300, reprints: tuple[in
     """The crawl world on real templates: ``stories`` stories (a fifth of them short)
     published on one site each and reprinted on ``reprints`` others."""
     templates, _ = load_templates(data)
-    return build_world(stories=corpus_stories(data, stories, seed=seed), sites=crawl_sites(templates, seed=seed),
-                       seed=seed, reprints=reprints, per_page=20)
+    return build_world(
+        stories=corpus_stories(data, stories, seed=seed),
+        sites=crawl_sites(templates, seed=seed),
+        seed=seed,
+        reprints=reprints,
+        per_page=20,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -297,17 +361,23 @@ def main(argv: list[str] | None = None) -> int:
         world = real_world(args.data, args.stories)
         sizes = [len(world.body(p)) for p in world.story_of]
         short = sum(len(s.text) <= 300 for s in world.stories.values())
-        print(f"{len(world.stories)} stories ({short} short), {len(world.story_of)} article pages on "
-              f"{len(set(world.site_of.values()))} sites, {len(world.pages)} pages in all; article page "
-              f"{statistics.median(sizes) / 1024:.0f} KB median, {statistics.mean(sizes) / 1024:.0f} KB mean")
+        print(
+            f"{len(world.stories)} stories ({short} short), {len(world.story_of)} article pages on "
+            f"{len(set(world.site_of.values()))} sites, {len(world.pages)} pages in all; article page "
+            f"{statistics.median(sizes) / 1024:.0f} KB median, {statistics.mean(sizes) / 1024:.0f} KB mean"
+        )
         return 0
     templates, left_out = load_templates(args.data)
     for page in templates:
         t = page.template
-        print(f"{page.corpus:8} {page.page_id[:40]:40} {page.site[:24]:24} {t.size / 1024:6.0f} KB  "
-              f"{t.paragraph[:30]:30} slots {','.join(t.slots)}")
-    print(f"\n{len(templates)} templates ({', '.join(f'{c} {n}' for c, n in Counter(p.corpus for p in templates).items())}); "
-          f"{len(left_out)} pages left out:")
+        print(
+            f"{page.corpus:8} {page.page_id[:40]:40} {page.site[:24]:24} {t.size / 1024:6.0f} KB  "
+            f"{t.paragraph[:30]:30} slots {','.join(t.slots)}"
+        )
+    print(
+        f"\n{len(templates)} templates ({', '.join(f'{c} {n}' for c, n in Counter(p.corpus for p in templates).items())}); "
+        f"{len(left_out)} pages left out:"
+    )
     for line in left_out:
         print(f"  {line}")
     return 0

@@ -26,6 +26,7 @@ from .sites import ArticleView, IndexEntry, Site
 # Slot markers: private-use characters that no page contains, kept as text by lxml.
 _MARK = "\ue000"
 SLOTS = ("head", "page_title", "title", "body", "after")
+_HIDDEN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?\s*(gb2312|gbk|gb18030)", re.IGNORECASE)
 
 
@@ -97,7 +98,7 @@ def _paragraph_tag(article: Any) -> str:
     """How the page marked up its paragraphs: its first text-bearing <p> (attributes and all),
     or <br> breaks when the text sat in the element itself."""
     for p in article.iter("p"):
-        if (p.text_content() or "").strip():
+        if (p.text_content() or "").strip() and not _HIDDEN.search(p.get("style", "")) and p.get("hidden") is None:
             attributes = "".join(f' {k}="{escape(v)}"' for k, v in p.attrib.items())
             return f"<p{attributes}>"
     own = (article.text or "") + "".join(child.tail or "" for child in article)
@@ -110,8 +111,17 @@ class TemplateSite(Site):
     """A site whose pages are its template with the story in it. ``style`` (0-3) picks how
     its related list and comment block are marked up; sites on one template may differ in it."""
 
-    def __init__(self, key: str, name: str, template: Template, style: int = 0, per_page: int = 20,
-                 originates: bool = True, reprint_weight: float = 1.0, encoding: str | None = None) -> None:
+    def __init__(
+        self,
+        key: str,
+        name: str,
+        template: Template,
+        style: int = 0,
+        per_page: int = 20,
+        originates: bool = True,
+        reprint_weight: float = 1.0,
+        encoding: str | None = None,
+    ) -> None:
         self.key = key
         self.name = name
         self.source_name = name
@@ -134,34 +144,41 @@ class TemplateSite(Site):
 
     def render_index(self, entries: list[IndexEntry], page: int, pages: int, sites: list[Site]) -> str:
         items = "\n".join(f'<li><a href="{e.path}">{escape(e.title)}</a> <span>{e.date}</span></li>' for e in entries)
-        return self.template.render({
-            "head": self._charset(),
-            "page_title": escape(f"{self.name}_新闻列表"),
-            "title": escape(self.name),
-            "body": f'<ul class="list">\n{items}\n</ul>',
-            "after": f'<div class="page">{self._pager(page, pages)}</div>',
-        })
+        return self.template.render(
+            {
+                "head": self._charset(),
+                "page_title": escape(f"{self.name}_新闻列表"),
+                "title": escape(self.name),
+                "body": f'<ul class="list">\n{items}\n</ul>',
+                "after": f'<div class="page">{self._pager(page, pages)}</div>',
+            }
+        )
 
     def render_article(self, view: ArticleView, sites: list[Site]) -> str:
-        return self.template.render({
-            "head": self._charset() + f'<meta property="og:type" content="article"><meta property="og:title" '
-                                      f'content="{escape(view.title)}">',
-            "page_title": escape(f"{view.title}_{self.name}"),
-            "title": escape(view.title),
-            "body": self._body(view),
-            "after": self._related(view) + self._comments(view),
-        })
+        return self.template.render(
+            {
+                "head": self._charset() + f'<meta property="og:type" content="article"><meta property="og:title" '
+                f'content="{escape(view.title)}">',
+                "page_title": escape(f"{view.title}_{self.name}"),
+                "title": escape(view.title),
+                "body": self._body(view),
+                "after": self._related(view) + self._comments(view),
+            }
+        )
 
     def _charset(self) -> str:
         return "" if self.encoding == "utf-8" else '<meta http-equiv="Content-Type" content="text/html; charset=gbk">'
 
+    def body_lines(self, view: ArticleView) -> list[str]:
+        """The lines rendered into the article element: the paragraphs and a credit line."""
+        return [*view.paragraphs, f"（来源：{view.source}　责任编辑：{view.editor}）"]
+
     def _body(self, view: ArticleView) -> str:
-        lines = list(view.paragraphs)
-        credit = f"（来源：{view.source}　责任编辑：{view.editor}）"
+        lines = self.body_lines(view)
         if self.template.paragraph == "<br>":
-            return "<br>\n".join(escape(line) for line in lines) + f"<br>\n{escape(credit)}"
+            return "<br>\n".join(escape(line) for line in lines)
         tag = self.template.paragraph
-        return "\n".join(f"{tag}{escape(line)}</p>" for line in [*lines, credit])
+        return "\n".join(f"{tag}{escape(line)}</p>" for line in lines)
 
     def _related(self, view: ArticleView) -> str:
         if not view.leads:
@@ -170,11 +187,15 @@ class TemplateSite(Site):
             items = "".join(f'<li><a href="{p}">{escape(t)}</a><p>{escape(s)}</p></li>' for t, p, s in view.leads)
             return f'<div class="xgxw"><h3>相关新闻</h3><ul>{items}</ul></div>'
         if self.style == 1:
-            items = "".join(f'<dl><dt><a href="{p}">{escape(t)}</a></dt><dd>{escape(s)}</dd></dl>' for t, p, s in view.leads)
+            items = "".join(
+                f'<dl><dt><a href="{p}">{escape(t)}</a></dt><dd>{escape(s)}</dd></dl>' for t, p, s in view.leads
+            )
             return f'<div class="related-news"><div class="hd">相关新闻</div>{items}</div>'
         if self.style == 2:
-            items = "".join(f'<div class="item"><a href="{p}" class="tit">{escape(t)}</a><div class="sum">{escape(s)}</div>'
-                            f"</div>" for t, p, s in view.leads)
+            items = "".join(
+                f'<div class="item"><a href="{p}" class="tit">{escape(t)}</a><div class="sum">{escape(s)}</div></div>'
+                for t, p, s in view.leads
+            )
             return f'<section class="tjyd"><h2>相关新闻</h2>{items}</section>'
         items = "".join(f'<tr><td><a href="{p}">{escape(t)}</a><br>{escape(s)}</td></tr>' for t, p, s in view.leads)
         return f'<table class="xgwz"><tr><th>相关新闻</th></tr>{items}</table>'
@@ -182,8 +203,11 @@ class TemplateSite(Site):
     def _comments(self, view: ArticleView) -> str:
         rows = "".join(
             f'<div class="pl-item"><span class="user">{escape(u)}</span> <span class="time">{t}</span>'
-            f"<p>{escape(c)}</p></div>" for u, t, c in view.comments
+            f"<p>{escape(c)}</p></div>"
+            for u, t, c in view.comments
         )
         box = ("pinglun", "comment-box", "plbox", "discuss")[self.style]
-        return (f'<div class="{box}"><h3>网友评论（{len(view.comments)}）</h3>{rows}'
-                '<div class="pl-form"><textarea placeholder="文明上网，理性发言"></textarea><a href="#">发表评论</a></div></div>')
+        return (
+            f'<div class="{box}"><h3>网友评论（{len(view.comments)}）</h3>{rows}'
+            '<div class="pl-form"><textarea placeholder="文明上网，理性发言"></textarea><a href="#">发表评论</a></div></div>'
+        )
