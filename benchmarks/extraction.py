@@ -91,10 +91,11 @@ def measure(sets: dict[str, list[tuple[str, str, str]]], repeat: int) -> dict:
 
 
 def _extract_module() -> Any:
-    """The extraction module of the tree on the path (its place before and after the layered layout)."""
-    try:
+    """The extraction module of the tree measured (the working directory of a child): its
+    place after the layered layout, or before it."""
+    if Path("scrapy_neardup/fingerprints/extract.py").exists() or not Path("scrapy_neardup/extract.py").exists():
         from scrapy_neardup.fingerprints import extract
-    except ImportError:
+    else:
         from scrapy_neardup import extract
     return extract
 
