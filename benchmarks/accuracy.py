@@ -8,6 +8,8 @@ positives and false negatives with the similarity values behind them, for tuning
     python benchmarks/accuracy.py                      # everything, default thresholds
     python benchmarks/accuracy.py --containment 0.7 --jaccard 0.3
     python benchmarks/accuracy.py --sweep              # which thresholds meet the floors
+    python benchmarks/accuracy.py --world real         # end to end on a news world's pages instead
+                                                       # (world_accuracy.py: extraction included)
 """
 
 from __future__ import annotations
@@ -431,6 +433,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--world" in argv or any(a.startswith("--world=") for a in argv):
+        import world_accuracy
+
+        return world_accuracy.main(argv)
     args = parse_args(argv)
     docs = build_stream(args.data, args.seed, args.scripts)
     if args.limit:

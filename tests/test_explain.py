@@ -145,3 +145,16 @@ def test_a_store_that_is_not_there_is_refused(tmp_path, capsys):
     code, _, err = run(capsys, tmp_path / "a.txt", tmp_path / "a.txt", "--store", f"leveldb://{tmp_path}/none")
     assert code == 2 and "there is no LevelDB store" in err
     assert not (tmp_path / "none").exists()
+
+
+def test_a_page_that_is_not_an_article_is_not_judged(tmp_path, capsys):
+    from real_template_pages import menu_page
+
+    first = tmp_path / "a.txt"
+    first.write_text(with_disclaimer(NAMES[0]), encoding="utf-8")
+    page = tmp_path / "nav.html"
+    page.write_text(menu_page(), encoding="utf-8")
+    code, out, _ = run(capsys, first, page)
+    assert code == 0
+    assert out.startswith("not judged: B's extracted text is not an article (menu)")
+    assert "neardup/not_article" in out

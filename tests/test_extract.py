@@ -147,21 +147,6 @@ def test_reprints_on_other_templates_extract_to_nearly_the_same_text():
     assert len(shared) >= len(STORIES["flood"].paragraphs) - 1  # all but the edited paragraph
 
 
-def test_faster_readability_cleaning_gives_the_same_text(monkeypatch):
-    from readability import Document
-
-    from scrapy_neardup.fingerprints import extract
-
-    pages = [p for p in small_world().pages if p.endswith(".html") and "binary" not in p and "huge" not in p]
-    fast = {path: html_to_text(small_world().body(path)) for path in pages}
-    monkeypatch.setattr(extract, "_DOCUMENT", Document)  # readability as shipped
-    for path, text in fast.items():
-        assert html_to_text(small_world().body(path)) == text, path
-    assert extract._document_class() is Document
-    monkeypatch.setattr(extract, "_DOCUMENT", None)
-    assert extract._document_class().__name__ == "FastDocument"
-
-
 def test_mislabelled_gbk_and_utf16_pages_are_decoded_not_counted_as_errors():
     """A GBK page under a UTF-8 label, and a UTF-16 page with its BOM, reach the fingerprint
     as the article's text; binary content is still refused."""

@@ -10,6 +10,7 @@ import os
 import sys
 
 from ..engine.verdicts import DUPLICATE, SHORT, Thresholds
+from ..fingerprints.article import not_article
 from ..fingerprints.extract import ExtractionError, decode_html, html_to_text, looks_binary
 from ..review.explain import Explanation, explain
 from ..review.marking import MAX_ALIGN_CHARS, marked_for_terminal
@@ -20,7 +21,14 @@ from .common import CommandError, recipe_and_thresholds
 
 def explain_pair(args: argparse.Namespace) -> int:
     """Would dedup call B a duplicate of A, and why: the signals and the shared passages."""
-    first, second = _read_document(args.a, args.format), _read_document(args.b, args.format)
+    (first, _), (second, second_html) = _read_document(args.a, args.format), _read_document(args.b, args.format)
+    reason = not_article(second) if second_html else None
+    if reason:  # the rule the pipeline applies to a page's extracted text
+        print(
+            f"not judged: B's extracted text is not an article ({reason}); a crawl passes such a page "
+            "without judging it (neardup/not_article)"
+        )
+        return 0
     recipe, thresholds = recipe_and_thresholds(args)
     with contextlib.ExitStack() as stack:
         store = None
@@ -57,8 +65,9 @@ def explain_pair(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_document(path: str, form: str) -> str:
-    """The text of a file for ``explain``: HTML goes through the extraction dedup uses."""
+def _read_document(path: str, form: str) -> tuple[str, bool]:
+    """The text of a file for ``explain`` and whether it was HTML: HTML goes through the
+    extraction a crawl uses."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -75,7 +84,7 @@ def _read_document(path: str, form: str) -> str:
         raise CommandError(f"cannot read {path} as HTML: {exc}") from None
     if not text.strip():
         raise CommandError(f"{path} has no text" + (" in its article body" if form == "html" else ""))
-    return text
+    return text, form == "html"
 
 
 def _verdict_line(found: Explanation, thresholds: Thresholds) -> str:

@@ -23,9 +23,10 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from ..engine.detector import Detector
 from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, UNIQUE, Verdict
+from ..fingerprints.article import site_of
 from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 from ..fingerprints.passages import passages_of
-from ..fingerprints.prepare import ERROR, NO_TEXT, TIMEOUT, Prepared, Preparer
+from ..fingerprints.prepare import ERROR, NO_TEXT, NOT_ARTICLE, TIMEOUT, Prepared, Preparer
 from ..fingerprints.text import get_tokenizer
 from ..stores import StoreError, StoreFormatError, redact
 from .compat import closing_result
@@ -126,6 +127,16 @@ class NearDupPipeline:
         uri = config.store_uri()
         self._store_uri = redact(uri)
         recipe = config.recipe().resolved()
+        if config.workers:  # first: a worker's start (imports, tables) runs while the store opens
+            needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
+            self.pool = WorkerPool(
+                config.workers,
+                recipe,
+                config.extractor,
+                config.worker_niceness,
+                config.extract_timeout or None,
+                send_text=needs_text,
+            )
         try:
             self._shared = acquire_store(uri, config.namespace, recipe, config)
         except StoreError as exc:
@@ -161,16 +172,6 @@ class NearDupPipeline:
         if config.report:
             title = f"neardup review: {getattr(self.crawler.spider, 'name', '')}"
             self.review = CrawlReview(config.report, title, access, self.log)
-        if config.workers:
-            needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
-            self.pool = WorkerPool(
-                config.workers,
-                recipe,
-                config.extractor,
-                config.worker_niceness,
-                config.extract_timeout or None,
-                send_text=needs_text,
-            )
         self.opened = True
         self.log.log(
             logging.INFO,
@@ -237,7 +238,8 @@ class NearDupPipeline:
         self.log.log(
             logging.WARNING if unchecked else logging.INFO,
             "scrapy-neardup: %d items: %d unique (%d updated), %d revisits, %d duplicates (%d dropped, %d tagged), "
-            "%d short, %d without text, %d too large, %d errors, %d passed unchecked (store down or failing)%s",
+            "%d short, %d without text, %d not articles, %d too large, %d errors, %d passed unchecked "
+            "(store down or failing)%s",
             get("neardup/items", 0),
             get("neardup/unique", 0),
             get("neardup/updated", 0),
@@ -247,6 +249,7 @@ class NearDupPipeline:
             get("neardup/tagged", 0),
             get("neardup/short", 0),
             get("neardup/no_text", 0),
+            get("neardup/not_article", 0),
             get("neardup/too_large", 0),
             get("neardup/error", 0),
             unchecked,
@@ -290,8 +293,9 @@ class NearDupPipeline:
             )
             return None, None
         key = self.fields.key(adapter, source)
+        site = site_of(key, self.fields.source_name(item))
         if self.preparer is not None:
-            prepared = self.preparer(source, is_html)
+            prepared = self.preparer(source, is_html, key, site)
             verdict = await self._check_prepared(adapter, key, prepared, source)
         else:
             assert self.pool is not None  # pages are prepared here or by the worker processes
@@ -299,7 +303,7 @@ class NearDupPipeline:
             async def check(prepared: Prepared) -> tuple[Prepared, Verdict | None]:
                 return prepared, await self._check_prepared(adapter, key, prepared, source)
 
-            prepared, verdict = await self.pool.in_order(source, is_html, check)
+            prepared, verdict = await self.pool.in_order(source, is_html, check, key, site)
         for _ in range(3):  # a copy of a pending first copy waits for its outcome
             if verdict is None:
                 break
@@ -318,6 +322,10 @@ class NearDupPipeline:
             self.fields.hand_on(adapter, prepared.text)
         if prepared.status == NO_TEXT:
             self.log.inc("no_text")
+            return None
+        if prepared.status == NOT_ARTICLE:
+            self.log.inc("not_article")
+            self.log.inc(f"not_article/{prepared.error}")
             return None
         if prepared.status == TIMEOUT:
             self._unchecked(

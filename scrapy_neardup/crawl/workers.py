@@ -16,8 +16,6 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from twisted.internet.protocol import ProcessProtocol
-
 from ..fingerprints.fingerprint import Recipe
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared, Preparer
 from .compat import installed_reactor, maybe_await, wait
@@ -72,7 +70,7 @@ class _Worker:
         self.alive = True
         self._buffer = bytearray()
         self.transport = reactor.spawnProcess(
-            _WorkerProtocol(self),
+            _protocol(self),
             sys.executable,
             # Not "-m scrapy_neardup.crawl.workers": pickled classes must name this module, not __main__.
             [sys.executable, "-c", "from scrapy_neardup.crawl.workers import serve; serve()"],
@@ -161,26 +159,31 @@ class _Worker:
             self.transport.closeChildFD(_TASKS_FD)  # end of input: the worker exits
 
 
-class _WorkerProtocol(ProcessProtocol):
-    """Passes what the reactor sees of a worker process on to its :class:`_Worker`."""
+def _protocol(worker: _Worker) -> Any:
+    """The process protocol of ``worker``. Twisted is imported here, not with the module: a
+    worker process imports this module and never needs it (its import is a good part of a
+    worker's start, which the first item waits for)."""
+    from twisted.internet.protocol import ProcessProtocol
 
-    def __init__(self, worker: _Worker) -> None:
-        self.worker = worker
+    class WorkerProtocol(ProcessProtocol):
+        """Passes what the reactor sees of a worker process on to its :class:`_Worker`."""
 
-    def childDataReceived(self, fd: int, data: bytes) -> None:
-        if fd == _RESULTS_FD:
-            pipe = getattr(self.transport, "pipes", {}).get(fd)
-            self.worker.received(data + read_available(pipe.fileno()) if pipe is not None else data)
+        def childDataReceived(self, fd: int, data: bytes) -> None:
+            if fd == _RESULTS_FD:
+                pipe = getattr(self.transport, "pipes", {}).get(fd)
+                worker.received(data + read_available(pipe.fileno()) if pipe is not None else data)
 
-    def childConnectionLost(self, fd: int) -> None:
-        if fd == _RESULTS_FD:
-            self.worker.died("its pipe closed")
+        def childConnectionLost(self, fd: int) -> None:
+            if fd == _RESULTS_FD:
+                worker.died("its pipe closed")
 
-    def processExited(self, reason: Any) -> None:
-        self.worker.died(f"exited ({reason.value})")
+        def processExited(self, reason: Any) -> None:
+            worker.died(f"exited ({reason.value})")
 
-    def processEnded(self, reason: Any) -> None:
-        self.worker.died(f"ended ({reason.value})")
+        def processEnded(self, reason: Any) -> None:
+            worker.died(f"ended ({reason.value})")
+
+    return WorkerProtocol()
 
 
 class WorkerPool:
@@ -212,7 +215,14 @@ class WorkerPool:
         self._retry_lock: Any = None  # one page at a time after a worker died
         self._told_died = False
 
-    async def in_order(self, source: str | bytes, is_html: bool, judge: Callable[[Prepared], Awaitable[T]]) -> T:
+    async def in_order(
+        self,
+        source: str | bytes,
+        is_html: bool,
+        judge: Callable[[Prepared], Awaitable[T]],
+        key: str = "",
+        site: str = "",
+    ) -> T:
         """``judge(prepared)`` of this page, called once every page that arrived before it was
         judged: pages are prepared side by side, and their fingerprints checked in arrival
         order, as the reactor-thread path checks them."""
@@ -221,7 +231,7 @@ class WorkerPool:
         before, mine = self._tail, Deferred[None]()
         self._tail = mine
         try:
-            prepared = await self.prepare(source, is_html)
+            prepared = await self.prepare(source, is_html, key, site)
             if before is not None and not before.called:
                 await wait(before)
             return await maybe_await(judge(prepared))
@@ -230,12 +240,12 @@ class WorkerPool:
                 self._tail = None
             mine.callback(None)
 
-    async def prepare(self, source: str | bytes, is_html: bool) -> Prepared:
+    async def prepare(self, source: str | bytes, is_html: bool, key: str = "", site: str = "") -> Prepared:
         """The prepared page; a page whose worker died is tried once more, alone, on a new
         worker, so that one bad page costs one item. Never raises: ERROR instead."""
         try:
             try:
-                return await wait(self.submit(source, is_html))
+                return await wait(self.submit(source, is_html, key, site))
             except ExtractTimeout as exc:
                 return Prepared(TIMEOUT, error=str(exc))
             except WorkerDied as exc:
@@ -248,7 +258,7 @@ class WorkerPool:
                     self._retry_lock = DeferredLock()
                 await wait(self._retry_lock.acquire())
                 try:
-                    return await wait(self.submit(source, is_html))
+                    return await wait(self.submit(source, is_html, key, site))
                 finally:
                     self._retry_lock.release()
         except ExtractTimeout as exc:  # on its second try
@@ -256,10 +266,10 @@ class WorkerPool:
         except Exception as exc:  # the pool itself failed (a worker was killed twice)
             return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}")
 
-    def submit(self, source: str | bytes, is_html: bool) -> Any:
+    def submit(self, source: str | bytes, is_html: bool, key: str = "", site: str = "") -> Any:
         """A Deferred that fires with the :class:`Prepared` page, or fails with WorkerDied
         or ExtractTimeout."""
-        return self.resend(_frame((source, is_html)))
+        return self.resend(_frame((source, is_html, key, site)))
 
     def resend(self, frame: bytes) -> Any:
         """Hand a framed page to the live worker with the fewest pages waiting."""
@@ -316,8 +326,8 @@ def serve() -> None:
             results.write(_frame(None))  # ready
             results.flush()
             continue
-        source, is_html = pickle.loads(payload)
-        prepared = preparer(source, is_html)
+        source, is_html, key, site = pickle.loads(payload)
+        prepared = preparer(source, is_html, key, site)
         if not send_text:
             prepared.text = None
         results.write(_frame(prepared))

@@ -1,7 +1,7 @@
 """From an HTML page to the plain text of its article body.
 
-readability-lxml finds the body (navigation, side lists, comments and footers out); the
-body is then flattened to text with one paragraph per line, so that sentence splitting
+readability-lxml finds the body (navigation, side lists, comments and footers out) in a
+tree parsed once (:mod:`.readable`); the body is then flattened to text with one paragraph per line, so that sentence splitting
 sees paragraph ends. Reprints of one story on sites with different templates must come
 out as nearly the same text, which is what fingerprinting compares.
 """
@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import lxml.etree
-import lxml.html
 
 __all__ = ["ExtractionError", "decode_html", "extract_text", "html_to_text", "looks_binary"]
 
@@ -172,23 +171,6 @@ def _flatten(root: Any) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _parse(html: str) -> Any:
-    try:
-        return lxml.html.document_fromstring(html)
-    except (lxml.etree.ParserError, ValueError) as exc:
-        raise ExtractionError(f"cannot parse HTML: {exc}") from None
-
-
-def _parse_summary(summary: str) -> Any:
-    try:
-        root = lxml.html.fragment_fromstring(summary, create_parent="div")
-    except (AssertionError, lxml.etree.ParserError, ValueError):
-        # readability returns a whole document for some broken pages
-        root = _parse(summary)
-    _drop_link_lists(root)
-    return root
-
-
 _LISTY = frozenset(["div", "td", "ul", "ol", "li", "table", "section", "aside", "nav", "p", "dl"])
 
 
@@ -222,64 +204,13 @@ def _whole_body(html: str) -> str:
     return _flatten(body if body is not None else root)
 
 
-_DOCUMENT: Any = None
-
-
-def _document_class() -> Any:
-    """readability's Document, with a cheaper cleaner when its internals are as expected.
-
-    readability cleans with ``javascript=True``, which walks every link of the page to
-    strip ``javascript:`` URLs: a quarter of the extraction time on link-heavy news pages,
-    for nothing that changes the text.
-    """
-    global _DOCUMENT
-    if _DOCUMENT is not None:
-        return _DOCUMENT
-    from readability import Document
+def _parse(html: str) -> Any:
+    from .readable import parse_page  # readability is imported on first use, not at start-up
 
     try:
-        from readability.readability import REGEXES, build_doc
-
-        try:
-            from lxml_html_clean import Cleaner
-        except ImportError:  # lxml < 5.2 still ships it
-            from lxml.html.clean import Cleaner  # type: ignore[no-redef]
-    except ImportError:
-        _DOCUMENT = Document
-        return _DOCUMENT
-    cleaner = Cleaner(
-        scripts=True,
-        javascript=False,
-        comments=True,
-        style=True,
-        links=False,
-        meta=False,
-        add_nofollow=False,
-        page_structure=False,
-        processing_instructions=True,
-        embedded=False,
-        frames=False,
-        forms=False,
-        annoying_tags=False,
-        remove_tags=(),
-        remove_unknown_tags=False,
-        safe_attrs_only=False,
-    )
-    hidden = REGEXES.get("displayNoneRe")
-
-    class FastDocument(Document):
-        def _parse(self, input: Any) -> Any:
-            doc, self.encoding = build_doc(input)
-            for element in doc.xpath("//*[@hidden]"):
-                element.drop_tree()
-            if hidden is not None:
-                for element in doc.xpath("//*[@style]"):
-                    if hidden.search(element.get("style")):
-                        element.drop_tree()
-            return cleaner.clean_html(doc)
-
-    _DOCUMENT = FastDocument if hasattr(Document, "_parse") else Document
-    return _DOCUMENT
+        return parse_page(html)
+    except (lxml.etree.ParserError, ValueError) as exc:
+        raise ExtractionError(f"cannot parse HTML: {exc}") from None
 
 
 def html_to_text(html: str | bytes, encoding: str | None = None) -> str:
@@ -292,15 +223,16 @@ def html_to_text(html: str | bytes, encoding: str | None = None) -> str:
     text = _as_text(html, encoding)
     if not text.strip():
         return ""
-    from readability.readability import Unparseable
+    from .readable import readable_article
 
     try:
-        summary = _document_class()(text).summary(html_partial=True)
-    except Unparseable:
-        summary = ""
-    except (lxml.etree.ParserError, ValueError, TypeError):
-        summary = ""
-    body = _flatten(_parse_summary(summary)) if summary.strip() else ""
+        article = readable_article(_parse(text), lambda: _parse(text))
+    except (lxml.etree.ParserError, ValueError, TypeError):  # readability's Unparseable is a ValueError
+        article = None
+    body = ""
+    if article is not None:
+        _drop_link_lists(article)
+        body = _flatten(article)
     if len(body) < 20:
         # readability gives up on pages with a single short block; take the visible text.
         fallback = _whole_body(text)

@@ -14,11 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..dotted import load_dotted
+from .article import SiteText, not_article
 from .extract import ExtractionError, decode_html, looks_binary
 from .fingerprint import Fingerprint, Fingerprinter, Recipe
 
 OK = "ok"
 NO_TEXT = "no_text"
+NOT_ARTICLE = "not_article"  # the extracted text is a menu or the site's own text (article.py)
 ERROR = "error"
 TIMEOUT = "timeout"  # extraction overran its time bound; the worker was replaced
 
@@ -27,22 +29,29 @@ TIMEOUT = "timeout"  # extraction overran its time bound; the worker was replace
 class Prepared:
     """The outcome of preparing one item's text; picklable, so it can come back from a worker."""
 
-    status: str  # OK, NO_TEXT, ERROR or TIMEOUT
+    status: str  # OK, NO_TEXT, NOT_ARTICLE, ERROR or TIMEOUT
     fingerprint: Fingerprint | None = None
-    error: str | None = None  # "ExceptionName: message" for ERROR
+    error: str | None = None  # "ExceptionName: message" for ERROR; why, for NOT_ARTICLE
     extract_seconds: float | None = None  # None when the text field was used
     fingerprint_seconds: float = 0.0
     text: str | None = None  # the body extracted from HTML, for NEARDUP_TEXT_OUT_FIELD
 
 
 class Preparer:
-    """Text or HTML in, :class:`Prepared` out; never raises for bad input."""
+    """Text or HTML in, :class:`Prepared` out; never raises for bad input.
+
+    Text extracted from HTML goes through the article rules (:mod:`.article`): the lines
+    its site's other pages gave are taken out, and a menu is not judged.
+    """
 
     def __init__(self, recipe: Recipe, extractor: Callable[[str], str] | str):
         self.extractor: Callable[[str], str] = load_dotted(extractor) if isinstance(extractor, str) else extractor
         self.fingerprinter = Fingerprinter(recipe)
+        self.site_text = SiteText()
 
-    def __call__(self, source: str | bytes, is_html: bool) -> Prepared:
+    def __call__(self, source: str | bytes, is_html: bool, key: str = "", site: str = "") -> Prepared:
+        """``key`` names the page and ``site`` its site (:func:`.article.site_of`), for
+        the site's own text."""
         extract_seconds = None
         if is_html:
             started = time.perf_counter()
@@ -57,6 +66,11 @@ class Preparer:
             except Exception as exc:  # a bad page or a broken extractor must not stop the crawl
                 return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}")
             extract_seconds = time.perf_counter() - started
+            if text and text.strip():
+                text = self.site_text.strip(site, key, text)
+                reason = not_article(text) if text.strip() else "site_text"
+                if reason:
+                    return Prepared(NOT_ARTICLE, error=reason, extract_seconds=extract_seconds)
         else:
             text = source  # type: ignore[assignment]
         if not text or not text.strip():

@@ -43,6 +43,7 @@ class ArticleView:
     hot: list[tuple[str, str]] = field(default_factory=list)  # (title, path) of other articles
     related: list[tuple[str, str, str]] = field(default_factory=list)  # (title, path, snippet)
     comments: list[tuple[str, str, str]] = field(default_factory=list)  # (user, time, text)
+    leads: list[tuple[str, str, str]] = field(default_factory=list)  # (title, path, first sentence) of other stories
     prev: tuple[str, str] | None = None
     next: tuple[str, str] | None = None
 

@@ -68,6 +68,7 @@ class World:
     site_of: dict[str, str] = field(default_factory=dict)  # article page path -> site key
     edits_of: dict[str, list[str]] = field(default_factory=dict)  # reprint path -> edits applied
     types: dict[str, str] = field(default_factory=dict)  # path -> Content-Type, where the rule below is not it
+    published: dict[str, datetime] = field(default_factory=dict)  # article page path -> publication time
 
     def content_type(self, path: str) -> str:
         """UTF-8 pages say so in the header; the GBK site declares its charset only in <meta>."""
@@ -100,6 +101,11 @@ class _Copy:
     author: str
     editor: str
     path: str = ""
+
+
+def _first_sentence(paragraph: str) -> str:
+    found = _SENTENCE.match(paragraph)
+    return found.group() if found else paragraph[:40]
 
 
 def _sentences(text: str) -> list[str]:
@@ -228,6 +234,7 @@ def build_world(
             copy.path = site.article_path(serial, copy.when.strftime("%Y-%m-%d"))
             world.story_of[copy.path] = copy.story.story_id
             world.site_of[copy.path] = site.key
+            world.published[copy.path] = copy.when
             if copy.draft.edits:
                 world.edits_of[copy.path] = list(copy.draft.edits)
         _render_site(world, site, listing, site_list, seed)
@@ -279,6 +286,7 @@ def _render_site(world: World, site: Site, listing: list[_Copy], sites: list[Sit
             editor=copy.editor,
             hot=[(c.draft.title, c.path) for c in hot],
             related=[(c.draft.title, c.path, c.draft.paragraphs[0][:36] + "…") for c in related],
+            leads=[(c.draft.title, c.path, _first_sentence(c.draft.paragraphs[0])) for c in related],
             comments=comments,
             prev=(listing[position - 1].draft.title, listing[position - 1].path) if position > 0 else None,
             next=(listing[position + 1].draft.title, listing[position + 1].path)
