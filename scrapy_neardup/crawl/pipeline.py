@@ -28,9 +28,9 @@ from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 from ..fingerprints.passages import passages_of
 from ..fingerprints.prepare import ERROR, NO_TEXT, NOT_ARTICLE, TIMEOUT, Prepared, Preparer
 from ..fingerprints.text import get_tokenizer
-from ..stores import StoreError, StoreFormatError, redact
+from ..stores import StoreError, redact
 from .compat import closing_result
-from .failures import BAD_SETTING, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, Outages, stop_at_open
+from .failures import BAD_SETTING, CrawlStopper, Outages, open_failure, stop_at_open
 from .items import ItemFields
 from .reservations import Reservations
 from .review import CrawlReview
@@ -139,9 +139,9 @@ class NearDupPipeline:
             )
         try:
             self._shared = acquire_store(uri, config.namespace, recipe, config)
-        except StoreError as exc:
-            reason = STORE_FORMAT if isinstance(exc, StoreFormatError) else STORE_UNAVAILABLE
-            return self._fail(f"cannot open its store: {exc}", reason)
+        except Exception as exc:
+            reason, message = open_failure(exc)
+            return self._fail(f"cannot open its store: {message}", reason)
         try:
             get_tokenizer(recipe.tokenizer)
             if not config.workers:  # with workers, pages are fingerprinted there only

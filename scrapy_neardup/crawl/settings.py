@@ -21,6 +21,7 @@ from ..engine.prefer import PREFER_CHOICES, Policy, policy_from
 from ..engine.verdicts import METHODS, REVISITS, Thresholds, methods_from
 from ..fingerprints.extract import DEFAULT_EXTRACTOR
 from ..fingerprints.fingerprint import Recipe
+from ..seconds import seconds
 from ..stores import STORES_BASE, redact, scheme_of
 
 if TYPE_CHECKING:
@@ -203,17 +204,10 @@ def _fraction(settings: BaseSettings, name: str) -> float:
 
 
 def _seconds(zero: str) -> Callable[[BaseSettings, str], float]:
-    """Seconds >= 0; ``zero`` says what 0 means."""
+    """Seconds by the one rule of :func:`~scrapy_neardup.seconds.seconds`; ``zero`` says what 0 means."""
 
     def parse(settings: BaseSettings, name: str) -> float:
-        raw = settings.get(name)
-        try:
-            value = settings.getfloat(name)
-        except (ValueError, TypeError):
-            raise ValueError(f"must be a number of seconds (0 = {zero}), got {raw!r}") from None
-        if isinstance(raw, bool) or value < 0 or value != value or value == float("inf"):
-            raise ValueError(f"must be a number of seconds >= 0 (0 = {zero}), got {raw!r}")
-        return value
+        return seconds(settings.get(name), zero)
 
     return parse
 

@@ -42,6 +42,11 @@ class StoreFormatError(StoreError):
     """Written by another format version or fingerprint recipe."""
 
 
+class StoreOptionError(StoreError, ValueError):
+    """An option the store cannot take (a time window longer than it can represent): refused
+    when the store is opened, before anything is created."""
+
+
 # Called with the candidate records before filing; True means "a duplicate: do not file".
 Confirm = Callable[[list[DocRecord]], bool]
 

@@ -46,6 +46,7 @@ from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError
 
 from ...fingerprints.fingerprint import Recipe
+from ...seconds import seconds
 from .. import names_a_secret, redact
 from ..base import (
     REPLACED,
@@ -56,6 +57,7 @@ from ..base import (
     StoreError,
     StoreFormatError,
     StoreLost,
+    StoreOptionError,
     StoreUnavailable,
     decode_meta,
     encode_meta,
@@ -75,6 +77,7 @@ _TOLD: set[tuple[str, str]] = set()  # (server, warning) already logged: once pe
 
 SHARDS = 1 << 16  # bucket shard hashes per window (4 hex digits)
 WINDOWS_PER_TTL = 4  # a TTL window is ttl / 4: documents are kept 1.25 ttl at most
+MAX_SECONDS = 1e12  # longest ttl or pending_timeout: 1.25 of it in ms stays far below 1e17
 
 DEFAULT_PARAMS: dict[str, Any] = {
     "socket_timeout": 10,
@@ -218,6 +221,21 @@ def _entry(bucket: bytes) -> bytes:
     return b"%c%04x%s" % (len(bucket) + 4, xxhash.xxh32_intdigest(bucket) % SHARDS, bucket)
 
 
+def _seconds(name: str, value: Any) -> float:
+    """A duration the store takes: finite and positive, and short enough for its expiries,
+    which the scripts handle as Lua numbers: Redis takes them as integers up to 1e17 ms only."""
+    try:
+        found = seconds(value)
+    except ValueError as exc:
+        raise ValueError(f"{name} {exc}") from None
+    if found > MAX_SECONDS:
+        raise StoreOptionError(
+            f"the Redis store cannot keep {name} {found:g} s: its expiries hold {MAX_SECONDS:g} s at most "
+            "(about 31,000 years); give a shorter time window (NEARDUP_TTL, --ttl), or none"
+        )
+    return found
+
+
 class RedisStore(Store):
     """A namespace of a Redis server, shared by every process that opens the same URI.
 
@@ -261,10 +279,8 @@ class RedisStore(Store):
         redis_params: dict[str, Any] | None = None,
         allow_eviction: bool = False,
     ):
-        if ttl is not None and ttl <= 0:
-            raise ValueError(f"ttl must be positive seconds or None, got {ttl}")
-        if pending_timeout <= 0:
-            raise ValueError(f"pending_timeout must be positive seconds, got {pending_timeout}")
+        ttl = _seconds("ttl", ttl) if ttl is not None else None
+        pending_timeout = _seconds("pending_timeout", pending_timeout)
         if retries < 0:
             raise ValueError(f"retries must be 0 or more, got {retries}")
         self.uri = uri
