@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,35 @@ from corpus import ARTICLES, reprint, text
 
 from scrapy_neardup import open_store
 from scrapy_neardup.cli import main
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A folder nothing can be written in: mode 0o555, or for root (whom permissions do not
+    stop) a read-only tmpfs, which needs the right to mount: skipped without it, unless CI is
+    set (CI runs as root and must not skip)."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    try:
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], capture_output=True, text=True
+        )
+        problem = mounted.stderr.strip() if mounted.returncode else ""
+    except FileNotFoundError:
+        problem = "no mount command"
+    if problem:
+        if os.environ.get("CI"):
+            pytest.fail(f"cannot mount a read-only tmpfs: {problem}")
+        pytest.skip(f"cannot mount a read-only tmpfs: {problem}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
 
 
 def records() -> list[dict]:
@@ -113,3 +143,111 @@ def test_the_python_api_takes_the_same_seconds(redis_server):
             RedisStore(redis_server.url(), ttl=bad)
         with pytest.raises(ValueError, match="pending_timeout"):
             RedisStore(redis_server.url(), pending_timeout=bad)
+
+
+# -- the files a run names ---------------------------------------------------------------------
+
+
+def dedup_files(tmp_path) -> tuple[Path, bytes]:
+    source = tmp_path / "in.jsonl"
+    return source, write_lines(source, records())
+
+
+@pytest.mark.parametrize(
+    "output, report, says",
+    [
+        ("out.jsonl", "in.jsonl", "the review page (--report) {dir}/in.jsonl is the input file"),
+        ("out.jsonl", "link.html", "the review page (--report) {dir}/link.html is the input file ({dir}/in.jsonl)"),
+        ("out.jsonl", "hard.jsonl", "the review page (--report) {dir}/hard.jsonl is the input file"),
+        ("out.jsonl", "out.jsonl", "the review page (--report) {dir}/out.jsonl is the output (-o) file"),
+        ("store/out.jsonl", "review.html", "the output (-o) {dir}/store/out.jsonl is inside the store's folder"),
+        ("out.jsonl", "store/review.html", "the review page (--report) {dir}/store/review.html is inside the store's"),
+    ],
+)
+def test_the_review_page_output_and_store_are_each_their_own_file(tmp_path, capsys, output, report, says):
+    """--report equal to the input once replaced it with the page, and exited 0."""
+    source, data = dedup_files(tmp_path)
+    os.symlink(source, tmp_path / "link.html")
+    os.link(source, tmp_path / "hard.jsonl")
+    (tmp_path / "out.jsonl").write_text("the old output\n", encoding="utf-8")
+    (tmp_path / "store").mkdir()
+    code, err = neardup(
+        capsys,
+        "dedup",
+        source,
+        "-o",
+        tmp_path / output,
+        "--report",
+        tmp_path / report,
+        "--store",
+        f"leveldb://{tmp_path / 'store'}",
+    )
+    assert code == 2 and one_line(err).startswith("neardup: " + says.format(dir=tmp_path)), err
+    assert source.read_bytes() == data  # nothing read or written: the input, the old output, no store
+    assert (tmp_path / "out.jsonl").read_text(encoding="utf-8") == "the old output\n"
+    assert os.listdir(tmp_path / "store") == []
+    assert not [name for name in os.listdir(tmp_path) if name.endswith(".partial")]
+
+
+def test_a_review_page_over_a_file_neardup_did_not_write_is_refused(tmp_path, capsys):
+    """--report part.jsonl would have replaced a shard of the input with the page."""
+    source, _ = dedup_files(tmp_path)
+    shard = tmp_path / "part.jsonl"
+    shard.write_text('{"id": "x", "text": "a shard of the input"}\n', encoding="utf-8")
+    code, err = neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--report", shard)
+    assert code == 2 and "exists and is not a page neardup wrote: it is left as it is" in one_line(err)
+    assert shard.read_text(encoding="utf-8") == '{"id": "x", "text": "a shard of the input"}\n'
+    assert not (tmp_path / "out.jsonl").exists()
+    # an empty file (made with mktemp, say) and a page of an earlier run are written over
+    (tmp_path / "empty.html").touch()
+    assert neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--report", tmp_path / "empty.html")[0] == 0
+    assert neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--report", tmp_path / "empty.html")[0] == 0
+    assert "<section" in (tmp_path / "empty.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "report, others",
+    [("review.html", ["review-2.html", "review-3.html"]), ("part.jsonl", ["part-2.jsonl", "part-3.jsonl"])],
+)
+def test_files_named_like_further_pages_are_never_removed(tmp_path, capsys, report, others):
+    """A one-page report once removed review-2.html and review-3.html, or the input shards
+    part-2.jsonl and part-3.jsonl, because of their names alone."""
+    source, _ = dedup_files(tmp_path)
+    for name in others:
+        (tmp_path / name).write_text(f"{name}: not a page of the report\n", encoding="utf-8")
+    for _ in range(2):  # the second run replaces its own page
+        code, err = neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--report", tmp_path / report)
+        assert code == 0 and f"review page: {tmp_path / report}" in err
+    for name in others:
+        assert (tmp_path / name).read_text(encoding="utf-8") == f"{name}: not a page of the report\n"
+
+
+def test_a_review_page_in_a_read_only_folder_is_refused_before_anything_is_done(tmp_path, capsys, read_only_folder):
+    """The run once wrote its output and its store, then exited 2 ("nothing done") on the page."""
+    source, _ = dedup_files(tmp_path)
+    store = tmp_path / "store"
+    page = read_only_folder / "review.html"
+    code, err = neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--store", store, "--report", page)
+    assert code == 2 and one_line(err).startswith(f"neardup: cannot write the review page (--report) {page}: ")
+    assert not store.exists() and not (tmp_path / "out.jsonl").exists()
+
+
+def test_explain_never_writes_its_page_over_a_or_b(tmp_path, capsys):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(text("rice"), encoding="utf-8")
+    b.write_text(reprint("rice"), encoding="utf-8")
+    for page, says in ((a, "the page (--html) {a} is A file"), (b, "the page (--html) {b} is B file")):
+        code, err = neardup(capsys, "explain", a, b, "--html", page)
+        assert code == 2 and one_line(err) == f"neardup: {says.format(a=a, b=b)}: name another file"
+    assert a.read_text(encoding="utf-8") == text("rice") and b.read_text(encoding="utf-8") == reprint("rice")
+    assert neardup(capsys, "explain", a, b, "--html", tmp_path / "pair.html")[0] == 0
+
+
+def test_export_never_writes_into_the_store_folder(tmp_path, capsys):
+    store = tmp_path / "store"
+    source, _ = dedup_files(tmp_path)
+    assert neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--store", store)[0] == 0
+    before = sorted(os.listdir(store))
+    code, err = neardup(capsys, "export", "--store", store, "-o", store / "CURRENT")
+    assert code == 2 and "is inside the store's folder" in one_line(err)
+    assert sorted(os.listdir(store)) == before and stored(f"leveldb://{store}") == len(ARTICLES)

@@ -4,13 +4,19 @@ its finish reason and one ERROR line, never a traceback, and leaves nothing behi
 from __future__ import annotations
 
 import logging
+import os
+import re
 
 import pytest
 import pytest_twisted
+from local_site import ARTICLES, NewsSpider
+from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
-from test_crawl import run_failing_open, settings_for
+from test_crawl import OTHERS, SITE_A, crawl, run, run_failing_open, settings_for
+from test_hardening_cli import read_only_folder  # noqa: F401 - a fixture, asked for by name
 
 from scrapy_neardup.crawl.settings import NearDupConfig
+from scrapy_neardup.review.files import is_own_page
 from scrapy_neardup.stores.memory import MemoryStore
 
 
@@ -91,3 +97,123 @@ def test_a_registered_store_that_is_no_store_or_fails_stops_with_one_line(
     errors = neardup_errors(caplog)
     assert len(errors) == 1 and errors[0].startswith("scrapy-neardup: cannot open its store: "), errors
     assert says in errors[0] and errors[0].endswith("; the crawl stops")
+
+
+# -- the crawl's files: the review page, the feeds, the store ----------------------------------
+
+
+class OtherNewsSpider(NewsSpider):
+    name = "other"
+
+
+def feed(path, **options) -> dict:
+    return {"FEEDS": {str(path): {"format": "jsonlines", **options}}}
+
+
+@pytest.mark.parametrize(
+    "feed_path, says",
+    [
+        ("{dir}/items.jsonl", "is a file the feed"),
+        ("file://{dir}/items.jsonl", "is a file the feed"),
+        ("{dir}/%(name)s.jsonl", "is a file the feed"),  # filled with the spider's name: news.jsonl
+        ("{dir}/items-%(time)s.jsonl", "is a file the feed"),  # any time: the page matches
+    ],
+)
+@pytest_twisted.inlineCallbacks
+def test_a_review_page_a_feed_writes_stops_the_crawl_before_anything_is_opened(
+    local_site, tmp_path, caplog, feed_path, says
+):
+    """NEARDUP_REPORT equal to a feed once left the feed holding the page and no item, while
+    Scrapy logged "Stored jsonlines feed (40 items)"."""
+    page = {
+        "{dir}/items.jsonl": "items.jsonl",
+        "file://{dir}/items.jsonl": "items.jsonl",
+        "{dir}/%(name)s.jsonl": "news.jsonl",
+        "{dir}/items-%(time)s.jsonl": "items-2026-01-01T00-00-00+00-00.jsonl",
+    }[feed_path]
+    settings = settings_for(
+        tmp_path / "store", NEARDUP_REPORT=str(tmp_path / page), **feed(feed_path.format(dir=tmp_path))
+    )
+    yield run_failing_open(settings, local_site.root, "neardup_bad_setting")
+    errors = neardup_errors(caplog)
+    assert len(errors) == 1 and errors[0].startswith("scrapy-neardup: NEARDUP_REPORT: the review page"), errors
+    assert says in errors[0] and errors[0].endswith("; the crawl stops")
+    assert not (tmp_path / "store").exists()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_feed_pattern_that_cannot_name_the_page_lets_both_be_written(local_site, tmp_path):
+    page = tmp_path / "review.html"
+    settings = settings_for(tmp_path / "store", NEARDUP_REPORT=str(page), **feed(tmp_path / "%(name)s-%(time)s.jsonl"))
+    result = yield run(settings, NewsSpider, root=local_site.root, paths=ARTICLES)
+    assert result.stats["finish_reason"] == "finished"
+    assert is_own_page(str(page))
+    (written,) = tmp_path.glob("news-*.jsonl")
+    assert len(written.read_text(encoding="utf-8").splitlines()) == len(result.items) > 0
+
+
+@pytest.mark.parametrize("inside", ["page", "feed"])
+@pytest_twisted.inlineCallbacks
+def test_a_page_or_feed_inside_the_leveldb_folder_is_refused(local_site, tmp_path, caplog, inside):
+    store = tmp_path / "store"
+    store.mkdir()
+    extra = {"NEARDUP_REPORT": str(store / "review.html")} if inside == "page" else feed(store / "items.jsonl")
+    yield run_failing_open(settings_for(store, **extra), local_site.root, "neardup_bad_setting")
+    errors = neardup_errors(caplog)
+    setting = "NEARDUP_REPORT" if inside == "page" else "NEARDUP_STORE"
+    assert len(errors) == 1 and errors[0].startswith(f"scrapy-neardup: {setting}: "), errors
+    assert f"is inside the store's folder ({store})" in errors[0]
+    assert not (store / "CURRENT").exists()  # the store was not opened (Scrapy made the feed's file)
+    assert os.listdir(store) == ([] if inside == "page" else ["items.jsonl"])
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_file_at_the_page_path_that_neardup_did_not_write_is_left_alone(local_site, tmp_path, caplog):
+    page = tmp_path / "notes.html"
+    page.write_text("<p>my notes</p>", encoding="utf-8")
+    yield run_failing_open(
+        settings_for(tmp_path / "store", NEARDUP_REPORT=str(page)), local_site.root, "neardup_bad_setting"
+    )
+    errors = neardup_errors(caplog)
+    assert len(errors) == 1 and "exists and is not a page neardup wrote" in errors[0], errors
+    assert page.read_text(encoding="utf-8") == "<p>my notes</p>"
+
+
+@pytest_twisted.inlineCallbacks
+def test_two_spiders_of_one_process_never_write_one_page(local_site, tmp_path, caplog):
+    page = tmp_path / "review.html"
+    runner = CrawlerRunner(settings_for(tmp_path / "store", NEARDUP_REPORT=str(page)))
+    first, one = crawl(runner, NewsSpider, root=local_site.root, paths=SITE_A)
+    second, two = crawl(runner, OtherNewsSpider, root=local_site.root, paths=OTHERS)
+    yield first
+    yield second
+    reasons = sorted(result.stats["finish_reason"] for result in (one, two))
+    assert reasons == ["finished", "neardup_bad_setting"]
+    errors = neardup_errors(caplog)
+    assert len(errors) == 1 and "is written by spider" in errors[0] and "%(name)s" in errors[0], errors
+    finished = one if one.stats["finish_reason"] == "finished" else two
+    assert len(re.findall(r"<tr><th>[a-z ]+</th><td>(\d+)</td>", page.read_text(encoding="utf-8"))) > 0
+    assert f"neardup review: {'news' if finished is one else 'other'}" in page.read_text(encoding="utf-8")
+
+
+@pytest_twisted.inlineCallbacks
+def test_the_spiders_name_in_the_page_path_gives_each_spider_its_page(local_site, tmp_path):
+    runner = CrawlerRunner(settings_for(tmp_path / "store", NEARDUP_REPORT=str(tmp_path / "review-%(name)s.html")))
+    first, one = crawl(runner, NewsSpider, root=local_site.root, paths=SITE_A)
+    second, two = crawl(runner, OtherNewsSpider, root=local_site.root, paths=OTHERS)
+    yield first
+    yield second
+    assert one.stats["finish_reason"] == two.stats["finish_reason"] == "finished"
+    assert "neardup review: news" in (tmp_path / "review-news.html").read_text(encoding="utf-8")
+    assert "neardup review: other" in (tmp_path / "review-other.html").read_text(encoding="utf-8")
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_page_in_a_read_only_folder_stops_the_crawl_before_the_store_opens(local_site, tmp_path, caplog, request):
+    page = request.getfixturevalue("read_only_folder") / "review.html"
+    yield run_failing_open(
+        settings_for(tmp_path / "store", NEARDUP_REPORT=str(page)), local_site.root, "neardup_bad_setting"
+    )
+    errors = neardup_errors(caplog)
+    assert len(errors) == 1 and f"NEARDUP_REPORT: cannot write the review page {page}" in errors[0], errors
+    assert not (tmp_path / "store").exists()

@@ -13,6 +13,7 @@ from ..engine.verdicts import DUPLICATE, SHORT, Thresholds
 from ..fingerprints.article import not_article
 from ..fingerprints.extract import ExtractionError, decode_html, html_to_text, looks_binary
 from ..review.explain import Explanation, explain
+from ..review.files import check_distinct, check_page
 from ..review.marking import MAX_ALIGN_CHARS, marked_for_terminal
 from ..review.page import Pair, page, pair_section, write_file
 from ..stores import open_store
@@ -21,6 +22,13 @@ from .common import CommandError, recipe_and_thresholds
 
 def explain_pair(args: argparse.Namespace) -> int:
     """Would dedup call B a duplicate of A, and why: the signals and the shared passages."""
+    if args.html:
+        page_option = "the page (--html)"
+        try:
+            check_distinct([("A", args.a), ("B", args.b), (page_option, args.html)])
+            check_page(args.html, page_option)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
     (first, _), (second, second_html) = _read_document(args.a, args.format), _read_document(args.b, args.format)
     reason = not_article(second) if second_html else None
     if reason:  # the rule the pipeline applies to a page's extracted text

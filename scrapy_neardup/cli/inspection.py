@@ -15,9 +15,10 @@ import time
 
 from ..engine.batching import chunks
 from ..fingerprints.fingerprint import Recipe
-from ..stores import Store, StoreFormatError, open_store, read_meta, redact
+from ..review.files import check_distinct
+from ..stores import Store, StoreFormatError, open_store, read_meta, redact, store_folder
 from ..stores.record import PENDING, DocRecord, clip_key
-from .common import warn
+from .common import CommandError, warn
 from .files import Output
 
 
@@ -100,6 +101,10 @@ def _record_fields(record: DocRecord) -> dict:
 
 def export(args: argparse.Namespace) -> int:
     """Every record as a JSON line, oldest first, with its text when the store kept it."""
+    try:
+        check_distinct([("the output (-o)", args.output)], [("the store's folder (--store)", store_folder(args.store))])
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     with contextlib.ExitStack() as stack:
         output = Output(args.output, "")
         stack.callback(output.discard)

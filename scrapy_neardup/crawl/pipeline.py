@@ -34,6 +34,7 @@ from .failures import BAD_SETTING, CrawlStopper, Outages, open_failure, stop_at_
 from .items import ItemFields
 from .reservations import Reservations
 from .review import CrawlReview
+from .runfiles import crawl_files
 from .runlog import RunLog
 from .settings import NearDupConfig, typos
 from .storeaccess import SharedStore, StoreAccess, acquire_store, release_store
@@ -127,6 +128,11 @@ class NearDupPipeline:
         uri = config.store_uri()
         self._store_uri = redact(uri)
         recipe = config.recipe().resolved()
+        try:  # before the store opens: a page or store path that is another file opens nothing
+            report = crawl_files(config, self.crawler.settings, self.crawler.spider, uri)
+            self.review = CrawlReview(report, self.crawler.spider, self.log) if report else None
+        except ValueError as exc:
+            return self._fail(str(exc), BAD_SETTING)
         if config.workers:  # first: a worker's start (imports, tables) runs while the store opens
             needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
             self.pool = WorkerPool(
@@ -169,9 +175,8 @@ class NearDupPipeline:
         self.reservations = Reservations(
             access.commit, access.release, config.key_field, access.waiting, self.outages.store_failed
         )
-        if config.report:
-            title = f"neardup review: {getattr(self.crawler.spider, 'name', '')}"
-            self.review = CrawlReview(config.report, title, access, self.log)
+        if self.review is not None:
+            self.review.attach(access)
         self.opened = True
         self.log.log(
             logging.INFO,
@@ -193,6 +198,9 @@ class NearDupPipeline:
     def _fail(self, message: str, reason: str) -> None:
         """One ERROR line, then the crawl stops before a page is fetched (see :mod:`.stop`)."""
         self.log.log(logging.ERROR, "scrapy-neardup: %s; the crawl stops", message)
+        if self.review is not None:
+            self.review.abandon()
+            self.review = None
         stop_at_open(self.crawler, reason)
 
     def close_spider(self, spider: Spider | None = None) -> Any:

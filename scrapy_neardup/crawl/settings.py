@@ -227,16 +227,12 @@ def _optional_name(settings: BaseSettings, name: str) -> str:
 
 
 def _report_path(settings: BaseSettings, name: str) -> str:
+    """The path as given (``%(name)s`` in it is the spider's name); where it points is checked
+    when the spider opens, with the crawl's other files (:mod:`.runfiles`)."""
     value = settings.get(name)
     if not isinstance(value, str):
         raise ValueError(f"must be the path of an HTML file to write (a string; empty = none), got {value!r}")
-    path = value.strip()
-    if path and os.path.isdir(path):
-        raise ValueError(f"must be the path of a file, {path!r} is a folder")
-    folder = os.path.dirname(os.path.abspath(path))
-    if path and not os.path.isdir(folder):
-        raise ValueError(f"the folder of {path!r} does not exist")
-    return path
+    return value.strip()
 
 
 def _choice(choices: tuple[str, ...], upper: bool = False) -> Callable[[BaseSettings, str], str]:

@@ -34,6 +34,7 @@ __all__ = [
     "read_meta",
     "redact",
     "store_class",
+    "store_folder",
 ]
 
 
@@ -119,6 +120,15 @@ def store_class(uri: str, stores: Mapping[str, Any] | None = None) -> type[Store
             "scrapy_neardup.stores.Store with a from_uri classmethod"
         )
     return found
+
+
+def store_folder(uri: str, stores: Mapping[str, Any] | None = None) -> str | None:
+    """The folder the store at ``uri`` keeps its files in (a LevelDB store's), or None: a
+    store that keeps no files here, or one that cannot be loaded (opening it says why)."""
+    try:
+        return store_class(uri, stores).folder_of(uri)
+    except StoreError:
+        return None
 
 
 def open_store(

@@ -111,6 +111,12 @@ class Store(ABC):
         (the pipeline passes its whole configuration) and ignoring the others."""
         return cls(uri, namespace)  # type: ignore[call-arg]
 
+    @classmethod
+    def folder_of(cls, uri: str) -> str | None:
+        """The folder a store at ``uri`` keeps its files in, which no other file of a run may
+        be in (its output, a review page); None for a store with no files here."""
+        return None
+
     def open(self, recipe: Recipe, create: bool = True) -> None:
         """Check (or, for a new store, record) the format version and recipe.
 
