@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -251,3 +252,35 @@ def test_export_never_writes_into_the_store_folder(tmp_path, capsys):
     code, err = neardup(capsys, "export", "--store", store, "-o", store / "CURRENT")
     assert code == 2 and "is inside the store's folder" in one_line(err)
     assert sorted(os.listdir(store)) == before and stored(f"leveldb://{store}") == len(ARTICLES)
+
+
+# -- explain reads what it judges -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_explain_reads_a_device_no_further_than_it_judges(tmp_path, device):
+    """/dev/zero once ran out of memory (a MemoryError traceback), /dev/urandom never ended."""
+    a = tmp_path / "a.txt"
+    a.write_text(text("rice"), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_neardup", "explain", str(a), device],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert one_line(done.stderr).startswith(f"neardup: {device} is not text (its first ")
+
+
+def test_explain_judges_the_beginning_of_a_longer_file_and_says_so(tmp_path, capsys):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("\n".join(text(name) for name in ARTICLES) * 20, encoding="utf-8")
+    b.write_text(reprint("rice"), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["explain", str(a), str(b), "--max-bytes", "4000", "--color", "never"]) == 0
+    out = capsys.readouterr().out
+    (note,) = [line for line in out.splitlines() if line.startswith("note: A ")]
+    read = int(note.split("its first ")[1].split(" bytes")[0].replace(",", ""))
+    assert 0 < read <= 4000 and "larger than --max-bytes 4,000" in note
+    assert a.read_bytes()[:read].decode("utf-8").endswith("\n")  # cut at a line end
+    assert "=== A:" in out and not [line for line in out.splitlines() if line.startswith("note: B ")]

@@ -15,7 +15,7 @@ from ..engine.verdicts import METHODS, MIN_SIMILARITY, REVISITS, Thresholds, met
 from ..fingerprints.fingerprint import Recipe
 from ..seconds import seconds
 from .dedup import dedup
-from .explain import explain_pair
+from .explain import MAX_BYTES, explain_pair
 from .inspection import export, info, list_records, lookup, purge
 from .query import query
 
@@ -64,6 +64,16 @@ def _seconds(zero: str | None = None) -> Callable[[str], float]:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return parse
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, got {value!r}")
+    return number
 
 
 def _judging_options(
@@ -225,6 +235,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto (default): HTML when a file starts with < or is named .htm/.html",
     )
     pair.add_argument("--html", metavar="PAGE", help="also write the two texts side by side, marked, to PAGE")
+    pair.add_argument(
+        "--max-bytes",
+        type=_at_least_one,
+        default=MAX_BYTES,
+        help=f"bytes of each file read and judged at most (default {MAX_BYTES:,}: as much of a page as a crawl judges)",
+    )
     pair.add_argument(
         "--color",
         choices=["auto", "always", "never"],
