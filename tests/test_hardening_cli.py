@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 from corpus import ARTICLES, reprint, text
+from test_leveldb_faults import random_news
 
-from scrapy_neardup import open_store
+from scrapy_neardup import Detector, open_store
 from scrapy_neardup.cli import main
 
 
@@ -284,3 +285,52 @@ def test_explain_judges_the_beginning_of_a_longer_file_and_says_so(tmp_path, cap
     assert 0 < read <= 4000 and "larger than --max-bytes 4,000" in note
     assert a.read_bytes()[:read].decode("utf-8").endswith("\n")  # cut at a line end
     assert "=== A:" in out and not [line for line in out.splitlines() if line.startswith("note: B ")]
+
+
+# -- a damaged LevelDB store -------------------------------------------------------------------
+
+
+def damaged_in_the_middle(path: Path) -> list[str]:
+    """A store of 300 records whose table is garbled a fifth of the way in: it opens (its meta
+    and last records are readable), and a read of every record meets the damage."""
+    with open_store(f"leveldb://{path}") as store:
+        detector = Detector(store)
+        for number, body in enumerate(random_news(300)):
+            detector.check(f"k{number}", body)
+        store.compact()
+    tables = sorted(name for name in os.listdir(path) if name.endswith(".ldb"))
+    for name in tables:
+        with open(path / name, "r+b") as handle:
+            handle.seek(os.path.getsize(path / name) // 5)
+            handle.write(b"\xff" * 64)
+    return tables
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["info"],
+        ["list"],
+        ["export", "-o", "{dir}/records.jsonl"],
+        ["export"],
+        ["lookup", "k60"],
+        ["purge", "--older-than", "1e-9"],
+        ["dedup", "{dir}/in.jsonl", "-o", "{dir}/out.jsonl"],
+        ["query", "{dir}/in.jsonl", "-o", "{dir}/out.jsonl"],
+    ],
+)
+def test_every_command_that_meets_a_damaged_table_says_so_in_one_line(tmp_path, capfd, command):
+    """export and list ended in a plyvel CorruptionError traceback; info and lookup did not."""
+    store = tmp_path / "db"
+    tables = damaged_in_the_middle(store)
+    write_lines(tmp_path / "in.jsonl", [{"id": f"again-{n}", "text": body} for n, body in enumerate(random_news(300))])
+    args = [part.format(dir=tmp_path) for part in command] + ["--store", f"leveldb://{store}"]
+    capfd.readouterr()
+    code = main(args)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    (said,) = [line for line in err.splitlines() if "is damaged" in line]
+    assert code in (2, 3) and said.startswith("neardup: ") and "plyvel.repair_db" in said, err
+    assert set(tables) <= set(os.listdir(store))
+    assert not (tmp_path / "records.jsonl").exists()
+    assert not [name for name in os.listdir(tmp_path) if name.endswith(".partial")]

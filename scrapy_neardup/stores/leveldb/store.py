@@ -433,9 +433,13 @@ class LevelDBStore(LocalStore):
         return {doc_id: unpack_text(data) for doc_id, data in found.items() if data is not None}
 
     def records(self) -> Iterator[DocRecord]:
-        """Ids follow arrival order, so the key order is the oldest first."""
-        for _, data in self._db.iterator(prefix=b"d", verify_checksums=_VERIFY):
-            yield DocRecord.from_bytes(data)
+        """Ids follow arrival order, so the key order is the oldest first. A damaged file met
+        on the way is the store's own error, as for every other read."""
+        try:
+            for _, data in self._db.iterator(prefix=b"d", verify_checksums=_VERIFY):
+                yield DocRecord.from_bytes(data)
+        except _FAILURES as exc:
+            raise _failure(self.path, exc) from exc
 
     @_guarded
     def count(self) -> int:
