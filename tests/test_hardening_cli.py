@@ -8,13 +8,15 @@ import json
 import os
 import subprocess
 import sys
+import time
+import unicodedata
 from pathlib import Path
 
 import pytest
 from corpus import ARTICLES, reprint, text
 from test_leveldb_faults import random_news
 
-from scrapy_neardup import Detector, open_store
+from scrapy_neardup import Detector, Recipe, open_store
 from scrapy_neardup.cli import main
 
 
@@ -334,3 +336,117 @@ def test_every_command_that_meets_a_damaged_table_says_so_in_one_line(tmp_path, 
     assert set(tables) <= set(os.listdir(store))
     assert not (tmp_path / "records.jsonl").exists()
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".partial")]
+
+
+# -- the rest of the second round ---------------------------------------------------------------
+
+
+def test_purge_works_on_a_store_of_another_recipe(tmp_path, capsys):
+    """purge refused a store of another recipe and had no option to name it: age needs none."""
+    store = f"leveldb://{tmp_path / 'store'}"
+    write_lines(tmp_path / "in.jsonl", records())
+    assert (
+        neardup(
+            capsys, "dedup", tmp_path / "in.jsonl", "-o", tmp_path / "out.jsonl", "--store", store, "--nshash-n", "4"
+        )[0]
+        == 0
+    )
+    code, err = neardup(capsys, "purge", "--store", store, "--older-than", "1e-9")
+    assert code == 0 and one_line(err) == f"removed {len(ARTICLES)} documents older than 1e-09 s"
+    with open_store(store, create=False, recipe=Recipe(nshash_n=4)) as opened:
+        assert opened.count() == 0
+
+
+HOSTILE_KEYS = ["esc\x1b[2J\x1b[31mred", "csi\x9b31m", "bidi\u202eevil", "tab\tnew\nline", "bell\x07", "中文\u3000键"]
+
+
+def test_list_lookup_and_export_never_print_control_characters(tmp_path, capsys):
+    store = f"leveldb://{tmp_path / 'store'}"
+    names = list(ARTICLES)
+    write_lines(tmp_path / "in.jsonl", [{"id": key, "text": text(name)} for key, name in zip(HOSTILE_KEYS, names)])
+    assert neardup(capsys, "dedup", tmp_path / "in.jsonl", "-o", tmp_path / "out.jsonl", "--store", store)[0] == 0
+
+    def printed(*args: str) -> str:
+        capsys.readouterr()
+        assert main([*args, "--store", store]) == 0
+        out = capsys.readouterr().out
+        assert not [c for c in out if not c.isprintable() and c not in "\t\n" and unicodedata.category(c) != "Zs"], out
+        return out
+
+    listed = printed("list").splitlines()
+    assert len(listed) == len(HOSTILE_KEYS)
+    assert [line.split("\t")[3] for line in listed] == [
+        "esc\\x1b[2J\\x1b[31mred",
+        "csi\\x9b31m",
+        "bidi\\u202eevil",
+        "tab\\x09new\\x0aline",
+        "bell\\x07",
+        "中文\u3000键",
+    ]
+    exported = [json.loads(line) for line in printed("export").splitlines()]
+    assert [record["key"] for record in exported] == HOSTILE_KEYS  # the same JSON values
+    for key in HOSTILE_KEYS:
+        (found,) = [json.loads(line) for line in printed("lookup", key).splitlines()]
+        assert found["key"] == key
+
+
+@pytest.mark.parametrize("key", ["k\ud800", "\udfff\ud800", "键\ud83d"])
+def test_a_key_holding_a_lone_surrogate_is_kept_as_it_is(tmp_path, capsys, store_uri, key):
+    """Such a key was stored as the text "\\ud800", so the reprint's duplicate_of differed from
+    the original's id."""
+    lines = [{"id": key, "text": text("rice")}, {"id": "copy", "text": reprint("rice")}]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="ascii")
+    code, _ = neardup(capsys, "dedup", tmp_path / "in.jsonl", "-o", tmp_path / "out.jsonl", "--store", store_uri)
+    original, copy = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert code == 0 and original["id"] == key and copy["duplicate_of"] == key
+    code, err = neardup(capsys, "dedup", tmp_path / "in.jsonl", "-o", tmp_path / "again.jsonl", "--store", store_uri)
+    assert code == 0 and "0 unique, 1 revisits, 1 duplicates" in err  # the key found again under itself
+    assert main(["export", "--store", store_uri]) == 0
+    assert [json.loads(line)["key"] for line in capsys.readouterr().out.splitlines()] == [key]
+
+
+def test_unreachable_sentinels_are_one_short_line(capsys):
+    """The message held some 3 KB of redis-py's client internals."""
+    from redis_server import free_port
+
+    ports = [free_port(), free_port()]
+    uri = f"redis+sentinel://127.0.0.1:{ports[0]},127.0.0.1:{ports[1]}/news"
+    code, err = neardup(capsys, "info", "--store", uri)
+    line = one_line(err)
+    assert code == 2 and len(line) < 300 and "<redis." not in line and "Redis<" not in line, line
+    assert "(service 'news') name no primary that answers: 2 could not be asked (" in line
+
+
+@pytest.fixture
+def replica(redis_server):
+    """A read-only replica of the session's server, in sync."""
+    from redis_server import start_redis
+
+    server = start_redis("--replicaof", "127.0.0.1", str(redis_server.port))
+    client = server.client()
+    deadline = time.monotonic() + 30
+    while client.info("replication").get("master_link_status") != "up":
+        assert time.monotonic() < deadline, "the replica did not sync"
+        time.sleep(0.05)
+    client.close()
+    yield server
+    server.stop()
+
+
+def test_the_commands_that_only_look_work_on_a_read_only_replica(tmp_path, capsys, redis_server, replica):
+    """info on a replica tried a write (the namespace's marker) and failed."""
+    namespace = "replicated"
+    write_lines(tmp_path / "in.jsonl", records())
+    primary = ["--store", redis_server.url(), "--namespace", namespace]
+    assert neardup(capsys, "dedup", tmp_path / "in.jsonl", "-o", tmp_path / "out.jsonl", *primary)[0] == 0
+    redis_server.client().wait(1, 5000)
+    on_replica = ["--store", replica.url(), "--namespace", namespace]
+    capsys.readouterr()
+    assert main(["info", *on_replica]) == 0
+    assert json.loads(capsys.readouterr().out)["documents"] == len(ARTICLES)
+    assert main(["list", *on_replica]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(ARTICLES)
+    assert main(["lookup", "rice", *on_replica]) == 0
+    assert main(["query", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "q.jsonl"), *on_replica]) == 0
+    code, err = neardup(capsys, "dedup", tmp_path / "in.jsonl", "-o", tmp_path / "again.jsonl", *on_replica)
+    assert code == 3 and "is a read-only replica: point the URI at the primary" in err

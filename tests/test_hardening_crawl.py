@@ -6,13 +6,15 @@ from __future__ import annotations
 import logging
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 import pytest_twisted
 from local_site import ARTICLES, NewsSpider
 from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
-from test_crawl import OTHERS, SITE_A, crawl, run, run_failing_open, settings_for
+from test_crawl import COMPAT, OTHERS, SITE_A, crawl, run, run_failing_open, settings_for
 from test_hardening_cli import read_only_folder  # noqa: F401 - a fixture, asked for by name
 
 from scrapy_neardup.crawl.settings import NearDupConfig
@@ -217,3 +219,39 @@ def test_a_page_in_a_read_only_folder_stops_the_crawl_before_the_store_opens(loc
     errors = neardup_errors(caplog)
     assert len(errors) == 1 and f"NEARDUP_REPORT: cannot write the review page {page}" in errors[0], errors
     assert not (tmp_path / "store").exists()
+
+
+# -- worker processes ----------------------------------------------------------------------------
+
+EMPTY_CRAWL = """
+import scrapy
+from scrapy.crawler import CrawlerProcess
+
+
+class Nothing(scrapy.Spider):
+    name = "nothing"
+    start_urls = []
+
+
+process = CrawlerProcess({{
+    "ITEM_PIPELINES": {{"scrapy_neardup.NearDupPipeline": 200}},
+    "NEARDUP_STORE": "memory://",
+    "NEARDUP_WORKERS": 2,
+    "TELNETCONSOLE_ENABLED": False,
+    "LOG_LEVEL": "INFO",
+    **{compat!r},
+}})
+process.crawl(Nothing)
+process.start()
+"""
+
+
+def test_an_empty_crawl_with_workers_ends_without_a_traceback(tmp_path):
+    """The crawl ended before its workers had loaded their tables: each printed a
+    BrokenPipeError traceback as it said it was ready to a crawler that had gone."""
+    script = tmp_path / "empty.py"
+    script.write_text(EMPTY_CRAWL.format(compat=COMPAT), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "2 worker processes" in done.stderr and "Spider closed (finished)" in done.stderr
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr[-3000:]
