@@ -16,7 +16,7 @@ from ..review.explain import Explanation, explain
 from ..review.files import check_distinct, check_page
 from ..review.marking import MAX_ALIGN_CHARS, marked_for_terminal
 from ..review.page import Pair, page, pair_section, write_file
-from ..stores import open_store
+from ..stores import open_store, store_folder
 from .common import CommandError, recipe_and_thresholds
 
 # Bytes of each file read at most: as much of a page as a crawl judges (NEARDUP_MAX_HTML_SIZE).
@@ -28,7 +28,10 @@ def explain_pair(args: argparse.Namespace) -> int:
     if args.html:
         page_option = "the page (--html)"
         try:
-            check_distinct([("A", args.a), ("B", args.b), (page_option, args.html)])
+            check_distinct(
+                [("A", args.a), ("B", args.b), (page_option, args.html)],
+                [("the store's folder (--store)", store_folder(args.store) if args.store else None)],
+            )
             check_page(args.html, page_option)
         except ValueError as exc:
             raise CommandError(str(exc)) from None

@@ -127,7 +127,7 @@ def store_folder(uri: str, stores: Mapping[str, Any] | None = None) -> str | Non
     store that keeps no files here, or one that cannot be loaded (opening it says why)."""
     try:
         return store_class(uri, stores).folder_of(uri)
-    except StoreError:
+    except Exception:  # a registered class may fail in any way: opening the store tells how
         return None
 
 
