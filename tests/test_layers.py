@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "scrapy_neardup"
 # The front ends never import each other, but for the command line starting the service.
 FLOORS = {
     "dotted": 0,
+    "seconds": 0,
     "fingerprints": 1,
     "stores": 2,
     "engine": 3,

@@ -175,10 +175,14 @@ def test_keys_and_texts_are_escaped(tmp_path, capsys):
 
 def test_a_large_run_is_split_into_linked_pages(tmp_path):
     path = tmp_path / "review.html"
-    (tmp_path / "review-9.html").write_text("stale", encoding="utf-8")  # would not be linked: kept
-    (tmp_path / "review-4.html").write_text("from a larger run", encoding="utf-8")
-    report = Report(str(path), page_bytes=20_000)
     body = "北京市今天召开新闻发布会，介绍城市更新行动的最新进展。" * 40
+    larger = Report(str(path), page_bytes=20_000)
+    for number in range(60):
+        larger.add(Pair(f"copy-{number}", body + str(number), f"first-{number}", body, "nshash", 0.98, 0.95, 1))
+    earlier = larger.write()
+    larger.close()
+    (tmp_path / "review-90.html").write_text("stale", encoding="utf-8")  # no page of the report: kept
+    report = Report(str(path), page_bytes=20_000)
     for number in range(30):
         report.add(Pair(f"copy-{number}", body + str(number), f"first-{number}", body, "nshash", 0.98, 0.95, 1))
     pages = [Path(p) for p in report.write()]
@@ -190,8 +194,8 @@ def test_a_large_run_is_split_into_linked_pages(tmp_path):
     assert "<h2>Verdicts</h2>" in first and "<h2>Verdicts</h2>" not in second
     assert 'rel="next" href="review-2.html"' in first and 'rel="prev"' not in first
     assert 'rel="prev" href="review.html"' in second
-    assert not (tmp_path / f"review-{len(pages) + 1}.html").exists()  # a larger run's page removed
-    assert (tmp_path / "review-9.html").exists()
+    assert len(earlier) > len(pages) and not any(Path(p).exists() for p in earlier[len(pages) :])  # removed
+    assert (tmp_path / "review-90.html").exists()
 
 
 @pytest.mark.parametrize("action, workers", [("drop", 0), ("tag", 0), ("drop", 1)])
@@ -248,14 +252,24 @@ def test_a_second_crawl_shows_first_copies_the_store_kept(local_site, tmp_path, 
     assert not any("&lt;" in s["texts"][0][2] for s in found.values())  # the kept body, not the HTML
 
 
+class PageBecomesAFolder(NewsSpider):
+    """Makes a folder of the review page's path with its first item: after the page was
+    checked at open, so that it cannot be written at close."""
+
+    def make_item(self, response):
+        Path(self.settings["NEARDUP_REPORT"]).mkdir(exist_ok=True)
+        return super().make_item(response)
+
+
 @pytest_twisted.inlineCallbacks
 def test_a_page_that_cannot_be_written_is_logged_and_the_crawl_ends_as_usual(local_site, tmp_path, caplog):
     page = tmp_path / "review.html"
-    crawl = run(
-        settings_for(tmp_path / "store", NEARDUP_REPORT=str(page)), NewsSpider, root=local_site.root, paths=ARTICLES[:6]
+    result = yield run(
+        settings_for(tmp_path / "store", NEARDUP_REPORT=str(page)),
+        PageBecomesAFolder,
+        root=local_site.root,
+        paths=ARTICLES[:6],
     )
-    page.mkdir()  # after the settings were checked: the page cannot be written at close
-    result = yield crawl
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and errors[0].startswith(f"scrapy-neardup: cannot write the review page {page}")
     assert result.stats["finish_reason"] == "finished" and len(result.items) == 5

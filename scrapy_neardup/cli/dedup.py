@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 from collections.abc import Callable
 
@@ -18,7 +17,7 @@ from ..engine.prefer import policy_from
 from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, Verdict
 from ..fingerprints.passages import passages_of
 from ..review.collect import Review
-from .common import CommandError, recipe_and_thresholds
+from .common import CommandError, recipe_and_thresholds, warn
 from .lines import Batch, Outcomes, Parsed, Summary, check_written_fields, encoded, judged, run_lines, unjudged
 
 
@@ -42,17 +41,20 @@ def dedup(args: argparse.Namespace) -> int:
         return run_lines(args, recipe, thresholds, _decide, Summary(), create=True)
     review = Review(args.report)
     try:
-        if os.path.isdir(args.report) or not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
-            raise CommandError(f"cannot write the report {args.report}: not a file in an existing folder")
         decide = functools.partial(_decide, review=review)
         code = run_lines(args, recipe, thresholds, decide, Summary(), create=True)
         if code in (0, 3):  # a run stopped by its store reports what it did
             try:
                 pages = review.write()
-            except OSError as exc:
-                raise CommandError(f"cannot write the report {args.report}: {exc.strerror or exc}") from None
+            except OSError as exc:  # checked before the run; the folder changed since
+                warn(f"cannot write the review page {args.report}: {exc.strerror or exc}; the output was written")
+                return 4
             shown = pages[0] if len(pages) == 1 else f"{pages[0]} and {len(pages) - 1} more pages"
             print(f"review page: {shown}", file=sys.stderr)
+            for path in review.report.left_alone:
+                warn(
+                    f"{path} is not a page neardup wrote: left as it is, the pages after the first are named around it"
+                )
         return code
     finally:
         review.close()

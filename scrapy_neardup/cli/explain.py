@@ -13,15 +13,31 @@ from ..engine.verdicts import DUPLICATE, SHORT, Thresholds
 from ..fingerprints.article import not_article
 from ..fingerprints.extract import ExtractionError, decode_html, html_to_text, looks_binary
 from ..review.explain import Explanation, explain
+from ..review.files import check_distinct, check_page
 from ..review.marking import MAX_ALIGN_CHARS, marked_for_terminal
 from ..review.page import Pair, page, pair_section, write_file
-from ..stores import open_store
+from ..stores import open_store, store_folder
 from .common import CommandError, recipe_and_thresholds
+
+# Bytes of each file read at most: as much of a page as a crawl judges (NEARDUP_MAX_HTML_SIZE).
+MAX_BYTES = 5 * 1024 * 1024
 
 
 def explain_pair(args: argparse.Namespace) -> int:
     """Would dedup call B a duplicate of A, and why: the signals and the shared passages."""
-    (first, _), (second, second_html) = _read_document(args.a, args.format), _read_document(args.b, args.format)
+    if args.html:
+        page_option = "the page (--html)"
+        try:
+            check_distinct(
+                [("A", args.a), ("B", args.b), (page_option, args.html)],
+                [("the store's folder (--store)", store_folder(args.store) if args.store else None)],
+            )
+            check_page(args.html, page_option)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+    (first, _, first_cut), (second, second_html, second_cut) = (
+        _read_document(path, args.format, args.max_bytes) for path in (args.a, args.b)
+    )
     reason = not_article(second) if second_html else None
     if reason:  # the rule the pipeline applies to a page's extracted text
         print(
@@ -44,7 +60,12 @@ def explain_pair(args: argparse.Namespace) -> int:
             )
         found = explain(first, second, recipe, thresholds, store)
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
-    print(_explained(found, args, thresholds, colour, first, second))
+    notes = [
+        f"note: {name} ({path}) is larger than --max-bytes {args.max_bytes:,}: its first {cut:,} bytes were read and judged"
+        for name, path, cut in (("A", args.a, first_cut), ("B", args.b, second_cut))
+        if cut is not None
+    ]
+    print(_explained(found, args, thresholds, colour, first, second, notes))
     if args.html:
         pair = Pair(
             args.b,
@@ -65,16 +86,23 @@ def explain_pair(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_document(path: str, form: str) -> tuple[str, bool]:
-    """The text of a file for ``explain`` and whether it was HTML: HTML goes through the
-    extraction a crawl uses."""
+def _read_document(path: str, form: str, limit: int) -> tuple[str, bool, int | None]:
+    """The text of a file for ``explain``, whether it was HTML (which goes through the
+    extraction a crawl uses), and, when the file was longer than ``limit`` bytes, how many were
+    read: up to ``limit``, ending at a line end, so a device or a huge file is not read whole."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(limit + 1)
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+    cut = None
+    if len(data) > limit:
+        line_end = data.rfind(b"\n", 0, limit)
+        data = data[: line_end + 1 if line_end > 0 else limit]
+        cut = len(data)
     if looks_binary(data):
-        raise CommandError(f"{path} is not text ({len(data)} bytes of binary content)")
+        read = f"its first {len(data)} bytes are" if cut is not None else f"{len(data)} bytes of"
+        raise CommandError(f"{path} is not text ({read} binary content)")
     if form == "auto":
         start = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
         form = "html" if start == b"<" or path.lower().endswith((".htm", ".html")) else "text"
@@ -84,7 +112,7 @@ def _read_document(path: str, form: str) -> tuple[str, bool]:
         raise CommandError(f"cannot read {path} as HTML: {exc}") from None
     if not text.strip():
         raise CommandError(f"{path} has no text" + (" in its article body" if form == "html" else ""))
-    return text, form == "html"
+    return text, form == "html", cut
 
 
 def _verdict_line(found: Explanation, thresholds: Thresholds) -> str:
@@ -99,7 +127,13 @@ def _verdict_line(found: Explanation, thresholds: Thresholds) -> str:
 
 
 def _explained(
-    found: Explanation, args: argparse.Namespace, thresholds: Thresholds, colour: bool, a: str, b: str
+    found: Explanation,
+    args: argparse.Namespace,
+    thresholds: Thresholds,
+    colour: bool,
+    a: str,
+    b: str,
+    notes: list[str],
 ) -> str:
     """The verdict, each signal beside the threshold it was held to, then both texts marked."""
     short = min(found.a_chars, found.b_chars) < thresholds.short_chars
@@ -122,6 +156,7 @@ def _explained(
         lines.extend(f"  {sentence}" for sentence in found.boilerplate)
     else:
         lines.append("boilerplate left out: none counted (give --store to count it across a store's stories)")
+    lines += notes
     if not alignment.complete:
         lines.append(f"note: long texts; shared passages marked within the first {MAX_ALIGN_CHARS:,} characters")
     lines += [

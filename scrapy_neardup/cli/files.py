@@ -6,6 +6,7 @@ is put in place only at the end, so an interrupted run leaves the old file untou
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import os
@@ -14,7 +15,26 @@ import sys
 import tempfile
 from typing import BinaryIO
 
+from ..review.files import check_distinct, check_page
+from ..stores import store_folder
 from .common import CommandError
+
+REPORT = "the review page (--report)"
+
+
+def check_run_files(args: argparse.Namespace) -> None:
+    """Before anything is read or written: the input, the output, the review page and the
+    store's folder are each their own, and the page can be written where it is named."""
+    report = getattr(args, "report", None)
+    try:
+        check_distinct(
+            [("the input", args.input), ("the output (-o)", args.output), (REPORT, report)],
+            [("the store's folder (--store)", store_folder(args.store))],
+        )
+        if report:
+            check_page(report, REPORT)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def open_input(path: str) -> BinaryIO:

@@ -15,18 +15,17 @@ import time
 
 from ..engine.batching import chunks
 from ..fingerprints.fingerprint import Recipe
-from ..stores import Store, StoreFormatError, open_store, read_meta, redact
+from ..review.files import check_distinct
+from ..stores import Store, StoreFormatError, open_store, read_meta, redact, store_folder
 from ..stores.record import PENDING, DocRecord, clip_key
-from .common import warn
+from .common import CommandError, json_line, shown, warn
 from .files import Output
 
 
 def purge(args: argparse.Namespace) -> int:
-    """Remove the documents stored more than --older-than seconds ago."""
-    recipe = Recipe(tokenizer=args.tokenizer)
-    with open_store(
-        args.store, args.namespace, recipe, create=False, redis_allow_eviction=args.allow_eviction
-    ) as store:
+    """Remove the documents stored more than --older-than seconds ago, whatever recipe wrote
+    them: age needs no fingerprint compared."""
+    with _readable_store(args) as store:
         removed = store.purge(time.time() - args.older_than)
     print(f"removed {removed} documents older than {args.older_than:g} s", file=sys.stderr)
     return 0
@@ -100,6 +99,10 @@ def _record_fields(record: DocRecord) -> dict:
 
 def export(args: argparse.Namespace) -> int:
     """Every record as a JSON line, oldest first, with its text when the store kept it."""
+    try:
+        check_distinct([("the output (-o)", args.output)], [("the store's folder (--store)", store_folder(args.store))])
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     with contextlib.ExitStack() as stack:
         output = Output(args.output, "")
         stack.callback(output.discard)
@@ -111,7 +114,7 @@ def export(args: argparse.Namespace) -> int:
                 fields = _record_fields(record)
                 if record.doc_id in texts:  # kept (NEARDUP_KEEP_TEXT, dedup --keep-text)
                     fields["text"] = texts[record.doc_id]
-                output.stream.write(json.dumps(fields, ensure_ascii=False).encode("utf-8") + b"\n")
+                output.stream.write(json_line(fields).encode("utf-8") + b"\n")
                 written += 1
         output.finish()
     print(f"{written} records", file=sys.stderr)
@@ -119,12 +122,13 @@ def export(args: argparse.Namespace) -> int:
 
 
 def list_records(args: argparse.Namespace) -> int:
-    """One line a record, oldest first: id, time (UTC), content characters, key."""
+    """One line a record, oldest first: id, time (UTC), content characters, key (control
+    characters and the like as escapes: keys come from crawled pages)."""
     with _readable_store(args) as store:
         for record in store.records():
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(record.time))
             pending = " pending" if record.state == PENDING else ""
-            print(f"{record.doc_id}\t{when}\t{record.chars}\t{record.key}{pending}")
+            print(f"{record.doc_id}\t{when}\t{record.chars}\t{shown(record.key)}{pending}")
     return 0
 
 
@@ -134,7 +138,7 @@ def lookup(args: argparse.Namespace) -> int:
     found = 0
     with _readable_store(args) as store:
         for record in store.stored_under(key):
-            print(json.dumps(_record_fields(record), ensure_ascii=False))
+            print(json_line(_record_fields(record)))
             found += 1
     if not found:
         warn(f"no record with key {args.key!r} in {redact(args.store)} (namespace {args.namespace!r})")

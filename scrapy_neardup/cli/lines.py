@@ -22,7 +22,7 @@ from ..fingerprints.fingerprint import Fingerprint, Recipe
 from ..stores import StoreError, open_store
 from ..stores.record import content_key
 from .common import CommandError, warn
-from .files import Output, open_input
+from .files import Output, check_run_files, open_input
 from .fingerprints import fingerprinting
 from .progress import Progress
 
@@ -86,6 +86,7 @@ def run_lines(
     is written back unchanged with a warning naming it.
     """
     shown = 0
+    check_run_files(args)
     with contextlib.ExitStack() as stack:
         # The files first: a wrong path must not leave a new store behind.
         source = open_input(args.input)

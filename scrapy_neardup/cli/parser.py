@@ -6,13 +6,16 @@ Each command is a function of the parsed options that returns the exit code.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import NoReturn
 
 from .. import __version__
 from ..engine.prefer import PREFER_CHOICES
 from ..engine.verdicts import METHODS, MIN_SIMILARITY, REVISITS, Thresholds, methods_from
 from ..fingerprints.fingerprint import Recipe
+from ..seconds import seconds
 from .dedup import dedup
-from .explain import explain_pair
+from .explain import MAX_BYTES, explain_pair
 from .inspection import export, info, list_records, lookup, purge
 from .query import query
 
@@ -51,6 +54,28 @@ def _methods(value: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _seconds(zero: str | None = None) -> Callable[[str], float]:
+    """An option in seconds, by the rule every option and setting in seconds follows."""
+
+    def parse(value: str) -> float:
+        try:
+            return seconds(value, zero)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, got {value!r}")
+    return number
+
+
 def _judging_options(
     parser: argparse.ArgumentParser, min_chars_help: str, min_chars: int = Thresholds().min_chars
 ) -> None:
@@ -78,7 +103,7 @@ def _line_options(parser: argparse.ArgumentParser) -> None:
         "NEARDUP_KEY_FIELD defaults to url); a record without one is keyed by its text's content",
     )
     _judging_options(parser, "texts with fewer content characters are passed, not judged")
-    parser.add_argument("--ttl", type=float, default=0, help="time window in seconds (0: none)")
+    parser.add_argument("--ttl", type=_seconds("no time window"), default=0, help="time window in seconds (0: none)")
     parser.add_argument(
         "--methods",
         type=_methods,
@@ -108,9 +133,17 @@ def _related_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--related-field", default="related", help="field the related stories are written to")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A wrong option is told in one line, as every other error of the command is (the
+    usage it would print first is what ``--help`` shows)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every command with its options; each command's function is set as ``func``."""
-    parser = argparse.ArgumentParser(prog="neardup", description="Near-duplicate news detection.")
+    parser = _Parser(prog="neardup", description="Near-duplicate news detection.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -171,7 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.set_defaults(func=query)
 
     old = commands.add_parser("purge", help="remove documents older than a time window")
-    old.add_argument("--older-than", type=float, required=True, help="seconds")
+    old.add_argument(
+        "--older-than", type=_seconds(), required=True, help="seconds: documents stored longer ago are removed"
+    )
     _store_options(old)
     old.set_defaults(func=purge)
 
@@ -200,6 +235,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto (default): HTML when a file starts with < or is named .htm/.html",
     )
     pair.add_argument("--html", metavar="PAGE", help="also write the two texts side by side, marked, to PAGE")
+    pair.add_argument(
+        "--max-bytes",
+        type=_at_least_one,
+        default=MAX_BYTES,
+        help=f"bytes of each file read and judged at most (default {MAX_BYTES:,}: as much of a page as a crawl judges)",
+    )
     pair.add_argument(
         "--color",
         choices=["auto", "always", "never"],
@@ -231,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     service.add_argument(
         "--shutdown-timeout",
-        type=float,
+        type=_seconds("answer no request still in flight"),
         default=10.0,
         help="seconds a stop waits for the requests in flight (default 10)",
     )

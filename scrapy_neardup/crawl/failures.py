@@ -29,7 +29,7 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider
 
 from ..engine.verdicts import Verdict
-from ..stores import StoreUnavailable
+from ..stores import StoreError, StoreFormatError, StoreOptionError, StoreUnavailable
 from ..stores.base import StoreLost
 from .compat import CLOSE_SPIDER_AT_OPEN, close_spider, engine_of, installed_reactor, spider_closing
 from .runlog import RunLog
@@ -50,6 +50,7 @@ __all__ = [
     "STORE_UNAVAILABLE",
     "CrawlStopper",
     "Outages",
+    "open_failure",
     "stop_at_open",
 ]
 
@@ -95,6 +96,18 @@ def stop_at_open(crawler: Crawler, reason: str) -> None:
 def _close_if_open(engine: ExecutionEngine, reason: str) -> None:
     if engine.spider is not None:  # not closed meanwhile (the crawl was stopped)
         close_spider(engine, reason)
+
+
+def open_failure(exc: Exception) -> tuple[str, str]:
+    """The finish reason and the message of a store that could not be opened. A store class
+    registered in NEARDUP_STORES may fail in any way: it is told in one line all the same."""
+    if isinstance(exc, StoreFormatError):
+        return STORE_FORMAT, str(exc)
+    if isinstance(exc, StoreOptionError):
+        return BAD_SETTING, str(exc)
+    if isinstance(exc, StoreError):
+        return STORE_UNAVAILABLE, str(exc)
+    return STORE_UNAVAILABLE, f"{type(exc).__name__}: {exc}"
 
 
 class CrawlStopper:

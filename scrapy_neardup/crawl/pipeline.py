@@ -28,12 +28,13 @@ from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 from ..fingerprints.passages import passages_of
 from ..fingerprints.prepare import ERROR, NO_TEXT, NOT_ARTICLE, TIMEOUT, Prepared, Preparer
 from ..fingerprints.text import get_tokenizer
-from ..stores import StoreError, StoreFormatError, redact
+from ..stores import StoreError, redact
 from .compat import closing_result
-from .failures import BAD_SETTING, STORE_FORMAT, STORE_UNAVAILABLE, CrawlStopper, Outages, stop_at_open
+from .failures import BAD_SETTING, CrawlStopper, Outages, open_failure, stop_at_open
 from .items import ItemFields
 from .reservations import Reservations
 from .review import CrawlReview
+from .runfiles import crawl_files
 from .runlog import RunLog
 from .settings import NearDupConfig, typos
 from .storeaccess import SharedStore, StoreAccess, acquire_store, release_store
@@ -127,6 +128,11 @@ class NearDupPipeline:
         uri = config.store_uri()
         self._store_uri = redact(uri)
         recipe = config.recipe().resolved()
+        try:  # before the store opens: a page or store path that is another file opens nothing
+            report = crawl_files(config, self.crawler.settings, self.crawler.spider, uri)
+            self.review = CrawlReview(report, self.crawler.spider, self.log) if report else None
+        except ValueError as exc:
+            return self._fail(str(exc), BAD_SETTING)
         if config.workers:  # first: a worker's start (imports, tables) runs while the store opens
             needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
             self.pool = WorkerPool(
@@ -139,9 +145,9 @@ class NearDupPipeline:
             )
         try:
             self._shared = acquire_store(uri, config.namespace, recipe, config)
-        except StoreError as exc:
-            reason = STORE_FORMAT if isinstance(exc, StoreFormatError) else STORE_UNAVAILABLE
-            return self._fail(f"cannot open its store: {exc}", reason)
+        except Exception as exc:
+            reason, message = open_failure(exc)
+            return self._fail(f"cannot open its store: {message}", reason)
         try:
             get_tokenizer(recipe.tokenizer)
             if not config.workers:  # with workers, pages are fingerprinted there only
@@ -169,9 +175,8 @@ class NearDupPipeline:
         self.reservations = Reservations(
             access.commit, access.release, config.key_field, access.waiting, self.outages.store_failed
         )
-        if config.report:
-            title = f"neardup review: {getattr(self.crawler.spider, 'name', '')}"
-            self.review = CrawlReview(config.report, title, access, self.log)
+        if self.review is not None:
+            self.review.attach(access)
         self.opened = True
         self.log.log(
             logging.INFO,
@@ -193,6 +198,9 @@ class NearDupPipeline:
     def _fail(self, message: str, reason: str) -> None:
         """One ERROR line, then the crawl stops before a page is fetched (see :mod:`.stop`)."""
         self.log.log(logging.ERROR, "scrapy-neardup: %s; the crawl stops", message)
+        if self.review is not None:
+            self.review.abandon()
+            self.review = None
         stop_at_open(self.crawler, reason)
 
     def close_spider(self, spider: Spider | None = None) -> Any:

@@ -21,6 +21,7 @@ from ..engine.prefer import PREFER_CHOICES, Policy, policy_from
 from ..engine.verdicts import METHODS, REVISITS, Thresholds, methods_from
 from ..fingerprints.extract import DEFAULT_EXTRACTOR
 from ..fingerprints.fingerprint import Recipe
+from ..seconds import seconds
 from ..stores import STORES_BASE, redact, scheme_of
 
 if TYPE_CHECKING:
@@ -203,17 +204,10 @@ def _fraction(settings: BaseSettings, name: str) -> float:
 
 
 def _seconds(zero: str) -> Callable[[BaseSettings, str], float]:
-    """Seconds >= 0; ``zero`` says what 0 means."""
+    """Seconds by the one rule of :func:`~scrapy_neardup.seconds.seconds`; ``zero`` says what 0 means."""
 
     def parse(settings: BaseSettings, name: str) -> float:
-        raw = settings.get(name)
-        try:
-            value = settings.getfloat(name)
-        except (ValueError, TypeError):
-            raise ValueError(f"must be a number of seconds (0 = {zero}), got {raw!r}") from None
-        if isinstance(raw, bool) or value < 0 or value != value or value == float("inf"):
-            raise ValueError(f"must be a number of seconds >= 0 (0 = {zero}), got {raw!r}")
-        return value
+        return seconds(settings.get(name), zero)
 
     return parse
 
@@ -233,16 +227,12 @@ def _optional_name(settings: BaseSettings, name: str) -> str:
 
 
 def _report_path(settings: BaseSettings, name: str) -> str:
+    """The path as given (``%(name)s`` in it is the spider's name); where it points is checked
+    when the spider opens, with the crawl's other files (:mod:`.runfiles`)."""
     value = settings.get(name)
     if not isinstance(value, str):
         raise ValueError(f"must be the path of an HTML file to write (a string; empty = none), got {value!r}")
-    path = value.strip()
-    if path and os.path.isdir(path):
-        raise ValueError(f"must be the path of a file, {path!r} is a folder")
-    folder = os.path.dirname(os.path.abspath(path))
-    if path and not os.path.isdir(folder):
-        raise ValueError(f"the folder of {path!r} does not exist")
-    return path
+    return value.strip()
 
 
 def _choice(choices: tuple[str, ...], upper: bool = False) -> Callable[[BaseSettings, str], str]:

@@ -306,7 +306,16 @@ def _read_exactly(stream: Any, size: int) -> bytes | None:
 
 
 def serve() -> None:
-    """Body of a worker process: prepare pages from the tasks pipe until it is closed."""
+    """Body of a worker process: prepare pages from the tasks pipe until it is closed. A crawl
+    that ended while the worker was starting (an empty crawl) closed the results pipe: the
+    worker leaves quietly, without a traceback on the crawl's stderr."""
+    try:
+        _serve()
+    except BrokenPipeError:
+        os._exit(0)  # not sys.exit: flushing the closed pipe at exit would fail once more
+
+
+def _serve() -> None:
     tasks = os.fdopen(_TASKS_FD, "rb")
     results = os.fdopen(_RESULTS_FD, "wb")
     preparer: Preparer | None = None

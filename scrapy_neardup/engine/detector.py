@@ -19,6 +19,7 @@ from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe, is_sk
 from ..fingerprints.passages import Passages
 from ..fingerprints.simhash import hamming
 from ..fingerprints.sketch import resemblance
+from ..seconds import seconds
 from ..stores import Probe, Reservation, Store
 from ..stores.base import REPLACED
 from ..stores.record import COMMITTED, PENDING, DocRecord, clip_key
@@ -62,8 +63,11 @@ class Detector:
         unknown = set(methods) - set(METHODS)
         if unknown or not methods:
             raise ValueError(f"methods must be a non-empty subset of {METHODS}, got {methods}")
-        if ttl is not None and ttl <= 0:
-            raise ValueError(f"ttl must be positive seconds or None, got {ttl}")
+        if ttl is not None:
+            try:
+                ttl = seconds(ttl)
+            except ValueError as exc:
+                raise ValueError(f"ttl (None: no time window) {exc}") from None
         if boilerplate_limit < 2:
             raise ValueError(f"boilerplate_limit must be at least 2, got {boilerplate_limit}")
         self.store = store

@@ -13,6 +13,7 @@ with the shared passages inside ``<mark>`` (:mod:`.marking`).
 
 from __future__ import annotations
 
+import errno
 import html
 import os
 import tempfile
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..stores.record import pack_text, unpack_text
+from .files import GENERATOR, PREAMBLE, is_own_page, listed_pages, manifest, may_replace
 from .marking import MAX_ALIGN_CHARS, Alignment, align, marked_html
 
 # Shared passages on a light red: the dedup literature's "shared text in red", readable in print.
@@ -53,10 +55,11 @@ mark {{ background: {MARK_COLOUR}; color: inherit; }}
 """
 
 
-def page(title: str, body: str, nav: str = "") -> str:
-    """A whole HTML document around ``body`` (already escaped markup)."""
+def page(title: str, body: str, nav: str = "", head: str = "") -> str:
+    """A whole HTML document around ``body`` (already escaped markup); ``head`` adds lines to
+    its head. It begins as every page neardup writes does (:func:`.files.is_own_page`)."""
     return (
-        '<!DOCTYPE html>\n<html lang="zh">\n<head>\n<meta charset="utf-8">\n'
+        f"{PREAMBLE}{GENERATOR}{head}"
         f"<title>{html.escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
         f"<h1>{html.escape(title)}</h1>\n{nav}{body}{nav}</body>\n</html>\n"
     )
@@ -166,7 +169,9 @@ class FirstCopies:
 class Report:
     """A run's review pages: counts as verdicts come, each duplicate's section written to a
     spool file at once (a run's texts are not held), and the pages written by :meth:`write`:
-    ``PATH``, then ``PATH-2``, ... (same extension), a few MB each, linked in order."""
+    ``PATH``, then ``PATH-2``, ... (same extension), a few MB each, linked in order. The first
+    page lists the others, so that a later run replaces or removes only pages it wrote
+    (:mod:`.files`); a name held by another file is left alone (:attr:`left_alone`)."""
 
     def __init__(self, path: str, title: str = "neardup review", page_bytes: int = PAGE_BYTES):
         self.path = path
@@ -176,6 +181,7 @@ class Report:
         self.methods: Counter[str] = Counter()
         self.histogram = [0] * HISTOGRAM_BINS
         self.missing = 0  # duplicates shown without their first copy
+        self.left_alone: list[str] = []  # names of further pages held by files neardup did not write
         self._spool = tempfile.TemporaryFile(prefix="neardup-report-")  # noqa: SIM115 - closed by close()
         self._sizes: list[int] = []
 
@@ -196,24 +202,43 @@ class Report:
         self._sizes.append(len(section))
 
     def write(self) -> list[str]:
-        """Write the pages (at least one, with the summary) and return their paths."""
-        groups: list[list[int]] = [[]]
-        size = 0
-        for number, length in enumerate(self._sizes):
-            if groups[-1] and size + length > self.page_bytes:
-                groups.append([])
-                size = 0
-            groups[-1].append(number)
-            size += length
-        paths = [self._page_path(n) for n in range(1, len(groups) + 1)]
-        self._spool.seek(0)
-        for number, group in enumerate(groups, start=1):
+        """Write the pages (at least one, with the summary) and return their paths, the first
+        one first; raises OSError when a file that neardup did not write took its place."""
+        if not may_replace(self.path):
+            raise FileExistsError(errno.EEXIST, "it exists and is not a page neardup wrote", self.path)
+        groups = [[0, 0]]  # each page's sections: where they start in the spool, their bytes
+        for length in self._sizes:
+            if groups[-1][1] and groups[-1][1] + length > self.page_bytes:
+                groups.append([groups[-1][0] + groups[-1][1], 0])
+            groups[-1][1] += length
+        earlier = listed_pages(self.path)
+        paths = [self.path, *self._further_paths(len(groups) - 1, earlier)]
+        for number in [*range(2, len(groups) + 1), 1]:  # the first page, which lists the others, last
+            start, length = groups[number - 1]
+            self._spool.seek(start)
+            sections = self._spool.read(length).decode("utf-8")
             body = self._summary() if number == 1 else ""
-            sections = b"".join(self._spool.read(self._sizes[i]) for i in group).decode("utf-8")
-            document = page(self._page_title(number, len(groups)), body + sections, self._nav(paths, number))
-            write_file(paths[number - 1], document)
-        self._remove_stale(len(groups) + 1)
+            head = manifest(paths[1:]) if number == 1 else ""
+            title = self._page_title(number, len(groups))
+            write_file(paths[number - 1], page(title, body + sections, self._nav(paths, number), head))
+        written = {os.path.abspath(path) for path in paths}
+        for stale in earlier:  # an earlier run's pages past this run's last one
+            if stale not in written and is_own_page(stale):
+                os.unlink(stale)
         return paths
+
+    def _further_paths(self, count: int, earlier: list[str]) -> list[str]:
+        """Names for the pages after the first: free ones, or pages the earlier report listed."""
+        found: list[str] = []
+        number = 2
+        while len(found) < count:
+            path = self._page_path(number)
+            if not os.path.lexists(path) or (os.path.abspath(path) in earlier and is_own_page(path)):
+                found.append(path)
+            elif path not in self.left_alone:
+                self.left_alone.append(path)
+            number += 1
+        return found
 
     def close(self) -> None:
         self._spool.close()
@@ -226,12 +251,6 @@ class Report:
 
     def _page_title(self, number: int, pages: int) -> str:
         return self.title if pages == 1 else f"{self.title} (page {number} of {pages})"
-
-    def _remove_stale(self, number: int) -> None:
-        """Pages a larger earlier run left after this run's last one would be linked to nothing."""
-        while os.path.isfile(self._page_path(number)):
-            os.unlink(self._page_path(number))
-            number += 1
 
     @staticmethod
     def _nav(paths: list[str], number: int) -> str:

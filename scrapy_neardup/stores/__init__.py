@@ -15,6 +15,7 @@ from .base import (
     Store,
     StoreError,
     StoreFormatError,
+    StoreOptionError,
     StoreUnavailable,
 )
 
@@ -26,12 +27,14 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreFormatError",
+    "StoreOptionError",
     "StoreUnavailable",
     "names_a_secret",
     "open_store",
     "read_meta",
     "redact",
     "store_class",
+    "store_folder",
 ]
 
 
@@ -102,16 +105,30 @@ def store_class(uri: str, stores: Mapping[str, Any] | None = None) -> type[Store
     if found is None:
         known = ", ".join(f"{name}://" for name in sorted(registry))
         raise StoreError(f"unknown store URI {redact(uri)!r}: the known schemes are {known}")
-    if not isinstance(found, str):
-        return found
+    if isinstance(found, str):
+        try:
+            found = load_dotted(found)
+        except ImportError as exc:
+            extra = "redis" if "redis" in found else None
+            hint = f": pip install 'scrapy-neardup[{extra}]'" if extra else ""
+            raise StoreUnavailable(f"the {scheme}:// store ({found}) cannot be loaded ({exc}){hint}") from exc
+        except (AttributeError, ValueError):
+            raise StoreError(f"the {scheme}:// store names {found!r}, which does not exist") from None
+    if not (isinstance(found, type) and issubclass(found, Store) and callable(getattr(found, "from_uri", None))):
+        raise StoreUnavailable(
+            f"the {scheme}:// store is {found!r}, not a store class: register a subclass of "
+            "scrapy_neardup.stores.Store with a from_uri classmethod"
+        )
+    return found
+
+
+def store_folder(uri: str, stores: Mapping[str, Any] | None = None) -> str | None:
+    """The folder the store at ``uri`` keeps its files in (a LevelDB store's), or None: a
+    store that keeps no files here, or one that cannot be loaded (opening it says why)."""
     try:
-        return load_dotted(found)
-    except ImportError as exc:
-        extra = "redis" if "redis" in found else None
-        hint = f": pip install 'scrapy-neardup[{extra}]'" if extra else ""
-        raise StoreUnavailable(f"the {scheme}:// store ({found}) cannot be loaded ({exc}){hint}") from exc
-    except (AttributeError, ValueError):
-        raise StoreError(f"the {scheme}:// store names {found!r}, which does not exist") from None
+        return store_class(uri, stores).folder_of(uri)
+    except Exception:  # a registered class may fail in any way: opening the store tells how
+        return None
 
 
 def open_store(
@@ -131,7 +148,10 @@ def open_store(
     ``create`` False a store that does not exist is refused instead of made.
     """
     recipe = (recipe or Recipe()).resolved()
-    store = store_class(uri, stores).from_uri(uri, namespace, create=create, **options)
+    cls = store_class(uri, stores)
+    store = cls.from_uri(uri, namespace, create=create, **options)
+    if not isinstance(store, Store):
+        raise StoreUnavailable(f"{cls.__name__}.from_uri gave {type(store).__name__}, not a store")
     try:
         store.open(recipe, create)
     except BaseException:

@@ -42,6 +42,11 @@ class StoreFormatError(StoreError):
     """Written by another format version or fingerprint recipe."""
 
 
+class StoreOptionError(StoreError, ValueError):
+    """An option the store cannot take (a time window longer than it can represent): refused
+    when the store is opened, before anything is created."""
+
+
 # Called with the candidate records before filing; True means "a duplicate: do not file".
 Confirm = Callable[[list[DocRecord]], bool]
 
@@ -105,6 +110,12 @@ class Store(ABC):
         """Build the store named by ``uri``, taking the ``options`` this backend understands
         (the pipeline passes its whole configuration) and ignoring the others."""
         return cls(uri, namespace)  # type: ignore[call-arg]
+
+    @classmethod
+    def folder_of(cls, uri: str) -> str | None:
+        """The folder a store at ``uri`` keeps its files in, which no other file of a run may
+        be in (its output, a review page); None for a store with no files here."""
+        return None
 
     def open(self, recipe: Recipe, create: bool = True) -> None:
         """Check (or, for a new store, record) the format version and recipe.

@@ -49,7 +49,7 @@ class DocRecord:
     text: str | None = field(default=None, compare=False, repr=False)
 
     def to_bytes(self) -> bytes:
-        key = self.key.encode("utf-8")
+        key = self.key.encode("utf-8", "surrogatepass")
         story = b""
         if self.story or self.replaces or self.source:
             source = self.source.encode("utf-8")[:255].decode("utf-8", "ignore").encode("utf-8")
@@ -87,7 +87,7 @@ class DocRecord:
         (key_length,) = struct.unpack_from("<H", data, offset)
         offset += 2
         has_story, key_length = key_length & _STORY_FLAG, key_length & ~_STORY_FLAG
-        key = data[offset : offset + key_length].decode("utf-8")
+        key = data[offset : offset + key_length].decode("utf-8", "surrogatepass")
         offset += key_length
         story = replaces = 0
         source = ""
@@ -112,17 +112,19 @@ def unpack_text(data: bytes) -> str:
 def clip_key(key: str, limit: int = 2000) -> str:
     """Keys (usually URLs) are stored whole up to ``limit`` UTF-8 bytes.
 
-    A character UTF-8 cannot hold (a lone surrogate from a JSON escape or an undecodable
-    byte) is kept as a backslash escape, so an odd key is stored rather than failing the item.
+    A lone surrogate (from a JSON escape such as ``"\\ud800"``, or an undecodable byte of the
+    input) is stored as itself, so a duplicate's ``duplicate_of`` is its first copy's key
+    exactly; a key cut at the limit loses the character cut in half.
     """
-    try:
-        encoded = key.encode("utf-8")
-    except UnicodeEncodeError:
-        encoded = key.encode("utf-8", "backslashreplace")
-        key = encoded.decode("utf-8")
+    encoded = key.encode("utf-8", "surrogatepass")
     if len(encoded) <= limit:
         return key
-    return encoded[:limit].decode("utf-8", errors="ignore")
+    end = limit
+    while True:
+        try:
+            return encoded[:end].decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:  # cut inside a character (of 4 bytes at most)
+            end -= 1
 
 
 def content_key(text: str | bytes) -> str:

@@ -234,6 +234,11 @@ def _close_db(path: str) -> None:
             del _OPEN[path]
 
 
+def _path_of(uri: str) -> str:
+    """The folder of ``leveldb:///absolute/path``, ``leveldb://relative/path`` or a bare path."""
+    return unquote(uri[len("leveldb://") :]) if "://" in uri else uri
+
+
 class LevelDBStore(LocalStore):
     # 1 kept the buckets as LevelDB keys, 2 a time index and a counter per write; 4 files each
     # document under its key too
@@ -243,12 +248,17 @@ class LevelDBStore(LocalStore):
     def from_uri(cls, uri: str, namespace: str = "default", create: bool = True, **options: Any) -> LevelDBStore:
         """``leveldb:///absolute/path``, ``leveldb://relative/path`` or a bare path. With
         ``create`` False a folder without a LevelDB database is refused, not made one."""
-        path = unquote(uri[len("leveldb://") :]) if "://" in uri else uri
+        path = _path_of(uri)
         if not path:
             raise StoreError(f"store URI {uri!r} names no directory: leveldb:///path/to/dir")
         if not create and not os.path.exists(os.path.join(path, "CURRENT")):
             raise StoreUnavailable(f"there is no LevelDB store at {os.path.abspath(path)}: check --store")
         return cls(path, namespace, uri=uri if "://" in uri else None)
+
+    @classmethod
+    def folder_of(cls, uri: str) -> str | None:
+        path = _path_of(uri)
+        return os.path.abspath(path) if path else None
 
     def __init__(self, path: str, namespace: str = "default", uri: str | None = None):
         self.path = os.path.abspath(path)
@@ -423,9 +433,13 @@ class LevelDBStore(LocalStore):
         return {doc_id: unpack_text(data) for doc_id, data in found.items() if data is not None}
 
     def records(self) -> Iterator[DocRecord]:
-        """Ids follow arrival order, so the key order is the oldest first."""
-        for _, data in self._db.iterator(prefix=b"d", verify_checksums=_VERIFY):
-            yield DocRecord.from_bytes(data)
+        """Ids follow arrival order, so the key order is the oldest first. A damaged file met
+        on the way is the store's own error, as for every other read."""
+        try:
+            for _, data in self._db.iterator(prefix=b"d", verify_checksums=_VERIFY):
+                yield DocRecord.from_bytes(data)
+        except _FAILURES as exc:
+            raise _failure(self.path, exc) from exc
 
     @_guarded
     def count(self) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import socket
 import ssl
 import threading
@@ -46,6 +47,7 @@ from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError
 
 from ...fingerprints.fingerprint import Recipe
+from ...seconds import seconds
 from .. import names_a_secret, redact
 from ..base import (
     REPLACED,
@@ -56,6 +58,7 @@ from ..base import (
     StoreError,
     StoreFormatError,
     StoreLost,
+    StoreOptionError,
     StoreUnavailable,
     decode_meta,
     encode_meta,
@@ -75,6 +78,7 @@ _TOLD: set[tuple[str, str]] = set()  # (server, warning) already logged: once pe
 
 SHARDS = 1 << 16  # bucket shard hashes per window (4 hex digits)
 WINDOWS_PER_TTL = 4  # a TTL window is ttl / 4: documents are kept 1.25 ttl at most
+MAX_SECONDS = 1e12  # longest ttl or pending_timeout: 1.25 of it in ms stays far below 1e17
 
 DEFAULT_PARAMS: dict[str, Any] = {
     "socket_timeout": 10,
@@ -160,7 +164,6 @@ _CAUSES: list[tuple[type[BaseException], str]] = [
     (NoPermissionError, "the user lacks a permission the store needs at {address} ({said})"),
     (BusyLoadingError, "{address} is still loading its data after a restart; try again when it is done"),
     (ReadOnlyError, "{address} is a read-only replica: point the URI at the primary ({said})"),
-    (MasterNotFoundError, "{address} name no primary that answers ({said})"),
     (OutOfMemoryError, "{address} is full (maxmemory reached): raise maxmemory or purge old documents ({said})"),
     (socket.gaierror, "unknown host {host!r} ({said})"),
     (ConnectionRefusedError, "connection refused by {address}: no Redis server listens there"),
@@ -174,6 +177,11 @@ _CAUSES: list[tuple[type[BaseException], str]] = [
     ),
     (socket.timeout, "no answer from {address} within socket_timeout {timeout} s{tls}"),
 ]
+
+
+# Each sentinel redis-py could not ask, as its MasterNotFoundError lists them: the client's
+# repr (a page of internals, left out), " - ", the error.
+_SENTINEL_FAILURE = re.compile(r" - (.+?)(?=, (?:<redis\.|Redis<)|$)")
 
 
 def _cause(exc: BaseException, uri: str, params: dict[str, Any]) -> str:
@@ -191,6 +199,15 @@ def _cause(exc: BaseException, uri: str, params: dict[str, Any]) -> str:
     while link is not None and link not in chain:
         chain.append(link)
         link = link.__cause__ or link.__context__
+    for link in chain:
+        if isinstance(link, MasterNotFoundError):  # its text is a page of the clients' internals
+            failed = _SENTINEL_FAILURE.findall(_scrub(str(link), secrets))
+            why = (
+                f"{len(failed)} could not be asked ({'; '.join(sorted({error[:200] for error in failed}))})"
+                if failed
+                else "those that answered know no primary of that service that is up"
+            )
+            return f"{address} name no primary that answers: {why}"
     for kind, template in _CAUSES:
         for link in chain:
             if isinstance(link, kind):
@@ -216,6 +233,21 @@ def _member(doc_id: int) -> bytes:
 def _entry(bucket: bytes) -> bytes:
     """A bucket as the scripts take it: its length, the 4 hex digits of its shard, its name."""
     return b"%c%04x%s" % (len(bucket) + 4, xxhash.xxh32_intdigest(bucket) % SHARDS, bucket)
+
+
+def _seconds(name: str, value: Any) -> float:
+    """A duration the store takes: finite and positive, and short enough for its expiries,
+    which the scripts handle as Lua numbers: Redis takes them as integers up to 1e17 ms only."""
+    try:
+        found = seconds(value)
+    except ValueError as exc:
+        raise ValueError(f"{name} {exc}") from None
+    if found > MAX_SECONDS:
+        raise StoreOptionError(
+            f"the Redis store cannot keep {name} {found:g} s: its expiries hold {MAX_SECONDS:g} s at most "
+            "(about 31,000 years); give a shorter time window (NEARDUP_TTL, --ttl), or none"
+        )
+    return found
 
 
 class RedisStore(Store):
@@ -261,10 +293,8 @@ class RedisStore(Store):
         redis_params: dict[str, Any] | None = None,
         allow_eviction: bool = False,
     ):
-        if ttl is not None and ttl <= 0:
-            raise ValueError(f"ttl must be positive seconds or None, got {ttl}")
-        if pending_timeout <= 0:
-            raise ValueError(f"pending_timeout must be positive seconds, got {pending_timeout}")
+        ttl = _seconds("ttl", ttl) if ttl is not None else None
+        pending_timeout = _seconds("pending_timeout", pending_timeout)
         if retries < 0:
             raise ValueError(f"retries must be 0 or more, got {retries}")
         self.uri = uri
@@ -405,7 +435,11 @@ class RedisStore(Store):
             Store.open(self, self.recipe)
 
     def _read_mark(self) -> bytes:
-        """The namespace's marker; the first process to open a namespace writes it."""
+        """The namespace's marker; the first process to open a namespace writes it (the others
+        only read it, so a read-only replica opens for the commands that only look)."""
+        found = self._call(self.client.get, self._key("mark"))
+        if found is not None:
+            return found
         pipe = self.client.pipeline(transaction=True)
         pipe.set(self._key("mark"), os.urandom(8).hex(), nx=True)
         pipe.get(self._key("mark"))
@@ -754,8 +788,16 @@ class RedisStore(Store):
                     yield DocRecord.from_bytes(data)
 
     def count(self) -> int:
-        args = [self._prefix, self._cutoff(time.time()), b"0", self._mark]
-        return int(self._call(self._count, keys=[], args=args))
+        now = time.time()
+        args = [self._prefix, self._cutoff(now), b"0", self._mark]
+        try:
+            return int(self._call(self._count, keys=[], args=args))
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, ReadOnlyError):
+                raise
+        # A read-only replica cannot reap: the documents in the window, with any reservation
+        # that expired since the primary's last call.
+        return int(self._call(self.client.zcount, self._key("t"), self._cutoff(now) or "-inf", "+inf"))
 
     def close(self) -> None:
         if self._closed:
