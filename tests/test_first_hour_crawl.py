@@ -1,0 +1,172 @@
+"""A crawler engineer's first hour, run as a user runs it: ``scrapy crawl`` in a small project
+written to ``tmp_path``, with a storage pipeline of its own behind the pipeline, against the
+local news site. What is printed, the exit status and the stats are what the user sees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import scrapy
+from redis_server import free_port
+
+TESTS = Path(__file__).parent
+# Scrapy < 2.12 warns without it (its project template sets it); 2.12+ deprecates it.
+COMPAT = {"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"} if scrapy.version_info < (2, 12) else {}
+
+SETTINGS = f"""
+BOT_NAME = "proj"
+SPIDER_MODULES = ["proj.spiders"]
+ITEM_PIPELINES = {{
+    "proj.pipelines.AuditPipeline": 100,
+    "scrapy_neardup.NearDupPipeline": 200,
+    "proj.pipelines.StorePipeline": 300,
+}}
+NEARDUP_WORKERS = 0
+TELNETCONSOLE_ENABLED = False
+LOG_LEVEL = "INFO"
+{"".join(f"{name} = {value!r}" for name, value in COMPAT.items())}
+"""
+
+# A storage pipeline with state, as a project has one: its close_spider needs what its
+# open_spider made. Each says when it opens and closes, so a test sees them paired.
+PIPELINES = '''
+import logging
+import sqlite3
+
+from itemadapter import ItemAdapter
+
+logger = logging.getLogger("proj")
+
+
+class AuditPipeline:
+    """Runs before scrapy-neardup: opened before it."""
+
+    def open_spider(self, spider=None):
+        self.seen = 0
+        logger.info("audit opened")
+
+    def process_item(self, item, spider=None):
+        self.seen += 1
+        return item
+
+    def close_spider(self, spider=None):
+        logger.info("audit closed after %d items", self.seen)
+
+
+class StorePipeline:
+    """Stores what scrapy-neardup lets through; a copy that replaces another takes its row."""
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        store = cls()
+        store.path = crawler.settings.get("STORE_PATH", ":memory:")
+        return store
+
+    def open_spider(self, spider=None):
+        self.db = sqlite3.connect(self.path)
+        self.db.execute("CREATE TABLE IF NOT EXISTS articles (url TEXT PRIMARY KEY, title TEXT, text TEXT)")
+        logger.info("store opened")
+
+    def process_item(self, item, spider=None):
+        adapter = ItemAdapter(item)
+        if adapter.get("replaces"):
+            self.db.execute("DELETE FROM articles WHERE url = ?", (adapter["replaces"],))
+        self.db.execute(
+            "INSERT OR REPLACE INTO articles VALUES (?, ?, ?)",
+            (adapter.get("url"), adapter.get("title"), adapter.get("text") or adapter.get("html")),
+        )
+        return item
+
+    def close_spider(self, spider=None):
+        self.db.commit()
+        self.db.close()
+        logger.info("store closed")
+'''
+
+SPIDER = """
+from local_site import NewsSpider
+
+
+class News(NewsSpider):
+    name = "news"
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
+    (tmp_path / "proj" / "spiders").mkdir(parents=True)
+    (tmp_path / "proj" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "settings.py").write_text(SETTINGS)
+    (tmp_path / "proj" / "pipelines.py").write_text(PIPELINES)
+    (tmp_path / "proj" / "spiders" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "spiders" / "news.py").write_text(SPIDER)
+    return tmp_path
+
+
+def scrapy_crawl(project: Path, *options: str, spider: str = "news") -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(project), str(TESTS)]))
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    command = [sys.executable, "-m", "scrapy.cmdline", "crawl", spider, *options]
+    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=240)
+
+
+def lines_at(level: str, output: str) -> list[str]:
+    return [line.split(f"] {level}: ", 1)[1] for line in output.splitlines() if f"] {level}: " in line]
+
+
+def stats_of(output: str) -> dict:
+    """The stats Scrapy dumps at the end, as a dict (only the plain values)."""
+    dump = output.split("Dumping Scrapy stats:\n", 1)[1]
+    found = {}
+    for key, value in re.findall(r"'([^']+)': ([^,\n}]+)", dump.split("\n}", 1)[0] + "\n}"):
+        try:
+            found[key] = json.loads(value.replace("'", '"'))
+        except ValueError:
+            found[key] = value
+    return found
+
+
+# -- start-up failures: one ERROR line, and the project's own pipelines left as they were --------
+
+
+@pytest.mark.parametrize(
+    "options, reason, message",
+    [
+        (
+            ["-s", "NEARDUP_SIMHASH_DISTANCE=40"],
+            "neardup_bad_setting",
+            "NEARDUP_SIMHASH_DISTANCE: must be between 0 and 15, got 40",
+        ),
+        (["-s", "NEARDUP_ACTION=delete"], "neardup_bad_setting", "NEARDUP_ACTION: must be one of"),
+        (
+            ["-s", "NEARDUP_STORE=redis://127.0.0.1:{port}/0", "-s", 'NEARDUP_REDIS_PARAMS={{"retries": 0}}'],
+            "neardup_store_unavailable",
+            "connection refused by 127.0.0.1:{port}",
+        ),
+    ],
+    ids=["bad-setting", "bad-choice", "redis-down"],
+)
+def test_a_start_up_failure_is_one_error_line_beside_a_storage_pipeline(project, local_site, options, reason, message):
+    port = free_port()  # nothing listens there
+    options = [option.format(port=port) for option in options]
+    done = scrapy_crawl(project, "-a", f"root={local_site.root}", "-a", "paths=/a/metro.html", *options)
+    assert done.returncode == 1, done.stderr[-3000:]
+    errors = lines_at("ERROR", done.stderr)
+    assert len(errors) == 1 and message.format(port=port) in errors[0], done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and not lines_at("CRITICAL", done.stderr), done.stderr[-4000:]
+    assert f"'finish_reason': '{reason}'" in done.stderr
+    assert "Crawled (" not in done.stderr  # no page fetched
+    # The project's pipelines saw an empty crawl: each closed exactly as often as it opened.
+    info = lines_at("INFO", done.stderr)
+    for name in ("audit", "store"):
+        opened = sum(line == f"{name} opened" for line in info)
+        closed = sum(line.startswith(f"{name} closed") for line in info)
+        assert opened == closed == 1, (name, info)
