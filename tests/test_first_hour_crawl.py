@@ -92,11 +92,47 @@ class StorePipeline:
 
 SPIDER = """
 from local_site import NewsSpider
+from scrapy_neardup.fingerprints.extract import extract_text
 
 
 class News(NewsSpider):
     name = "news"
+
+
+class Fields(NewsSpider):
+    \"\"\"Yields each page's article text (extracted here) and title under the field names given
+    (``-a text_as=body``), each page ``repeat`` times under ``url#n``.\"\"\"
+
+    name = "fields"
+
+    def __init__(self, text_as="text", repeat="1", **kwargs):
+        super().__init__(**kwargs)
+        self.text_as = text_as
+        self.repeat = int(repeat)
+
+    def parse(self, response, index):
+        title = response.css("title::text").get(default="").strip()
+        for copy in range(self.repeat):
+            url = response.url if copy == 0 else f"{response.url}#{copy}"
+            yield {"url": url, "title": title, self.text_as: extract_text(response)}
+        if self.order == "chain" and index + 1 < len(self.page_paths):
+            yield self._request(index + 1)
 """
+
+ARTICLES = [
+    "/a/metro.html",
+    "/a/canteen.html",
+    "/a/flood.html",
+    "/a/oranges.html",
+    "/a/robots.html",
+    "/b/metro.html",
+    "/b/canteen.html",
+    "/b/oldstreet.html",
+    "/c/metro.html",
+    "/c/flood.html",
+    "/c/eldercare.html",
+    "/bad/gbk.html",
+]
 
 
 @pytest.fixture
@@ -151,8 +187,13 @@ def stats_of(output: str) -> dict:
             "neardup_store_unavailable",
             "connection refused by 127.0.0.1:{port}",
         ),
+        (
+            ["-s", "NEARDUP_STORE=redis://127.0.0.1:{port}/abc"],
+            "neardup_store_unavailable",
+            "the db after the host must be a number, as in redis://host:6379/0, got 'abc'",
+        ),
     ],
-    ids=["bad-setting", "bad-choice", "redis-down"],
+    ids=["bad-setting", "bad-choice", "redis-down", "redis-db-not-a-number"],
 )
 def test_a_start_up_failure_is_one_error_line_beside_a_storage_pipeline(project, local_site, options, reason, message):
     port = free_port()  # nothing listens there
@@ -170,3 +211,47 @@ def test_a_start_up_failure_is_one_error_line_beside_a_storage_pipeline(project,
         opened = sum(line == f"{name} opened" for line in info)
         closed = sum(line.startswith(f"{name} closed") for line in info)
         assert opened == closed == 1, (name, info)
+
+
+# -- items without the text field: loud and early ---------------------------------------------
+
+
+NO_TEXT_WARNING = (
+    "scrapy-neardup: {without} of the first {seen} items have no text in field 'text' (NEARDUP_TEXT_FIELD) "
+    "and no HTML in field 'html' (NEARDUP_HTML_FIELD): they pass unchecked, so reprints are not caught. "
+    "The fields these items have: 'body', 'title', 'url'; 'body' holds the longest strings: "
+    "NEARDUP_TEXT_FIELD = 'body' (or NEARDUP_HTML_FIELD = 'body' for a page's HTML)?"
+)
+
+
+def test_items_without_the_text_field_are_warned_about_after_the_first_twenty(project, local_site):
+    paths = ",".join(ARTICLES)
+    store = f"leveldb://{project / 'store'}"
+    done = scrapy_crawl(
+        project, "-a", f"root={local_site.root}", "-a", f"paths={paths}", "-a", "text_as=body", "-a", "repeat=3",
+        "-s", f"NEARDUP_STORE={store}", spider="fields",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    warnings = lines_at("WARNING", done.stderr)
+    assert warnings == [NO_TEXT_WARNING.format(without=20, seen=20)], done.stderr[-3000:]
+    log = done.stderr
+    # Said while the crawl runs, not in the closing lines: after the 20th item, before the 21st.
+    assert log.index(NO_TEXT_WARNING.format(without=20, seen=20)) < log.index("Closing spider")
+    stats = stats_of(log)
+    assert stats["neardup/items"] == stats["neardup/no_text"] == 3 * len(ARTICLES)
+    # The same crawl with the field named: judged, reprints dropped, no such warning.
+    named = scrapy_crawl(
+        project, "-a", f"root={local_site.root}", "-a", f"paths={paths}", "-a", "text_as=body",
+        "-s", "NEARDUP_TEXT_FIELD=body", "-s", f"NEARDUP_STORE={store}-named", spider="fields",
+    )  # fmt: skip
+    assert named.returncode == 0 and "have no text" not in named.stderr, named.stderr[-3000:]
+    assert stats_of(named.stderr)["neardup/dropped"] == 5
+
+
+def test_a_short_crawl_without_text_is_warned_about_at_close(project, local_site):
+    done = scrapy_crawl(
+        project, "-a", f"root={local_site.root}", "-a", "paths=/a/metro.html,/b/metro.html,/a/flood.html",
+        "-a", "text_as=body", "-s", "NEARDUP_STORE=memory://", spider="fields",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert lines_at("WARNING", done.stderr) == [NO_TEXT_WARNING.format(without=3, seen=3)]

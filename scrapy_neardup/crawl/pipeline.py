@@ -218,6 +218,7 @@ class NearDupPipeline:
             closing = release_store(self._shared)
             self._shared = None
         if self.opened:
+            self.fields.watch.finish()
             self._log_summary()
         if self.review is not None:
             self.review.write()
