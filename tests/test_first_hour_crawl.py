@@ -255,3 +255,76 @@ def test_a_short_crawl_without_text_is_warned_about_at_close(project, local_site
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert lines_at("WARNING", done.stderr) == [NO_TEXT_WARNING.format(without=3, seen=3)]
+
+
+# -- the close summary adds up; storage that honours `replaces` keeps the better copy ----------
+
+# Each story's copies in the small world, in crawl order, under the one NEARDUP_PREFER = "longest"
+# keeps: the cut reprint /c/metro.html (394 content characters) comes first, the complete article
+# (581) after it; /bad/gbk.html has 13% more than /b/oldstreet.html, under the 15% it takes.
+STORIES = {
+    "/a/metro.html": ["/c/metro.html", "/a/metro.html", "/b/metro.html"],
+    "/a/flood.html": ["/a/flood.html", "/c/flood.html"],
+    "/a/canteen.html": ["/a/canteen.html", "/b/canteen.html"],
+    "/b/oldstreet.html": ["/b/oldstreet.html", "/bad/gbk.html"],
+    "/a/oranges.html": ["/a/oranges.html"],
+}
+CRAWL_ORDER = [path for copies in STORIES.values() for path in copies]
+
+
+def summary_of(output: str) -> tuple[int, dict[str, int], str]:
+    """The close summary: items, each part by its label, and what became of them."""
+    line = next(line for line in lines_at("INFO", output) + lines_at("WARNING", output) if " items = " in line)
+    head, fate = line.removeprefix("scrapy-neardup: ").split("; ")[:2]
+    items, parts = head.split(" items = ")
+    counted = {}
+    for part in parts.split(" + "):
+        number, label = part.split(" ", 1)
+        counted[label] = int(number)
+    return int(items), counted, fate
+
+
+def stored_rows(path: Path, root: str) -> dict[str, str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        return {url.removeprefix(root): text for url, _, text in db.execute("SELECT * FROM articles")}
+
+
+def test_the_close_summary_adds_up_and_storage_keeps_the_complete_copy(project, local_site):
+    root, paths = local_site.root, ",".join(CRAWL_ORDER)
+    store, table = f"NEARDUP_STORE=leveldb://{project / 'store'}", f"STORE_PATH={project / 'articles.sqlite3'}"
+    first = scrapy_crawl(
+        project, "-a", f"root={root}", "-a", f"paths={paths}", "-s", store, "-s", table,
+        "-s", "NEARDUP_PREFER=longest",
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr[-3000:]
+    items, counted, fate = summary_of(first.stderr)
+    assert items == len(CRAWL_ORDER) == sum(counted.values())
+    assert counted == {"new stories": 5, "copies replacing their story's stored copy": 1, "duplicates": 4}
+    assert fate == f"4 duplicates dropped, {items - 4} passed on"
+    # The storage pipeline removed each replaced row: one row a story, its complete copy.
+    assert sorted(stored_rows(project / "articles.sqlite3", root)) == sorted(STORIES)
+
+    # A second crawl of the same pages, revisits dropped: nothing new, every item counted once.
+    second = scrapy_crawl(
+        project, "-a", f"root={root}", "-a", f"paths={paths}", "-s", store, "-s", table,
+        "-s", "NEARDUP_PREFER=longest", "-s", "NEARDUP_REVISIT=drop",
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr[-3000:]
+    items, counted, fate = summary_of(second.stderr)
+    assert items == sum(counted.values()) == len(CRAWL_ORDER)
+    assert counted == {"new stories": 0, "revisits": 5, "duplicates": 5}  # the replaced copy is a duplicate now
+    assert fate == "5 duplicates dropped, 5 revisits dropped, 0 passed on"
+    assert sorted(stored_rows(project / "articles.sqlite3", root)) == sorted(STORIES)
+
+    # Tag mode: the duplicates pass tagged; the summary counts them once, not every tagged item.
+    tagged = scrapy_crawl(
+        project, "-a", f"root={root}", "-a", f"paths={paths}", "-s", f"NEARDUP_STORE=leveldb://{project / 'tagged'}",
+        "-s", "NEARDUP_ACTION=tag",
+    )  # fmt: skip
+    assert tagged.returncode == 0, tagged.stderr[-3000:]
+    items, counted, fate = summary_of(tagged.stderr)
+    assert counted == {"new stories": 5, "duplicates": 5} and items == 10
+    assert fate == "5 duplicates tagged, 10 passed on"
+    assert stats_of(tagged.stderr)["neardup/tagged"] == 10
