@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -143,3 +144,83 @@ def test_a_leveldb_folder_that_cannot_be_made_is_not_sent_to_repair(tmp_path):
         assert done.stderr.startswith(f"neardup: cannot create the LevelDB store folder {done.args[-1][10:]}: {why}")
         assert "repair" not in done.stderr
     assert not (parent / "store").exists()
+
+
+# -- which field keys a record, and what a content key means ------------------------------------
+
+
+def test_dedup_keys_records_by_url_and_says_so(tmp_path):
+    out = tmp_path / "out.jsonl"
+    done = neardup("dedup", str(feed(tmp_path)), "-o", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == "neardup: records are keyed by their 'url' field (--key-field names another)"
+    written = read_jsonl(out)
+    assert [r["duplicate_of"] for r in written] == [None, "https://a.example/rail", "https://a.example/rail", None]
+    assert done.stderr.splitlines()[-1] == "4 records: 2 unique, 2 duplicates, 0 skipped"
+
+
+def test_key_field_given_wins(tmp_path):
+    records = [{"id": f"n{i}", **r} for i, r in enumerate(read_jsonl(feed(tmp_path)))]
+    out = tmp_path / "out.jsonl"
+    done = neardup("dedup", str(jsonl(tmp_path / "ids.jsonl", records)), "-o", str(out), "--key-field", "id")
+    assert done.returncode == 0 and "keyed by" not in done.stderr, done.stderr
+    assert [r["duplicate_of"] for r in read_jsonl(out)] == [None, "n0", "n0", None]
+
+
+def test_a_traditional_copy_without_a_key_is_a_duplicate_not_a_revisit(tmp_path):
+    """Records without url or id are keyed by their content: the whole record, exactly. A copy
+    whose text folds to the story's (Traditional script) is another record, judged as a copy; the
+    same record seen again (a rerun, or the output of the first run) is a revisit."""
+    keyless = [{"title": r["title"], "text": r["text"]} for r in read_jsonl(feed(tmp_path))]
+    source, store = jsonl(tmp_path / "keyless.jsonl", keyless), f"leveldb://{tmp_path / 'store'}"
+    out = tmp_path / "out.jsonl"
+    done = neardup("dedup", str(source), "-o", str(out), "--store", store)
+    assert done.returncode == 0, done.stderr
+    assert "the records have no 'url' or 'id' field: each is keyed by its content" in done.stderr
+    written = read_jsonl(out)
+    first = written[0]["duplicate_of"], written[0]["similar_id"]
+    assert first[0] is None and first[1] is not None
+    assert written[2]["duplicate_of"] is not None and written[2]["duplicate_of"] == written[1]["duplicate_of"]
+    assert written[2]["similar_id"] == written[1]["similar_id"] == first[1]
+    assert done.stderr.splitlines()[-1] == "4 records: 2 unique, 2 duplicates, 0 skipped"
+    # The same records again, as they came and as the first run wrote them: the first copies are
+    # revisits, the copies duplicates still.
+    for again in (source, out):
+        rerun = neardup("dedup", str(again), "-o", str(tmp_path / "again.jsonl"), "--store", store)
+        assert rerun.stderr.splitlines()[-1] == "4 records: 0 unique, 2 revisits, 2 duplicates, 0 skipped"
+
+
+# -- a crawl's feed of HTML, and a run that judges nothing ---------------------------------------
+
+
+def test_a_run_that_judges_nothing_exits_4_with_the_reason(tmp_path):
+    records = [{"url": r["url"], "body": r["text"]} for r in read_jsonl(feed(tmp_path))]
+    source = jsonl(tmp_path / "body.jsonl", records)
+    out = tmp_path / "out.jsonl"
+    done = neardup("dedup", str(source), "-o", str(out))
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.splitlines()[-2:] == [
+        "4 records: 0 unique, 0 duplicates, 4 skipped",
+        "neardup: no record was judged: 4 of 4 lines skipped (4 no usable text in field 'text' or HTML in field "
+        "'html'); the records have the fields 'body', 'url': --text-field names the field holding the text, "
+        "--html-field the one holding a page's HTML",
+    ]
+    assert read_jsonl(out) == records  # passed through, nothing lost
+    store = f"leveldb://{tmp_path / 'store'}"
+    named = neardup("dedup", str(source), "-o", str(out), "--text-field", "body", "--store", store)
+    assert named.returncode == 0 and named.stderr.splitlines()[-1] == "4 records: 2 unique, 2 duplicates, 0 skipped"
+    query = neardup("query", str(source), "--store", store)
+    assert query.returncode == 4 and "no record was judged" in query.stderr
+
+
+def test_the_review_page_of_dedup_heads_each_copy_with_its_title_and_url(tmp_path):
+    page = tmp_path / "review.html"
+    done = neardup("dedup", str(feed(tmp_path)), "-o", os.devnull, "--report", str(page))
+    assert done.returncode == 0, done.stderr
+    document = page.read_text(encoding="utf-8")
+    headings = re.findall(r'<h2 id="pair-\d+">(.*?) <small>duplicate of (.*?)</small></h2>', document)
+    assert headings == [("转：春运客流创新高", "春运客流创新高"), ("春運客流創新高", "春运客流创新高")]
+    assert '<a href="https://tw.example/rail">https://tw.example/rail</a>' in document
+    assert "2 stories kept in this run" in document
+    listed = re.findall(r'<li value="\d+">(.*?) <small>', document.split('id="stories"')[1])
+    assert listed == ["春运客流创新高", "省博物馆新馆下月开放"]

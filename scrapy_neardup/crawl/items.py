@@ -83,12 +83,18 @@ class ItemFields:
         value = ItemAdapter(item).get(field)
         return value.strip() if isinstance(value, str) else ""
 
-    def key(self, adapter: ItemAdapter, source: str | bytes) -> str:
-        """The key field, else a key derived from the content (see :func:`.record.content_key`)."""
+    def key(self, adapter: ItemAdapter) -> str:
+        """The key field, else a key derived from the whole item, but the fields the pipeline
+        writes (see :func:`.record.content_key`)."""
         value = adapter.get(self.config.key_field)
         if value is None or value == "":
-            return content_key(source)
+            return content_key(adapter, self.outputs.names())
         return value if isinstance(value, str) else str(value)
+
+    def title(self, adapter: ItemAdapter) -> str | None:
+        """The item's headline (NEARDUP_TITLE_FIELD) as text, for the review page; None without one."""
+        value = adapter.get(self.config.title_field) if self.config.title_field else None
+        return value.strip() if isinstance(value, str) and value.strip() else None
 
     def describe(self, adapter: ItemAdapter) -> str:
         """The item as a log line names it: its key, else its type."""

@@ -283,7 +283,7 @@ class NearDupPipeline:
         if self.config.related:
             await self._add_related(verdict, text)
         if self.review is not None:
-            await self.review.note(verdict.key, verdict, text)
+            await self.review.note(verdict.key, verdict, text, self.fields.title(adapter))
         return self._act(item, adapter, verdict)
 
     async def _judge(self, item: Any, adapter: ItemAdapter) -> tuple[Verdict | None, str | None]:
@@ -304,7 +304,7 @@ class NearDupPipeline:
                 cap,
             )
             return None, None
-        key = self.fields.key(adapter, source)
+        key = self.fields.key(adapter)
         site = site_of(key, self.fields.source_name(item))
         if self.preparer is not None:
             prepared = self.preparer(source, is_html, key, site)
