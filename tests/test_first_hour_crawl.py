@@ -5,6 +5,7 @@ local news site. What is printed, the exit status and the stats are what the use
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 import scrapy
 from redis_server import free_port
+
+from scrapy_neardup.newsworld.small import REPRINT_OF
 
 TESTS = Path(__file__).parent
 # Scrapy < 2.12 warns without it (its project template sets it); 2.12+ deprecates it.
@@ -119,6 +122,8 @@ class Fields(NewsSpider):
             yield self._request(index + 1)
 """
 
+# The small world's articles, crawled in this order (its page of broken markup left out); its
+# REPRINT_OF maps each reprint to its first copy.
 ARTICLES = [
     "/a/metro.html",
     "/a/canteen.html",
@@ -328,3 +333,155 @@ def test_the_close_summary_adds_up_and_storage_keeps_the_complete_copy(project, 
     assert counted == {"new stories": 5, "duplicates": 5} and items == 10
     assert fate == "5 duplicates tagged, 10 passed on"
     assert stats_of(tagged.stderr)["neardup/tagged"] == 10
+
+
+# -- the command line on the crawl's own feed of HTML ------------------------------------------
+
+
+def test_neardup_dedup_judges_the_crawls_html_feed_as_the_crawl_did(project, local_site):
+    """A feed of {url, html} written by the crawl: `neardup dedup` extracts each page as the
+    pipeline does (the same Preparer), so it marks the same reprints of the same first copies."""
+    root, paths = local_site.root, ",".join(ARTICLES)
+    plain = scrapy_crawl(
+        project, "-a", f"root={root}", "-a", f"paths={paths}", "-s", "NEARDUP_ENABLED=False", "-o", "feed.jsonl"
+    )
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    tagged = scrapy_crawl(
+        project, "-a", f"root={root}", "-a", f"paths={paths}", "-s", "NEARDUP_ACTION=tag",
+        "-s", f"NEARDUP_STORE=leveldb://{project / 'crawl-store'}", "-o", "tagged.jsonl",
+    )  # fmt: skip
+    assert tagged.returncode == 0, tagged.stderr[-3000:]
+    command = [sys.executable, "-m", "scrapy_neardup", "dedup", "feed.jsonl", "-o", "marked.jsonl", "--no-progress"]
+    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == "neardup: records are keyed by their 'url' field (--key-field names another)"
+    reprints = sum(path in ARTICLES for path in REPRINT_OF)
+    assert (
+        done.stderr.splitlines()[-1]
+        == f"{len(ARTICLES)} records: {len(ARTICLES) - reprints} unique, {reprints} duplicates, 0 skipped"
+    )
+
+    def verdicts(name: str) -> dict[str, str | None]:
+        records = [json.loads(line) for line in (project / name).read_text(encoding="utf-8").splitlines()]
+        return {r["url"].removeprefix(root): (r["duplicate_of"] or "").removeprefix(root) or None for r in records}
+
+    by_cli, by_crawl = verdicts("marked.jsonl"), verdicts("tagged.jsonl")
+    assert by_cli == by_crawl == {path: REPRINT_OF.get(path) for path in ARTICLES}
+    # Without the HTML field the same feed gives nothing to judge: exit 4, and why.
+    command += ["--html-field", ""]
+    none = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=240)
+    assert none.returncode == 4
+    assert none.stderr.splitlines()[-1].startswith(
+        f"neardup: no record was judged: {len(ARTICLES)} of {len(ARTICLES)} lines skipped "
+        f"({len(ARTICLES)} no usable text in field 'text'); the records have the fields 'html', 'url'"
+    )
+
+
+# -- the review page as a person sees it ---------------------------------------------------------
+
+
+def test_the_review_page_shows_headlines_contents_stories_and_first_copies_crawled_again(project, local_site, tmp_path):
+    from test_report_browser import WIDTH, rgb, screenshot
+
+    from scrapy_neardup.review.page import MARK_COLOUR
+
+    root = local_site.root
+    store = f"NEARDUP_STORE=leveldb://{project / 'store'}"
+    first = scrapy_crawl(
+        project, "-a", f"root={root}", "-a", f"paths={','.join(CRAWL_ORDER)}", "-s", store,
+        "-s", "NEARDUP_PREFER=longest", "-s", "NEARDUP_REPORT=first.html", spider="fields",
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr[-3000:]
+    # The second crawl meets each reprint before its first copy, which is a revisit now; the
+    # store kept no texts (NEARDUP_KEEP_TEXT is off), the crawl shows what it saw.
+    second = scrapy_crawl(
+        project, "-a", f"root={root}", "-a", f"paths={','.join(reversed(CRAWL_ORDER))}", "-s", store,
+        "-s", "NEARDUP_PREFER=longest", "-s", "NEARDUP_REPORT=second.html", spider="fields",
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr[-3000:]
+    titles = {path: title_of(local_site, path) for path in CRAWL_ORDER}
+
+    one = (project / "first.html").read_text(encoding="utf-8")
+    # Five stories: the cut copy crawled first is listed no more once the complete one took its place.
+    assert "5 stories kept in this run" in one and '<h2 id="stories">Stories kept in this run: 5</h2>' in one
+    kept = re.findall(r'<li value="\d+">(.*?) <small>(.*?)</small></li>', one.split('id="stories"')[1])
+    assert [html_text(t) for t, _ in kept] == [titles[p] for p in STORY_ORDER]
+    assert f"replaces {root}/c/metro.html" in dict(kept)[html.escape(titles["/a/metro.html"])]
+
+    two = (project / "second.html").read_text(encoding="utf-8")
+    sections = re.findall(
+        r'<section class="pair" data-key="([^"]*)" data-duplicate-of="([^"]*)">(.*?)</section>', two, re.S
+    )
+    expected = [p for p in reversed(CRAWL_ORDER) if p not in STORIES]  # the copies, in crawl order
+    assert [key.removeprefix(root) for key, _, _ in sections] == expected
+    for key, first_key, inside in sections:
+        copy, kept_copy = key.removeprefix(root), first_key.removeprefix(root)
+        assert kept_copy == next(k for k, copies in STORIES.items() if copy in copies)
+        heading = re.search(r"<h2 id=\"pair-\d+\">(.*?) <small>duplicate of (.*?)</small></h2>", inside)
+        assert heading and html_text(heading.group(1)) == titles[copy]
+        assert html_text(heading.group(2)) == titles[kept_copy]
+        assert f'<a href="{key}">{key}</a>' in inside and f'<a href="{first_key}">{first_key}</a>' in inside
+        assert 'class="text missing"' not in inside  # the first copy, crawled again after it, is shown
+        assert "<mark>" in inside
+    toc = re.search(r'<nav class="toc">(.*?)</nav>', two, re.S)
+    assert toc and len(re.findall(r'<a href="#pair-\d+">', toc.group(1))) == len(expected)
+    assert "0 stories kept in this run" in two
+
+    # As a browser shows it: headlines in Chinese, the table of contents, marked passages.
+    image = screenshot(project / "second.html", tmp_path)
+    counts = {colour: n for n, colour in image.getcolors(WIDTH * 1600)}
+    assert counts.get(rgb(MARK_COLOUR), 0) > 20_000
+    assert sum(n for colour, n in counts.items() if max(colour) < 100) > 20_000
+    shots = os.environ.get("NEARDUP_SCREENSHOT_DIR")
+    if shots:
+        image.save(Path(shots) / "review-second-crawl.png")
+
+
+STORY_ORDER = ["/a/metro.html", "/a/flood.html", "/a/canteen.html", "/b/oldstreet.html", "/a/oranges.html"]
+
+
+def title_of(site, path: str) -> str:
+    from urllib.request import urlopen
+
+    with urlopen(site.url(path)) as answer:
+        raw = answer.read()
+    text = raw.decode("gbk" if path.startswith("/bad/gbk") else "utf-8")
+    return html.unescape(re.search(r"<title>(.*?)</title>", text, re.S).group(1).strip())
+
+
+def html_text(markup: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", markup)).strip()
+
+
+def recipe_blocks() -> list[str]:
+    """The Python blocks of docs/items.md's recipe, "Storage that honours `replaces`"."""
+    text = (TESTS.parent / "docs" / "items.md").read_text(encoding="utf-8")
+    section = text.split("### Storage that honours `replaces`", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_the_documented_storage_recipe_keeps_the_complete_copy_of_each_story(project, local_site):
+    pipeline, settings, feed_reader = recipe_blocks()
+    (project / "proj" / "recipe.py").write_text(pipeline, encoding="utf-8")
+    configured: dict = {}
+    exec(settings, {}, configured)  # the settings block as a user pastes it
+    assert configured["NEARDUP_PREFER"] == "longest"
+    pipelines = {
+        "proj.recipe.ArticleStorePipeline" if name.startswith("myproject.") else name: order
+        for name, order in configured["ITEM_PIPELINES"].items()
+    }
+    root = local_site.root
+    done = scrapy_crawl(
+        project, "-a", f"root={root}", "-a", f"paths={','.join(CRAWL_ORDER)}",
+        "-s", f"ITEM_PIPELINES={json.dumps(pipelines)}", "-s", f"ARTICLE_DB={project / 'recipe.sqlite3'}",
+        "-s", f"NEARDUP_STORE=leveldb://{project / 'store'}", "-s", "NEARDUP_PREFER=longest",
+        "-s", "NEARDUP_TEXT_OUT_FIELD=text", "-o", "feed.jsonl",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = stored_rows(project / "recipe.sqlite3", root)
+    assert sorted(rows) == sorted(STORIES)  # one row a story, the complete copy
+    assert all(len(text) > 300 for text in rows.values())  # the extracted body, handed on
+    reader: dict = {}
+    exec(feed_reader, reader)
+    kept = reader["kept_records"](project / "feed.jsonl")
+    assert sorted(record["url"].removeprefix(root) for record in kept) == sorted(STORIES)
