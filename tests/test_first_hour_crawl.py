@@ -192,13 +192,18 @@ def stats_of(output: str) -> dict:
             "neardup_store_unavailable",
             "connection refused by 127.0.0.1:{port}",
         ),
+        (  # a worker process, started before the store is opened, ends quietly
+            ["-s", "NEARDUP_STORE=redis://127.0.0.1:{port}/0", "-s", "NEARDUP_WORKERS=1"],
+            "neardup_store_unavailable",
+            "connection refused by 127.0.0.1:{port}",
+        ),
         (
             ["-s", "NEARDUP_STORE=redis://127.0.0.1:{port}/abc"],
             "neardup_store_unavailable",
             "the db after the host must be a number, as in redis://host:6379/0, got 'abc'",
         ),
     ],
-    ids=["bad-setting", "bad-choice", "redis-down", "redis-db-not-a-number"],
+    ids=["bad-setting", "bad-choice", "redis-down", "redis-down-with-a-worker", "redis-db-not-a-number"],
 )
 def test_a_start_up_failure_is_one_error_line_beside_a_storage_pipeline(project, local_site, options, reason, message):
     port = free_port()  # nothing listens there

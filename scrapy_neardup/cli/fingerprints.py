@@ -15,19 +15,25 @@ from collections.abc import Callable, Iterable
 from ..engine.detector import Detector
 from ..fingerprints.extract import DEFAULT_EXTRACTOR
 from ..fingerprints.fingerprint import Fingerprint, Recipe
-from ..fingerprints.prepare import NO_TEXT, OK, Preparer
+from ..fingerprints.prepare import NO_TEXT, NOT_ARTICLE, OK, Preparer
 
 # What a record's text becomes: its fingerprint or why it has none, and the text judged (the
 # article body extracted from a record's HTML; None for a text, which the record holds already).
 PreparedText = tuple[Fingerprint | str, str | None]
 
 
-def _prepare(preparer: Preparer, source: str, is_html: bool) -> PreparedText:
-    prepared = preparer(source, is_html)
+# A record's text to prepare: the text or the HTML, whether it is HTML, the record's key and site.
+Source = tuple[str, bool, str, str]
+
+
+def _prepare(preparer: Preparer, source: str, is_html: bool, key: str = "", site: str = "") -> PreparedText:
+    prepared = preparer(source, is_html, key, site)
     if prepared.status == OK and prepared.fingerprint is not None:
         return prepared.fingerprint, prepared.text
     if is_html and prepared.status == NO_TEXT:
         return "no article text found in its HTML", None
+    if prepared.status == NOT_ARTICLE:
+        return f"the text extracted from its HTML is not an article ({prepared.error})", None
     if is_html and prepared.error:
         return f"its HTML could not be extracted ({prepared.error})", None
     return f"could not fingerprint ({prepared.error or 'no text'})", None
@@ -41,20 +47,21 @@ def _start_worker(recipe: Recipe) -> None:
     _WORKER = Preparer(recipe, DEFAULT_EXTRACTOR)
 
 
-def _work(source: tuple[str, bool]) -> PreparedText:
+def _work(source: Source) -> PreparedText:
     assert _WORKER is not None
     return _prepare(_WORKER, *source)
 
 
 def fingerprinting(
     args: argparse.Namespace, detector: Detector, stack: contextlib.ExitStack
-) -> Callable[[list[tuple[str, bool]]], Iterable[PreparedText]]:
-    """(text or HTML, is_html) -> (fingerprint or reason, text extracted from HTML), in order;
-    in worker processes with --workers. HTML is extracted as the crawl extracts it."""
+) -> Callable[[list[Source]], Iterable[PreparedText]]:
+    """(text or HTML, is_html, key, site) -> (fingerprint or reason, text extracted from HTML),
+    in order; in worker processes with --workers. HTML is extracted as the crawl extracts it
+    (with its site's own text taken out, :mod:`~scrapy_neardup.fingerprints.article`)."""
     if not args.workers:
         preparer = Preparer(detector.recipe, DEFAULT_EXTRACTOR)
         preparer.fingerprinter = detector.fingerprinter
-        return lambda sources: [_prepare(preparer, source, is_html) for source, is_html in sources]
+        return lambda sources: [_prepare(preparer, *source) for source in sources]
     import concurrent.futures
     import multiprocessing
 

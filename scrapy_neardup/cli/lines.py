@@ -19,6 +19,7 @@ from ..engine.batching import ahead, chunks, overlapped
 from ..engine.detector import Detector
 from ..engine.fields import check_fields
 from ..engine.verdicts import Thresholds
+from ..fingerprints.article import site_of
 from ..fingerprints.fingerprint import Fingerprint, Recipe
 from ..stores import StoreError, open_store
 from ..stores.record import content_key
@@ -118,7 +119,8 @@ def run_lines(
 
         def prepared(batch: list[tuple[int, bytes]]) -> Batch:
             parsed = [_parse(line, number, args, keys) for number, line in batch]
-            prints = iter(fingerprint([(p.source, p.is_html) for p in parsed if p.source is not None]))
+            sources = [(p.source, p.is_html, p.key, _site(p, args)) for p in parsed if p.source is not None]
+            prints = iter(fingerprint(sources))
             out: Batch = []
             for item in parsed:
                 found: Fingerprint | str | None = None
@@ -269,6 +271,13 @@ def _parse(line: bytes, number: int, args: argparse.Namespace, keys: KeyField) -
     item.title = title.strip() if isinstance(title, str) and title.strip() else None
     item.key = keys.of(record)
     return item
+
+
+def _site(item: Parsed, args: argparse.Namespace) -> str:
+    """The record's site, for the site's own text in its HTML: --source-field, else its key's."""
+    field = getattr(args, "source_field", "")
+    value = item.record.get(field) if field and item.record else None
+    return site_of(item.key, value if isinstance(value, str) else "")
 
 
 def unjudged(item: Parsed, fingerprint: Fingerprint | str | None) -> str | None:
