@@ -162,6 +162,6 @@ def test_info_on_an_existing_store_still_works(tmp_path):
     assert result.returncode == 2 and b"there is no store" in result.stderr
 
 
-def test_help_says_the_key_field_differs_from_the_pipeline():
+def test_help_says_which_key_field_is_taken():
     result = neardup("dedup", "--help")
-    assert "NEARDUP_KEY_FIELD defaults to url" in " ".join(result.stdout.decode().split())
+    assert "default: url, else id, whichever the first record has" in " ".join(result.stdout.decode().split())

@@ -567,9 +567,9 @@ def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stderr
     assert "scrapy_neardup.NearDupPipeline" in log  # enabled by the add-on
-    summaries = [line for line in log.splitlines() if "scrapy-neardup: " in line and " items: " in line]
+    summaries = [line for line in log.splitlines() if "scrapy-neardup: " in line and " items = " in line]
     assert len(summaries) == 2
-    unique = sum(int(line.split(" items: ")[1].split(" unique")[0]) for line in summaries)
+    unique = sum(int(line.split(" items = ")[1].split(" new stories")[0]) for line in summaries)
     assert unique == 7
     assert "Traceback" not in log
 
@@ -586,8 +586,8 @@ def test_unguarded_script_with_workers_crawls_with_its_workers(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stderr
     assert log.count("1 worker processes") == 2
-    summaries = [line for line in log.splitlines() if "scrapy-neardup: " in line and " items: " in line]
-    assert sum(int(line.split(" items: ")[1].split(" unique")[0]) for line in summaries) == 7
+    summaries = [line for line in log.splitlines() if "scrapy-neardup: " in line and " items = " in line]
+    assert sum(int(line.split(" items = ")[1].split(" new stories")[0]) for line in summaries) == 7
     assert "workers_disabled" not in log
     assert "'neardup/extracted'" in log  # pages went through the workers' extraction
 

@@ -1,7 +1,9 @@
 """The documentation agrees with the code: every setting documented once, every link resolves.
 
-docs/settings.md has one ``### NEARDUP_*`` heading per setting of ``scrapy_neardup/config.py``,
+docs/settings.md has one ``### NEARDUP_*`` heading per setting of ``scrapy_neardup/crawl/settings.py``,
 with a ``Type:`` and a ``Default:`` line; a default written as a literal must be the real one.
+Every page is rendered with a Markdown parser (markdown-it-py, CommonMark with tables), so a
+heading that an unclosed code fence swallows counts as missing, as it is on the rendered page.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import re
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from scrapy_neardup.crawl import settings as config
 
@@ -93,13 +97,63 @@ def test_setting_names_exist(page: Path) -> None:
     )
 
 
+def rendered(page: Path) -> list[Token]:
+    """The page's tokens as a Markdown renderer sees them (CommonMark, with tables)."""
+    return MarkdownIt("commonmark").enable("table").parse(page.read_text(encoding="utf-8"))
+
+
+def headings(page: Path) -> list[tuple[str, str]]:
+    """(tag, text) of each heading the rendered page shows: ``("h3", "NEARDUP_STORE")``."""
+    tokens = rendered(page)
+    return [
+        (token.tag, tokens[index + 1].content.strip())
+        for index, token in enumerate(tokens)
+        if token.type == "heading_open"
+    ]
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
 def anchors(page: Path) -> set[str]:
-    """GitHub's anchors for the headings of a markdown page."""
-    found = set()
-    for heading in re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.M):
-        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-        found.add(slug)
-    return found
+    """The anchors of the headings of a rendered markdown page (not of lines inside code blocks)."""
+    return {slug(text) for _, text in headings(page)}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_code_fence_is_closed(page: Path) -> None:
+    """A fence left open turns what follows into code (headings, tables, links), up to the end
+    of the page or to the next fence's own closing line, taking the next opening line with it."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    unclosed = []
+    for token in rendered(page):
+        if token.type != "fence" or token.map is None:
+            continue
+        start, end = token.map
+        closing = lines[end - 1].strip() if end - 1 > start else ""
+        swallowed = [line for line in token.content.splitlines() if re.match(r"\s*(```|~~~)\S", line)]
+        if swallowed or not (closing.startswith(token.markup) and not closing.strip(token.markup[0])):
+            unclosed.append(f"line {start + 1}: {lines[start].strip()}")
+    assert not unclosed, f"{page.relative_to(ROOT)}: code fences never closed: {unclosed}"
+
+
+def test_every_setting_has_its_heading_and_anchor() -> None:
+    """Each setting is a rendered level-3 heading of docs/settings.md, so #neardup_x links to it."""
+    shown = [text for tag, text in headings(SETTINGS_DOC) if tag == "h3" and text.startswith("NEARDUP_")]
+    required = set(config.SETTINGS) | settings_read_outside_config()
+    missing = sorted(required - set(shown))
+    assert not missing, f"docs/settings.md, as rendered, has no heading for {missing}"
+    page_anchors = anchors(SETTINGS_DOC)
+    assert all(name.lower() in page_anchors for name in required)
+    linked = {
+        target.split("#", 1)[1]
+        for page in PAGES
+        for target in LINK.findall(page.read_text(encoding="utf-8"))
+        if target.split("#", 1)[0].endswith("settings.md") and "#" in target
+    }
+    assert linked and linked <= page_anchors, f"links to settings.md anchors it lacks: {sorted(linked - page_anchors)}"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -15,7 +15,8 @@ class ArticleStorePipeline:
     Reprints dropped by NearDupPipeline never arrive here; tagged ones arrive with their
     ``duplicate_of`` and ``similar_id``, which are stored alongside. A copy that replaced the
     story's stored copy (NEARDUP_PREFER: the complete article after a portal's excerpt)
-    arrives with ``replaces``, the url of that copy: its row goes, the new copy takes its place.
+    arrives with ``replaces``, the url of that copy: its row goes, the new copy takes its place
+    (the recipe of docs/items.md, "Storage that honours replaces").
     """
 
     def __init__(self, crawler: Any):
@@ -40,18 +41,19 @@ class ArticleStorePipeline:
     def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
         assert self.db is not None
-        if adapter.get("replaces"):
-            self.db.execute("DELETE FROM articles WHERE url = ?", (adapter["replaces"],))
-        self.db.execute(
-            "INSERT OR REPLACE INTO articles VALUES (?, ?, ?, ?, ?)",
-            (
-                adapter.get("url"),
-                adapter.get("title"),
-                adapter.get("html"),
-                adapter.get("duplicate_of"),
-                adapter.get("similar_id"),
-            ),
-        )
+        with self.db:  # one transaction: the replaced row goes and the new one comes, or neither
+            if adapter.get("replaces"):
+                self.db.execute("DELETE FROM articles WHERE url = ?", (adapter["replaces"],))
+            self.db.execute(
+                "INSERT OR REPLACE INTO articles VALUES (?, ?, ?, ?, ?)",
+                (
+                    adapter.get("url"),
+                    adapter.get("title"),
+                    adapter.get("html"),
+                    adapter.get("duplicate_of"),
+                    adapter.get("similar_id"),
+                ),
+            )
         return item
 
     def close_spider(self, spider: Any = None) -> None:

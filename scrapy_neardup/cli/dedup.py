@@ -85,7 +85,7 @@ def _decide(
             else:
                 verdict = next(verdicts)
                 if review is not None:
-                    review.note(item.key, verdict, item.text, review.first_copy(verdict))
+                    review.note(item.key, verdict, item.text, review.first_copy(verdict), item.title)
                 out.append((item, _written(item, verdict, args, summary)))
         return out
 

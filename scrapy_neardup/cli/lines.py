@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from ..engine.batching import ahead, chunks, overlapped
 from ..engine.detector import Detector
 from ..engine.fields import check_fields
 from ..engine.verdicts import Thresholds
+from ..fingerprints.article import site_of
 from ..fingerprints.fingerprint import Fingerprint, Recipe
 from ..stores import StoreError, open_store
 from ..stores.record import content_key
@@ -64,9 +66,12 @@ class Parsed:
     number: int
     line: bytes  # as read, written back unchanged when the record is not judged
     record: dict | None = None
-    text: str | None = None  # set when the record has text to judge
+    text: str | None = None  # the text judged: the text field's, or the body extracted from the HTML
     key: str = ""
     problem: str | None = None
+    source: str | None = None  # what is fingerprinted: the text, or the HTML (``is_html``)
+    is_html: bool = False
+    title: str | None = None  # the record's headline (--title-field), for the review page
 
 
 # Parsed lines with their fingerprints (or why there is none); each line's output (None:
@@ -87,6 +92,8 @@ def run_lines(
     """
     shown = 0
     check_run_files(args)
+    keys = KeyField(args)
+    skipped = Skipped()
     with contextlib.ExitStack() as stack:
         # The files first: a wrong path must not leave a new store behind.
         source = open_input(args.input)
@@ -112,9 +119,18 @@ def run_lines(
         fingerprint = fingerprinting(args, detector, stack)
 
         def prepared(batch: list[tuple[int, bytes]]) -> Batch:
-            parsed = [_parse(line, number, args) for number, line in batch]
-            prints = iter(fingerprint([p.text for p in parsed if p.text is not None]))
-            return [(item, next(prints) if item.text else None) for item in parsed]
+            parsed = [_parse(line, number, args, keys) for number, line in batch]
+            sources = [(p.source, p.is_html, p.key, _site(p, args)) for p in parsed if p.source is not None]
+            prints = iter(fingerprint(sources))
+            out: Batch = []
+            for item in parsed:
+                found: Fingerprint | str | None = None
+                if item.source is not None:
+                    found, text = next(prints)
+                    if item.is_html:
+                        item.text = text  # the article body extracted from the record's HTML
+                out.append((item, found))
+            return out
 
         # Batches of lines, each handed to the store before the next is read and fingerprinted
         # and written after: a shared store (Redis) checks a batch in one round trip meanwhile.
@@ -131,6 +147,7 @@ def run_lines(
                 progress.line(item.line)
                 if problem:
                     summary.skipped += 1
+                    skipped.note(problem, item.record)
                     if shown < args.max_warnings:
                         warn(f"{args.input}:{item.number}: {problem}; passed through unchanged")
                         shown += 1
@@ -151,10 +168,74 @@ def run_lines(
     if shown < summary.skipped:
         warn(f"{summary.skipped - shown} more skipped lines not shown")
     print(summary.line(), file=sys.stderr)
+    if summary.records and summary.skipped == summary.records:
+        warn(f"no record was judged: {skipped.why(summary.records, args)}")
+        return 4
     return 0
 
 
-def _parse(line: bytes, number: int, args: argparse.Namespace) -> Parsed:
+class KeyField:
+    """The field naming a record: --key-field, else the first of ``url`` and ``id`` that the first
+    record has (said once on stderr), else none: each record is then keyed by its content."""
+
+    CHOICES = ("url", "id")
+
+    def __init__(self, args: argparse.Namespace):
+        self.field: str | None = args.key_field
+        self.leave_out = written_fields(args)
+
+    def of(self, record: dict) -> str:
+        if self.field is None:
+            self.field = next((name for name in self.CHOICES if name in record), "")
+            if self.field:
+                warn(f"records are keyed by their {self.field!r} field (--key-field names another)")
+            else:
+                warn(
+                    "the records have no 'url' or 'id' field: each is keyed by its content (the whole "
+                    "record), so only the same record seen again is a revisit (--key-field names a key field)"
+                )
+        value = record.get(self.field) if self.field else None
+        return content_key(record, self.leave_out) if value is None or value == "" else str(value)
+
+
+def written_fields(args: argparse.Namespace) -> set[str]:
+    """Every field dedup and query write (as configured, else their defaults): a record's content
+    key leaves them out, so the output of an earlier run keys as its input did."""
+    options = {
+        "duplicate_of_field": "duplicate_of",
+        "similar_id_field": "similar_id",
+        "replaces_field": "replaces",
+        "related_field": "related",
+        "similar_field": "similar",
+    }
+    return {getattr(args, option, default) for option, default in options.items()} | {"neardup"}
+
+
+class Skipped:
+    """Why lines were passed through unjudged, for the message of a run that judged nothing."""
+
+    def __init__(self) -> None:
+        self.reasons: Counter[str] = Counter()
+        self.fields: Counter[str] = Counter()  # fields of the records that had no text to judge
+
+    def note(self, problem: str, record: dict | None) -> None:
+        self.reasons[problem.split(" (")[0]] += 1
+        if record is not None:
+            self.fields.update(str(name) for name, value in record.items() if value not in (None, ""))
+
+    def why(self, records: int, args: argparse.Namespace) -> str:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in self.reasons.most_common())
+        message = f"{records} of {records} lines skipped ({reasons})"
+        if self.fields:
+            have = ", ".join(repr(name) for name in sorted(self.fields))
+            message += (
+                f"; the records have the fields {have}: --text-field names the field holding the text, "
+                "--html-field the one holding a page's HTML"
+            )
+        return message
+
+
+def _parse(line: bytes, number: int, args: argparse.Namespace, keys: KeyField) -> Parsed:
     item = Parsed(number, line)
     # Bytes that are not UTF-8 stay in the text as lone surrogates and go back out unchanged.
     decoded = line.decode("utf-8", "surrogateescape")
@@ -177,14 +258,27 @@ def _parse(line: bytes, number: int, args: argparse.Namespace) -> Parsed:
     if not isinstance(record, dict):
         item.problem = "not a JSON object"
         return item
-    text = record.get(args.text_field)
-    if not isinstance(text, str) or not text.strip():
-        item.problem = f"no usable text in field {args.text_field!r}"
+    item.record = record
+    text, html = record.get(args.text_field), record.get(args.html_field) if args.html_field else None
+    if isinstance(text, str) and text.strip():
+        item.text = item.source = text
+    elif isinstance(html, str) and html.strip():
+        item.source, item.is_html = html, True
+    else:
+        also = f" or HTML in field {args.html_field!r}" if args.html_field else ""
+        item.problem = f"no usable text in field {args.text_field!r}{also}"
         return item
-    key = record.get(args.key_field)
-    item.record, item.text = record, text
-    item.key = content_key(text) if key is None or key == "" else str(key)
+    title = record.get(args.title_field) if getattr(args, "title_field", "") else None
+    item.title = title.strip() if isinstance(title, str) and title.strip() else None
+    item.key = keys.of(record)
     return item
+
+
+def _site(item: Parsed, args: argparse.Namespace) -> str:
+    """The record's site, for the site's own text in its HTML: --source-field, else its key's."""
+    field = getattr(args, "source_field", "")
+    value = item.record.get(field) if field and item.record else None
+    return site_of(item.key, value if isinstance(value, str) else "")
 
 
 def unjudged(item: Parsed, fingerprint: Fingerprint | str | None) -> str | None:

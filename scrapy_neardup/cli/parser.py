@@ -95,12 +95,23 @@ def _line_options(parser: argparse.ArgumentParser) -> None:
     """The input, output and detector options of the commands that read JSON lines."""
     parser.add_argument("input", help="JSON lines file, - for stdin")
     parser.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
-    parser.add_argument("--text-field", default="text")
+    parser.add_argument("--text-field", default="text", help="field holding the text to judge (default: text)")
+    parser.add_argument(
+        "--html-field",
+        default="html",
+        help="field holding a page's HTML, for records without text: its article body is extracted as "
+        "the crawl extracts it (default: html, as NEARDUP_HTML_FIELD; '' for none)",
+    )
     parser.add_argument(
         "--key-field",
-        default="id",
-        help="field holding the record's key (default: id; note that the pipeline's "
-        "NEARDUP_KEY_FIELD defaults to url); a record without one is keyed by its text's content",
+        default=None,
+        help="field holding the record's key (default: url, else id, whichever the first record has; "
+        "said on stderr); a record without one is keyed by its whole content",
+    )
+    parser.add_argument(
+        "--title-field",
+        default="title",
+        help="field holding the record's headline, shown on the review page (default: title)",
     )
     _judging_options(parser, "texts with fewer content characters are passed, not judged")
     parser.add_argument("--ttl", type=_seconds("no time window"), default=0, help="time window in seconds (0: none)")

@@ -5,11 +5,16 @@ fails during it.
 before anything is crawled. Raising an exception would stop the crawl, but Scrapy then prints
 the message inside a page of asyncio or Twisted traceback, and (depending on the Scrapy version
 and the command) still exits with status 0. So the pipeline logs the reason once and closes the
-spider itself before it fetches a page: Scrapy >= 2.18 lets ``open_spider`` raise
-``CloseSpider`` (the engine never starts); older versions pause the engine at open and close
-the spider as soon as the engine runs. ``scrapy crawl`` exits with status 1 when a crawl ends
-without a spider (what Scrapy calls a failed bootstrap), so the crawler's spider is let go
-once it is closed.
+spider itself before it fetches a page, once every component of the crawl has opened: Scrapy
+closes every item pipeline when the spider closes, opened or not, so a pipeline after this one
+that a stop in ``open_spider`` kept from opening would be closed without having been opened (a
+storage pipeline's ``close_spider`` then fails on state its ``open_spider`` never made, with a
+traceback). The stop waits for ``spider_opened``, which Scrapy sends once every pipeline is
+open: Scrapy >= 2.18 takes a ``CloseSpider`` raised there (the engine never starts); older
+versions pause the engine at open and close the spider as soon as the engine runs. Every
+component thus sees what an empty crawl shows it: opened, no item, closed. ``scrapy crawl``
+exits with status 1 when a crawl ends without a spider (what Scrapy calls a failed bootstrap),
+so the crawler's spider is let go once it is closed.
 
 **During the crawl.** Going on without the store's memory would keep every reprint, and
 dropping an item that was never checked would lose data; so an item whose check meets a store
@@ -66,20 +71,29 @@ STORE_LOST = "neardup_store_lost"  # mid-crawl: the store lost its data
 
 
 def stop_at_open(crawler: Crawler, reason: str) -> None:
-    """Called from ``open_spider``: close the spider with ``reason`` before it fetches a page.
+    """Called from ``open_spider``: close the spider with ``reason`` before it fetches a page,
+    once every component has opened (see above).
 
-    Raises ``CloseSpider`` on Scrapy >= 2.18, or when no engine runs the spider (a pipeline
-    opened by hand); returns at once otherwise.
+    Raises ``CloseSpider`` at once when no engine runs the spider (a pipeline opened by hand);
+    returns otherwise.
     """
 
     def release_spider(spider: Spider, **kwargs: Any) -> None:
         if getattr(crawler, "spider", None) is spider:
             crawler.spider = None  # Scrapy's mark of a crawl that failed to start: exit status 1
 
-    crawler.signals.connect(release_spider, signal=signals.spider_closed, weak=False)
     engine = engine_of(crawler)
-    if CLOSE_SPIDER_AT_OPEN or engine is None:
+    if engine is None:
         raise CloseSpider(reason)
+    crawler.signals.connect(release_spider, signal=signals.spider_closed, weak=False)
+    if CLOSE_SPIDER_AT_OPEN:
+
+        def stop_once_open(**kwargs: Any) -> None:
+            crawler.signals.disconnect(stop_once_open, signal=signals.spider_opened)
+            raise CloseSpider(reason)
+
+        crawler.signals.connect(stop_once_open, signal=signals.spider_opened, weak=False)
+        return
     engine.pause()
 
     def close_once_running(**kwargs: Any) -> None:

@@ -10,6 +10,7 @@ field to declare: silently skipping it (``suppress(KeyError)``) would hide a los
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -38,11 +39,17 @@ class ItemFields:
         self.log = log
         self.source_field = config.source_field if by_source else ""
         self.outputs = config.output_fields()
+        self.watch = TextWatch(config, log)
 
     # -- read ---------------------------------------------------------------------------
 
     def source(self, adapter: ItemAdapter) -> tuple[Any, bool]:
         """(text, False) from the text field, else (html, True) from the HTML field, else (None, _)."""
+        found = self._source(adapter)
+        self.watch.note(adapter, found[0] is not None)
+        return found
+
+    def _source(self, adapter: ItemAdapter) -> tuple[Any, bool]:
         text = adapter.get(self.config.text_field)
         if isinstance(text, str) and text.strip():
             return text, False
@@ -76,12 +83,18 @@ class ItemFields:
         value = ItemAdapter(item).get(field)
         return value.strip() if isinstance(value, str) else ""
 
-    def key(self, adapter: ItemAdapter, source: str | bytes) -> str:
-        """The key field, else a key derived from the content (see :func:`.record.content_key`)."""
+    def key(self, adapter: ItemAdapter) -> str:
+        """The key field, else a key derived from the whole item, but the fields the pipeline
+        writes (see :func:`.record.content_key`)."""
         value = adapter.get(self.config.key_field)
         if value is None or value == "":
-            return content_key(source)
+            return content_key(adapter, self.outputs.names())
         return value if isinstance(value, str) else str(value)
+
+    def title(self, adapter: ItemAdapter) -> str | None:
+        """The item's headline (NEARDUP_TITLE_FIELD) as text, for the review page; None without one."""
+        value = adapter.get(self.config.title_field) if self.config.title_field else None
+        return value.strip() if isinstance(value, str) and value.strip() else None
 
     def describe(self, adapter: ItemAdapter) -> str:
         """The item as a log line names it: its key, else its type."""
@@ -158,4 +171,67 @@ class ItemFields:
         self.log.inc(stat)
         self.log.once(
             (stat, type(item)), logging.WARNING, message, f"{type(item).__module__}.{type(item).__qualname__}", *args
+        )
+
+
+class TextWatch:
+    """Loud and early: when most of the first items carry neither text nor HTML in the fields the
+    pipeline reads, deduplication is silently off (a spider yielding ``body`` for ``text``, an
+    empty text field). One WARNING after the first ``AFTER`` items (or at close, for a shorter
+    crawl) names the fields read and the fields the items have, with the one holding the longest
+    strings as the likely text field."""
+
+    AFTER = 20
+
+    def __init__(self, config: NearDupConfig, log: RunLog):
+        self.config = config
+        self.log = log
+        self.seen = 0
+        self.without = 0  # of the items seen, those with neither text nor HTML
+        self.fields: Counter[str] = Counter()  # field -> items without text that have it
+        self.lengths: Counter[str] = Counter()  # field -> characters of string values held there
+        self.done = False
+
+    def note(self, adapter: ItemAdapter, has_text: bool) -> None:
+        if self.done:
+            return
+        self.seen += 1
+        if not has_text:
+            self.without += 1
+            for name, value in adapter.items():
+                if value is None or value == "":
+                    continue
+                self.fields[str(name)] += 1
+                if isinstance(value, (str, bytes)):
+                    self.lengths[str(name)] += len(value)
+        if self.seen >= self.AFTER:
+            self.finish()
+
+    def finish(self) -> None:
+        """Judge what was seen (at ``AFTER`` items, or at close): warn once when most items had no text."""
+        if self.done:
+            return
+        self.done = True
+        if not self.seen or 2 * self.without <= self.seen:
+            return
+        text, html = self.config.text_field, self.config.html_field
+        have = ", ".join(repr(name) for name in sorted(self.fields)) or "none"
+        longest = max(self.lengths, key=lambda name: self.lengths[name], default=None)
+        hint = (
+            f"; {longest!r} holds the longest strings: NEARDUP_TEXT_FIELD = {longest!r} (or "
+            f"NEARDUP_HTML_FIELD = {longest!r} for a page's HTML)?"
+            if longest
+            else ""
+        )
+        self.log.log(
+            logging.WARNING,
+            "scrapy-neardup: %d of the first %d items have no text in field %r (NEARDUP_TEXT_FIELD) "
+            "and no HTML in field %r (NEARDUP_HTML_FIELD): they pass unchecked, so reprints are not "
+            "caught. The fields these items have: %s%s",
+            self.without,
+            self.seen,
+            text,
+            html,
+            have,
+            hint,
         )

@@ -226,6 +226,7 @@ class NearDupPipeline:
             closing = release_store(self._shared)
             self._shared = None
         if self.opened:
+            self.fields.watch.finish()
             self._log_summary()
         if self.review is not None:
             self.review.write()
@@ -238,29 +239,40 @@ class NearDupPipeline:
         return closing_result(closing)  # Scrapy waits for the store to close
 
     def _log_summary(self) -> None:
+        """One line that adds up: each item counted once, by what the pipeline found, then what
+        became of them (docs/stats.md)."""
         get = self.stats.get_value
+        count = {name: get(f"neardup/{name}", 0) for name in _OUTCOMES.values()}
+        for name in ("unique", "updated", "replaced", "items", "dropped", "tag_field_missing"):
+            count[name] = get(f"neardup/{name}", 0)
+        count["new"] = count["unique"] - count["updated"] - count["replaced"]
+        shown = [f"{count[name]} {label}" for label, name in _OUTCOMES.items() if count[name] or name in _ALWAYS]
+        unfinished = count["items"] - sum(count[name] for name in _OUTCOMES.values())
+        if unfinished:
+            shown.append(f"{unfinished} unfinished")
+        revisits_dropped = count["revisit"] if self.config.revisit == "drop" else 0
+        fate = []
+        if self.config.action == "drop":
+            fate.append(f"{count['duplicate']} duplicates dropped")
+        elif count["tag_field_missing"]:
+            fate.append(
+                f"duplicates tagged, but {count['tag_field_missing']} items passed untagged (their class lacks the "
+                "tag fields)"
+            )
+        else:
+            fate.append(f"{count['duplicate']} duplicates tagged")
+        if revisits_dropped:
+            fate.append(f"{revisits_dropped} revisits dropped")
         extracted = get("neardup/extracted", 0)
         seconds = get("neardup/extract_seconds", 0.0)
-        per_page = f", extraction {1000 * seconds / extracted:.1f} ms/page" if extracted else ""
-        unchecked = get("neardup/unchecked", 0)
+        per_page = f"; extraction {1000 * seconds / extracted:.1f} ms/page" if extracted else ""
         self.log.log(
-            logging.WARNING if unchecked else logging.INFO,
-            "scrapy-neardup: %d items: %d unique (%d updated), %d revisits, %d duplicates (%d dropped, %d tagged), "
-            "%d short, %d without text, %d not articles, %d too large, %d errors, %d passed unchecked "
-            "(store down or failing)%s",
-            get("neardup/items", 0),
-            get("neardup/unique", 0),
-            get("neardup/updated", 0),
-            get("neardup/revisit", 0),
-            get("neardup/duplicate", 0),
-            get("neardup/dropped", 0),
-            get("neardup/tagged", 0),
-            get("neardup/short", 0),
-            get("neardup/no_text", 0),
-            get("neardup/not_article", 0),
-            get("neardup/too_large", 0),
-            get("neardup/error", 0),
-            unchecked,
+            logging.WARNING if count["unchecked"] else logging.INFO,
+            "scrapy-neardup: %d items = %s; %s, %d passed on%s",
+            count["items"],
+            " + ".join(shown),
+            ", ".join(fate),
+            count["items"] - count["dropped"],
             per_page,
         )
 
@@ -279,7 +291,7 @@ class NearDupPipeline:
         if self.config.related:
             await self._add_related(verdict, text)
         if self.review is not None:
-            await self.review.note(verdict.key, verdict, text)
+            await self.review.note(verdict.key, verdict, text, self.fields.title(adapter))
         return self._act(item, adapter, verdict)
 
     async def _judge(self, item: Any, adapter: ItemAdapter) -> tuple[Verdict | None, str | None]:
@@ -300,7 +312,7 @@ class NearDupPipeline:
                 cap,
             )
             return None, None
-        key = self.fields.key(adapter, source)
+        key = self.fields.key(adapter)
         site = site_of(key, self.fields.source_name(item))
         if self.preparer is not None:
             prepared = self.preparer(source, is_html, key, site)
@@ -451,6 +463,25 @@ class NearDupPipeline:
     def item_error(self, item: Any, **kwargs: Any) -> None:
         if self.opened and self.reservations.release(item) is not None:
             self.log.inc("released")
+
+
+# What the pipeline found, each item counted under one of these (label: stat, "new" being the
+# unique that neither replaced a copy nor updated a page); the close summary adds them up.
+_OUTCOMES = {
+    "new stories": "new",
+    "copies replacing their story's stored copy": "replaced",
+    "updated pages": "updated",
+    "revisits": "revisit",
+    "duplicates": "duplicate",
+    "short": "short",
+    "without text": "no_text",
+    "not articles": "not_article",
+    "too large": "too_large",
+    "extraction timeouts": "extract_timeout",
+    "extraction errors": "error",
+    "unchecked (store down or failing)": "unchecked",
+}
+_ALWAYS = {"new", "duplicate"}  # shown even when 0
 
 
 class _NoFingerprinter(Fingerprinter):

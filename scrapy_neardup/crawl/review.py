@@ -41,16 +41,16 @@ class CrawlReview:
     def not_judged(self) -> None:
         self.review.not_judged()
 
-    async def note(self, key: str, verdict: Verdict, text: str | None) -> None:
+    async def note(self, key: str, verdict: Verdict, text: str | None, title: str | None = None) -> None:
         """Count the verdict; a duplicate's section shows its first copy's text when this run
-        saw it or the store kept it."""
+        saw it or the store kept it; ``title``: the item's headline."""
         first = None
         if verdict.status == DUPLICATE and self.access is not None:
             try:
                 first = await self.access.first_copy(self.review, verdict)
             except Exception as exc:  # shown without it; the verdict stands
                 self.log.once("report_text", logging.WARNING, "Could not read the first copy of %s: %s", key, exc)
-        self.review.note(key, verdict, text, first)
+        self.review.note(key, verdict, text, first, title)
 
     def write(self) -> None:
         """Write the page and let its resources and its path go; a failure to write it is logged."""

@@ -83,6 +83,7 @@ class NearDupConfig:
     revisit: str = "pass"  # a key seen again with the text stored under it: pass or drop
     keep_text: bool = False  # store each new story's text beside its record (compressed)
     report: str = ""  # path of the review page written when the spider closes; "" = none
+    title_field: str = "title"  # item field holding the headline, shown on the review page; "" = none
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Spider | None = None) -> NearDupConfig:
@@ -364,6 +365,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_REVISIT": _choice(REVISITS),
     "NEARDUP_KEEP_TEXT": _bool,
     "NEARDUP_REPORT": _report_path,
+    "NEARDUP_TITLE_FIELD": _optional_name,
 }
 
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)

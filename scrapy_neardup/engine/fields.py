@@ -63,3 +63,7 @@ class OutputFields:
         if verdict.related is not None:
             found[self.related] = verdict.related
         return found
+
+    def names(self) -> tuple[str, ...]:
+        """Every field a verdict may be written to (a record's content key leaves them out)."""
+        return (self.duplicate_of, self.similar_id, self.replaces, self.related)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..engine.verdicts import DUPLICATE, SHORT, Verdict
+from ..engine.verdicts import DUPLICATE, SHORT, UNIQUE, Verdict
 from .page import FirstCopies, Pair, Report
 
 __all__ = ["NOT_JUDGED", "Review"]
@@ -38,9 +38,13 @@ class Review:
         store read: call it where the front end makes its store calls); None when neither."""
         return self.first_copies.text(verdict.similar_id) if verdict.status == DUPLICATE else None
 
-    def note(self, key: str, verdict: Verdict, text: str | None, first_copy: str | None = None) -> None:
+    def note(
+        self, key: str, verdict: Verdict, text: str | None, first_copy: str | None = None, title: str | None = None
+    ) -> None:
         """Count a verdict; a duplicate gets its section, beside ``first_copy`` (see
-        :meth:`first_copy`); a story's first copy is remembered for its later copies."""
+        :meth:`first_copy`); a story kept is listed, and the text that is its first copy from
+        now on (a new story, a copy taking its place, an updated page, or a revisit: a first copy
+        seen again) is remembered for its later copies. ``title``: the item's headline."""
         if verdict.status == SHORT:
             self.not_judged()
         elif verdict.status == DUPLICATE:
@@ -54,16 +58,25 @@ class Review:
                     verdict.containment,
                     verdict.jaccard,
                     verdict.distance,
+                    title,
+                    self.first_copies.title(verdict.similar_id),
+                    verdict.similar_id,
                 )
             )
         else:
             self.report.count(verdict.status)
-            if text is not None and verdict.doc_id == verdict.similar_id:
-                self.first_copies.remember(verdict.similar_id, text)
+            took_place = verdict.replaces is not None or verdict.updated
+            if verdict.status == UNIQUE:
+                note = f"replaces {verdict.replaces}" if verdict.replaces is not None else ""
+                note = "updated page" if verdict.updated else note
+                self.report.story(key, title, note, verdict.similar_id, took_place)
+            if text is not None:
+                self.first_copies.remember(verdict.similar_id, text, title, replace=took_place)
 
     def write(self) -> list[str]:
-        """Write the pages; their paths, the first one first."""
-        return self.report.write()
+        """Write the pages; their paths, the first one first. A first copy this run saw after
+        its duplicate (re-crawled later in the run) is shown beside it too."""
+        return self.report.write(self.first_copies.held_copy)
 
     def close(self) -> None:
         self.report.close()

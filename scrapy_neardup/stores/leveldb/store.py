@@ -115,6 +115,8 @@ def _failure(path: str, exc: BaseException) -> LevelDBError:
             f"no space left on the device holding the store at {path}: free space there and "
             "run again; what was stored before is kept"
         )
+    if _not_writable(exc):
+        return _read_only(path, exc)
     if isinstance(exc, plyvel.CorruptionError) or "Corruption" in detail:
         return LevelDBError(f"LevelDB store {path} is damaged ({detail}): {_repair_advice(path)}")
     return LevelDBError(
@@ -153,6 +155,33 @@ def _refuse_headless(path: str) -> None:
         )
 
 
+def _cannot_create(path: str, exc: OSError) -> LevelDBError:
+    """A store folder that does not exist and cannot be made: nothing to repair."""
+    where = f" ({exc.filename})" if exc.filename and exc.filename != path else ""
+    return LevelDBError(
+        f"cannot create the LevelDB store folder {path}: {exc.strerror or exc}{where}; create it, or "
+        "choose a folder under one this process can write (NEARDUP_STORE, or --store)"
+    )
+
+
+def _not_writable(exc: BaseException) -> bool:
+    """plyvel's or the OS's error for a folder or file this process may not write."""
+    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return True
+    detail = _detail(exc)
+    return "Permission denied" in detail or "Read-only file system" in detail
+
+
+def _read_only(path: str, exc: BaseException) -> LevelDBError:
+    """A store folder (or its files) this process may not write: nothing is damaged."""
+    return LevelDBError(
+        f"LevelDB store {path} cannot be written by this process ({_detail(exc)}): LevelDB writes a "
+        "lock file and a log in the store's folder even to read it, so the folder and its files must "
+        "be writable; change their owner or permissions (or remount the disk read-write), or copy the "
+        "folder to a place this process can write"
+    )
+
+
 _OPEN: dict[str, _Shared] = {}
 _LOCK = threading.Lock()
 
@@ -172,6 +201,9 @@ def _open_db(path: str) -> _Shared:
         if entry is None:
             try:
                 os.makedirs(path, exist_ok=True)
+            except OSError as exc:
+                raise _cannot_create(path, exc) from exc
+            try:
                 _refuse_headless(path)
                 db = plyvel.DB(path, **_DB_OPTIONS)
             except _FAILURES as exc:

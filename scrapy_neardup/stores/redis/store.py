@@ -131,6 +131,15 @@ def get_redis(uri: str, params: dict[str, Any] | None = None) -> Any:
     return redis.Redis.from_url(uri, **params)
 
 
+def _check_db(uri: str) -> None:
+    """ValueError for a db that is not a number: redis-py reads ``redis://host/abc`` as db 0 and
+    ``redis://host/1/2`` as db 12, so a typo would silently share db 0 with other users."""
+    path = unquote(urlsplit(uri).path) if urlsplit(uri).scheme.lower() in ("redis", "rediss") else ""
+    if path not in ("", "/") and not re.fullmatch(r"/\d+", path):
+        raise ValueError(f"the db after the host must be a number, as in redis://host:6379/0, got {path[1:]!r}")
+    parse_url(uri)
+
+
 def _secrets(uri: str) -> list[str]:
     """The passwords a URI holds, as written and decoded, longest first (to scrub messages)."""
     parts = urlsplit(uri)
@@ -327,7 +336,7 @@ class RedisStore(Store):
             )
         self._params = {**DEFAULT_PARAMS, **(redis_params or {})}
         try:
-            parse_sentinel_uri(uri) if is_sentinel(uri) else parse_url(uri)
+            parse_sentinel_uri(uri) if is_sentinel(uri) else _check_db(uri)
         except ValueError as exc:
             raise StoreUnavailable(f"bad Redis store URI {redact(uri)}: {_scrub(str(exc), self._secrets)}") from exc
         try:
@@ -408,6 +417,7 @@ class RedisStore(Store):
         return self._prefix + name.encode("utf-8")
 
     def open(self, recipe: Recipe, create: bool = True) -> None:
+        self._check_password()
         self._check_server()
         super().open(recipe, create)
         layout = (self.read_meta() or {}).get("layout")
@@ -480,6 +490,28 @@ class RedisStore(Store):
                 "yes, or save points such as 'save 300 10' (redis.conf, or CONFIG SET)",
                 address,
             )
+
+    def _check_password(self) -> None:
+        """Refuse a password that the server ignores: a server whose default user has no
+        password accepts any, so the URI's password protects nothing there, and the server may
+        not be the one meant. Asked by connecting once without it."""
+        pool = self.client.connection_pool
+        given = pool.connection_kwargs
+        if is_sentinel(self.uri) or not given.get("password") or given.get("username") not in (None, "", "default"):
+            return
+        bare = {name: value for name, value in given.items() if name not in ("password", "username")}
+        probe = redis.Redis(connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **bare))
+        try:
+            probe.ping()
+        except RedisError:
+            return  # NOAUTH: the password is needed; any other failure is for the real client to meet
+        finally:
+            probe.connection_pool.disconnect()
+        raise StoreUnavailable(
+            f"the Redis store URI {redact(self.uri)} gives a password, but {_address(self.uri)} requires "
+            "none and accepts any: is it the server you meant? Remove the password from the URI (and "
+            "NEARDUP_REDIS_PARAMS), or protect the server with requirepass"
+        )
 
     def _server_settings(self) -> dict[str, str]:
         names = ("maxmemory", "maxmemory-policy", "save", "appendonly")
