@@ -207,7 +207,7 @@ def run_failover(pages: int, delay: float, timeout: float) -> dict:
     """The primary of a Sentinel group killed mid-crawl (the tests' fixture starts the group:
     primary, replica, one sentinel with down-after-milliseconds 500)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from redis_server import start_sentinel_group
+    from support.redis_server import start_sentinel_group
 
     group = start_sentinel_group()
     site = serve(pages, delay)

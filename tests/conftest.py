@@ -1,8 +1,8 @@
 import uuid
 
 import pytest
-from local_site import local_site  # noqa: F401
-from redis_server import redis_server, redis_url  # noqa: F401
+from support.local_site import local_site  # noqa: F401
+from support.redis_server import redis_server, redis_url  # noqa: F401
 
 
 @pytest.fixture(params=["memory", "leveldb", "redis"])

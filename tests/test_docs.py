@@ -54,7 +54,7 @@ def environment_variables() -> set[str]:
 
 
 def test_documented_environment_variables_are_read() -> None:
-    readers = [*(ROOT / "scrapy_neardup").rglob("*.py"), *(ROOT / "tests").glob("*.py"), ROOT / ".ci" / "run"]
+    readers = [*(ROOT / "scrapy_neardup").rglob("*.py"), *(ROOT / "tests").rglob("*.py"), ROOT / ".ci" / "run"]
     sources = "\n".join(path.read_text(encoding="utf-8") for path in readers if path.name != "test_docs.py")
     unread = sorted(
         name for name in environment_variables() if f'"{name}"' not in sources and f"{name}=" not in sources

@@ -1,0 +1,258 @@
+import pytest
+from support.corpus import ARTICLES, DISCLAIMER, SIGNATURE, quoting, reprint, text, with_disclaimer
+
+from scrapy_neardup import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
+from scrapy_neardup.fingerprints.fingerprint import is_sketch_key
+
+NAMES = list(ARTICLES)
+
+
+@pytest.fixture
+def store(store_uri):
+    """Every detector test runs on each backend (memory, LevelDB, Redis)."""
+    opened = open_store(store_uri)
+    yield opened
+    opened.close()
+
+
+def test_first_seen_wins_and_copies_share_its_story(store):
+    detector = Detector(store)
+    first = detector.check("a", text("library"))
+    second = detector.check("b", reprint("library"))
+    third = detector.check("c", reprint("library", cut=0.9))
+    assert first.status == UNIQUE and first.similar_id is not None
+    assert second.status == DUPLICATE and second.duplicate_of == "a"
+    assert third.status == DUPLICATE and third.duplicate_of == "a"
+    assert first.similar_id == second.similar_id == third.similar_id
+    assert second.method and 0 < second.jaccard <= 1 and 0 < second.containment <= 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_reprint_cut_to_75_percent_is_a_duplicate(store, name):
+    detector = Detector(store)
+    detector.check("original", text(name))
+    verdict = detector.check("reprint", reprint(name, cut=0.75))
+    assert verdict.status == DUPLICATE, verdict
+
+
+def test_articles_quoting_long_sentences_of_another_are_not_duplicates(store):
+    detector = Detector(store)
+    detector.check("quoted", text("battery"))
+    for count, name in enumerate(["reservoir", "library", "marathon", "rice", "museum"]):
+        verdict = detector.check(f"quoting-{name}", quoting(name, "battery", sentences=1 + count % 2))
+        assert verdict.status == UNIQUE, verdict
+
+
+def test_articles_ending_with_the_same_long_disclaimer_are_not_duplicates(store):
+    detector = Detector(store)
+    verdicts = [detector.check(name, with_disclaimer(name)) for name in NAMES]
+    assert [v.status for v in verdicts] == [UNIQUE] * len(NAMES)
+
+
+def test_different_short_leads_with_one_long_disclaimer_are_not_duplicates(store):
+    """Each story is one paragraph and the site's disclaimer twice as long: counted as text,
+    the disclaimer would make them alike."""
+    detector = Detector(store)
+    names = ["library", "marathon", "battery", "museum"]
+    verdicts = [detector.check(name, ARTICLES[name][0] + "\n" + DISCLAIMER) for name in names]
+    assert [v.status for v in verdicts] == [UNIQUE] * len(names)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("kept", [(0, 1, 3), (1, 2, 4), (0, 2, 3, 4)])
+def test_an_excerpt_under_a_source_line_is_a_duplicate(store, name, kept):
+    """Some of the paragraphs (here 60% or 80%), a source line on top, the reprinting site's
+    own disclaimer below."""
+    detector = Detector(store)
+    detector.check("original", text(name))
+    paragraphs = [ARTICLES[name][i] for i in kept]
+    excerpt = "\n".join(["来源：滨海新闻网  原标题：" + name, *paragraphs, DISCLAIMER])
+    verdict = detector.check("excerpt", excerpt)
+    assert verdict.status == DUPLICATE and verdict.duplicate_of == "original", verdict
+
+
+def test_boilerplate_sentence_stops_being_a_key(store):
+    """After a few stories share a long sentence, it is neither filed nor looked up."""
+    detector = Detector(store, boilerplate_limit=3)
+    fingerprint = detector.fingerprint(SIGNATURE)
+    signature_key = fingerprint.sentence_keys[0]
+    for name in NAMES:
+        detector.check(name, text(name) + "\n" + SIGNATURE)
+    filed = [store.get(i) for i in range(1, len(NAMES) + 1)]
+    with_key = [r for r in filed if r is not None and signature_key in r.sentence_keys]
+    assert len(with_key) == 3  # the first three filed it; the rest saw a boilerplate sentence
+
+
+def test_short_texts_are_not_judged(store):
+    detector = Detector(store)
+    assert detector.check("a", "今天下雨。").status == SHORT
+    assert detector.check("b", "今天下雨。").status == SHORT
+    assert store.count() == 0
+
+
+# Lines of a script library (written for these tests): 30 to 60 characters each.
+LINES = {
+    "refund": "退款申请提交后，款项将在三到五个工作日内原路退回您的支付账户，请注意查收。",
+    "delivery": "您的订单已经从杭州仓库发出，预计后天下午送达，快递员会提前电话联系您。",
+    "password": "如果忘记登录密码，可以在登录页面点击找回密码，通过绑定的手机号重新设置。",
+    "invoice": "电子发票会在订单完成后的二十四小时内发送到您预留的电子邮箱里。",
+}
+STOCK = "您好，感谢您的耐心等待，"
+
+
+def test_a_short_line_edited_in_every_clause_is_found_and_lines_sharing_a_phrase_are_not(store):
+    """The short-entry rule (neardup serve's threshold): a line of 20 to 50 content characters
+    is judged, and under more sketch keys than a long text, so a copy whose every clause was
+    edited keeps a candidate."""
+    detector = Detector(store, Thresholds(min_chars=Thresholds.entry_min_chars))
+    for key, line in LINES.items():
+        assert detector.check(key, STOCK + line).status == UNIQUE
+    # Its one sentence edited (no sentence key left), a clause dropped, punctuation half-width.
+    copy = "您好,感谢您的耐心等待,退款申请提交后,款项将在三到五个工作日内原路返回您的支付帐户。"
+    verdict = detector.check("copy", copy)
+    assert verdict.status == DUPLICATE and verdict.duplicate_of == "refund", verdict
+    assert detector.query(copy)[0].key == "refund"
+    other = STOCK + "会员积分可以在下次购物时抵扣现金，一百积分抵扣一元，不设上限。"
+    assert detector.check("points", other).status == UNIQUE
+    short_record = store.stored_under("points")[0]
+    assert sum(1 for k in short_record.sentence_keys if is_sketch_key(k)) == Thresholds().short_sketch_keys
+    detector.check("long", text("library"))
+    long_record = store.stored_under("long")[0]
+    assert sum(1 for k in long_record.sentence_keys if is_sketch_key(k)) == Recipe().sketch_keys
+
+
+def test_reservation_catches_a_concurrent_copy_and_release_forgets_it(store):
+    detector = Detector(store)
+    pending = detector.check("a", text("rice"), reserve=True)
+    assert pending.status == UNIQUE and pending.stored
+    copy = detector.check("b", reprint("rice"), reserve=True)
+    assert copy.status == DUPLICATE and copy.duplicate_of == "a"
+    detector.release(pending)
+    again = detector.check("c", reprint("rice"), reserve=True)
+    assert again.status == UNIQUE
+    detector.commit(again)
+    assert store.get(again.doc_id).state == 0
+
+
+def test_the_same_key_seen_again_is_a_revisit_not_its_own_duplicate(store):
+    detector = Detector(store)
+    first = detector.check("url-1", text("museum"))
+    again = detector.check("url-1", reprint("museum", cut=0.9))  # re-rendered: not the same bytes
+    assert again.status == REVISIT and again.similar_id == first.similar_id and not again.stored
+    assert again.duplicate_of is None and not again.is_duplicate
+    assert store.count() == 1
+
+
+def test_a_forced_duplicate_is_stored_as_a_story_of_its_own_related_to_the_original(store):
+    """An editor's "add anyway": filed with its own similar_id, and a later copy is still
+    the duplicate of the first copy, not of the forced one."""
+    detector = Detector(store)
+    first = detector.check("original", text("library"))
+    forced = detector.check_fingerprint("forced", detector.fingerprint(reprint("library")), force=True)
+    assert forced.status == UNIQUE and forced.stored and forced.relative_of == "original"
+    assert forced.similar_id not in (None, first.similar_id) and forced.duplicate_of is None
+    assert [record.key for record in store.stored_under("forced")] == ["forced"]
+    later = detector.check("later", reprint("library", cut=0.9))
+    assert later.status == DUPLICATE and later.duplicate_of == "original"
+    again = detector.check_fingerprint("original", detector.fingerprint(text("library")), force=True)
+    assert again.status == REVISIT and len(store.stored_under("original")) == 1
+
+
+def test_an_updated_text_under_a_stored_key_replaces_the_stored_document(store):
+    """The page now tells another story: its new text takes the old one's place, keeping
+    the key's similar_id; a copy of the old text is a story of its own again."""
+    detector = Detector(store)
+    first = detector.check("url-1", text("museum"))
+    updated = detector.check("url-1", text("rice"))
+    assert updated.status == UNIQUE and updated.updated and updated.stored
+    assert updated.similar_id == first.similar_id
+    assert [(r.key, r.doc_id) for r in store.records()] == [("url-1", updated.doc_id)]
+    assert detector.check("url-1", text("rice")).status == REVISIT
+    copy = detector.check("url-2", reprint("rice"))
+    assert copy.status == DUPLICATE and copy.duplicate_of == "url-1" and copy.similar_id == first.similar_id
+    assert detector.check("url-3", text("museum")).status == UNIQUE
+
+
+def test_a_reserved_update_replaces_the_stored_document_at_its_commit(store):
+    detector = Detector(store)
+    detector.check("url-1", text("museum"))
+    dropped = detector.check("url-1", text("rice"), reserve=True)
+    assert dropped.updated
+    detector.release(dropped)  # its item was dropped later: the old text stays
+    assert [r.key for r in store.records()] == ["url-1"]
+    assert detector.check("url-1", text("museum")).status == REVISIT
+    kept = detector.check("url-1", text("rice"), reserve=True)
+    detector.commit(kept)
+    assert [(r.key, r.doc_id) for r in store.records()] == [("url-1", kept.doc_id)]
+    assert detector.check("url-1", text("rice")).status == REVISIT
+
+
+def test_time_window_ignores_and_purges_old_documents(store):
+    now = [1_000_000.0]
+    detector = Detector(store, ttl=3600, clock=lambda: now[0])
+    detector.check("old", text("marathon"))
+    now[0] += 7200
+    assert detector.check("new", reprint("marathon")).status == UNIQUE
+    assert detector.purge() == 1
+    assert store.count() == 1
+
+
+@pytest.mark.parametrize("methods", [("nshash",), ("simhash",), ("sketch",)])
+def test_each_method_alone_still_verifies(store, methods):
+    detector = Detector(store, methods=methods)
+    detector.check("a", "\n".join(text(n) for n in NAMES))
+    verdict = detector.check("b", "\n".join(text(n) for n in NAMES).replace("，", "，据悉", 1))
+    assert verdict.status == DUPLICATE and methods[0] in verdict.method
+
+
+def test_invalid_settings_are_rejected_with_their_name():
+    store = open_store("memory://")
+    with pytest.raises(ValueError, match="methods"):
+        Detector(store, methods=("minhash",))
+    with pytest.raises(ValueError, match="ttl"):
+        Detector(store, ttl=-1)
+    with pytest.raises(ValueError, match="containment"):
+        Thresholds(containment=1.5)
+    with pytest.raises(ValueError, match="nshash n"):
+        Recipe(nshash_n=0)
+
+
+def test_check_texts_gives_the_verdicts_of_checks_one_by_one_in_order():
+    from scrapy_neardup.engine.batching import check_texts
+
+    documents = [(f"https://s{i % 3}.example/{name}/{i}", text(name)) for i, name in enumerate(list(ARTICLES) * 3)]
+    with open_store("memory://", "one", Recipe()) as store:
+        expected = [Detector(store).check(key, body).as_dict() for key, body in documents]
+    with open_store("memory://", "batched", Recipe()) as store:
+        got = [v.as_dict() for v in check_texts(Detector(store), iter(documents), size=4)]
+    assert got == expected
+    assert [v["status"] for v in got].count("unique") == len(ARTICLES)
+
+
+def test_lone_surrogates_in_text_are_judged_not_failed():
+    """Decoding debris (lone surrogates) used to make rjieba refuse the text; it is dropped by
+    normalisation, and the article is judged like any other."""
+    debris = "\ud800\udfff\udc00"
+    body = text(next(iter(ARTICLES)))
+    with open_store("memory://", "surrogates", Recipe()) as store:
+        detector = Detector(store)
+        first = detector.check("https://a.example/1", body.replace("，", "，" + debris, 3))
+        again = detector.check("https://b.example/1", body)
+    assert first.status == UNIQUE
+    assert again.status == DUPLICATE and again.duplicate_of == "https://a.example/1"
+
+
+def test_a_short_reprint_with_several_edits_is_a_duplicate(store):
+    """Under 200 characters a reprint's banner and edits weigh more: its Jaccard with the first
+    copy falls below one half while its containment stays high."""
+    from support.corpus import BANNER, EDITOR
+
+    from scrapy_neardup.newsworld import transforms
+
+    detector = Detector(store)
+    short = ARTICLES["library"][:2]
+    first = detector.check("first", "\n".join(short))
+    copy = "\n".join([BANNER, *transforms.spread_edits(list(short), 8), EDITOR])
+    verdict = detector.check("copy", copy)
+    assert first.chars < 200 and verdict.status == DUPLICATE, verdict
+    assert verdict.jaccard < 0.5

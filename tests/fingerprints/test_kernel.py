@@ -1,0 +1,155 @@
+"""The C kernel computes exactly the fingerprints of the numpy path, on every kind of text.
+
+Skipped only where the extension was not built (no compiler); CI builds it.
+"""
+
+import os
+import random
+
+import numpy as np
+import pytest
+import xxhash
+from support.corpus import ARTICLES, reprint, text
+
+from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe
+from scrapy_neardup.fingerprints.kernel import compiled_kernel_available, kernel
+from scrapy_neardup.fingerprints.text import fold_codes
+
+pytestmark = pytest.mark.skipif(
+    not compiled_kernel_available() and not os.environ.get("NEARDUP_REQUIRE_KERNEL"),
+    reason="the C kernel was not built (no compiler at install time)",
+)
+
+
+def fields(fingerprint):
+    return (
+        fingerprint.sentence_keys,
+        fingerprint.simhash,
+        fingerprint.sketch.hashes.tolist(),
+        fingerprint.sketch.size,
+        fingerprint.chars,
+        fingerprint.tokens,
+        fingerprint.sketch_keys,
+    )
+
+
+def random_text(rng: random.Random, size: int) -> str:
+    """Chinese, Latin, digits, dots, sentence ends, spaces, invisible and odd characters."""
+    pieces = [
+        "".join(rng.choice("今天市政府发布通知要求各区加强防汛工作确保群众安全") for _ in range(rng.randint(1, 30))),
+        rng.choice(["。", "！", "？", "；", "…", "\n", ".", ". ", "!", "?", ";", "，", "、", " "]),
+        rng.choice(["3.5", "www.example.com", "Done.Next", "ＡＢＣ１２３", "Ｈｅｌｌｏ", "e.g."]),
+        rng.choice(["\u200b", "\u00ad", "\ufeff", "\t", "\r\n", "\x00", "\u3000"]),
+        rng.choice(["ﬁnance", "㈠", "é", "e\u0301", "𝐀𝐁", "𠀀𠀁𠀂𠀃𠀄𠀅𠀆𠀇", "😀", "\ud800"]),
+        "".join(chr(rng.randint(0x20, 0x2FFF)) for _ in range(rng.randint(0, 5))),
+    ]
+    weights = [40, 10, 2, 2, 1, 2]
+    return "".join(rng.choices(pieces, weights)[0] for _ in range(size))
+
+
+def test_xxh64_matches_the_xxhash_package():
+    rng = random.Random(5)
+    for length in list(range(0, 70)) + [rng.randint(70, 5000) for _ in range(30)]:
+        data = bytes(rng.getrandbits(8) for _ in range(length))
+        assert kernel.xxh64(data) == xxhash.xxh64_intdigest(data), length
+
+
+def test_fold_matches_the_numpy_path():
+    rng = random.Random(11)
+    samples = [text(name) for name in ARTICLES] + [random_text(rng, rng.randint(0, 300)) for _ in range(300)]
+    for sample in samples:
+        assert fold_codes(sample).tolist() == fold_codes(sample, compiled=False).tolist(), sample
+
+
+@pytest.mark.parametrize(
+    "recipe",
+    [
+        Recipe(),
+        Recipe(simhash_sentences=0),
+        Recipe(nshash_n=1, sketch_size=16, shingle_width=2),
+        Recipe(simhash_sentences=2, shingle_width=9, sketch_keys=16),
+        Recipe(sketch_keys=0),
+    ],
+)
+def test_fingerprints_match_the_numpy_path(recipe):
+    compiled = Fingerprinter(recipe)
+    numpy_only = Fingerprinter(recipe, compiled=False)
+    assert compiled.compiled and not numpy_only.compiled
+    rng = random.Random(recipe.shingle_width)
+    samples = ["", "。", "短句。", "a" * 3, "\ud800" * 20]
+    for name in ARTICLES:
+        samples += [text(name), reprint(name, cut=0.75, edits=3)]
+    samples += [random_text(rng, rng.randint(0, 400)) for _ in range(200)]
+    for sample in samples:
+        assert fields(compiled.fingerprint(sample)) == fields(numpy_only.fingerprint(sample)), sample
+
+
+def test_weighing_counts_repeated_and_unknown_words_like_the_numpy_path():
+    fingerprinter = Fingerprinter()
+    features = fingerprinter.features
+    common = list(list(features._row)[:3000:7])
+    rng = random.Random(2)
+    for _ in range(50):
+        tokens = [rng.choice(common) for _ in range(rng.randint(0, 300))]
+        tokens += ["鑫淼犇骉", "，", " ", "\n", "2026", "x" * 300, "\ud800"] * rng.randint(0, 3)
+        rng.shuffle(tokens)
+        assert features.simhash(tokens) == features.simhash(tokens, compiled=False)
+
+
+def test_tables_of_the_wrong_size_are_refused():
+    with pytest.raises(ValueError):
+        kernel.parts(
+            np.zeros(3, dtype=np.uint32), np.zeros(10, dtype=bool), np.zeros(10, dtype=bool), 8, 5, 10, 128, 5, 4
+        )
+    with pytest.raises(ValueError):
+        kernel.fold("abc", np.zeros(10, dtype=np.uint32))
+
+
+def test_sketch_overlap_matches_the_numpy_path():
+    from scrapy_neardup.fingerprints.sketch import overlap
+
+    rng = np.random.default_rng(3)
+    for _ in range(500):
+        pool = rng.choice(2**32, size=int(rng.integers(1, 400)), replace=False).astype(np.uint32)
+        a = np.sort(rng.choice(pool, size=int(rng.integers(1, min(128, len(pool)) + 1)), replace=False))
+        b = np.sort(rng.choice(pool, size=int(rng.integers(1, min(128, len(pool)) + 1)), replace=False))
+        assert kernel.overlap(a, b) == overlap(a, b)
+        assert kernel.overlap(b, a) == overlap(b, a)
+
+
+def test_bucket_index_probes_match_the_python_loop_and_a_plain_dict():
+    """Random adds and removes, with growth, run through the C kernel and the Python loop on
+    tables of their own: the tables stay byte-equal and both answer like a dict of lists."""
+    from scrapy_neardup.stores.leveldb.bucketindex import BucketIndex
+
+    rng = np.random.default_rng(5)
+    pool = [bytes(rng.integers(0, 256, size=int(rng.integers(1, 12)), dtype=np.uint8)) for _ in range(3000)]
+    compiled, python = BucketIndex(), BucketIndex(compiled=False)
+    assert compiled.compiled and not python.compiled
+    model: dict[bytes, set[int]] = {}
+    filed: dict[int, list[bytes]] = {}
+    for doc_id in range(1, 2500):
+        buckets = list(dict.fromkeys(pool[i] for i in rng.integers(0, len(pool), size=8)))
+        for index in (compiled, python):
+            index.add(buckets, doc_id)
+        filed[doc_id] = buckets
+        for bucket in buckets:
+            model.setdefault(bucket, set()).add(doc_id)
+        if rng.random() < 0.3:  # remove an earlier document
+            gone = int(rng.choice(list(filed)))
+            for index in (compiled, python):
+                index.remove(filed[gone], gone)
+            for bucket in filed.pop(gone):
+                model[bucket].discard(gone)
+    assert compiled.slots > 4096  # it grew
+    assert compiled.table == python.table and compiled.entries == python.entries
+    assert compiled.entries == sum(len(ids) for ids in model.values())
+    wanted = [sorted(model.get(bucket, ()))[:5] for bucket in pool]
+    assert compiled.members_each(pool, 5) == wanted
+    assert python.members_each(pool, 5) == wanted
+    with pytest.raises(TypeError):
+        kernel.index_find(bytearray(8 * 16), ["not bytes"], 5)
+    with pytest.raises(ValueError):
+        kernel.index_add(bytearray(8 * 3), [b"x"], 1, 10)  # not a power of two of slots
+    with pytest.raises(ValueError):
+        kernel.index_add(bytearray(8 * 16), [b"x"], 0, 10)  # id 0 marks an empty slot

@@ -1,0 +1,61 @@
+import pytest
+from support.corpus import ARTICLES, DISCLAIMER, EDITOR, PROMOTION, text
+
+from scrapy_neardup import Fingerprinter
+from scrapy_neardup.fingerprints.notices import notice_spans
+from scrapy_neardup.fingerprints.text import fold_codes, to_text
+
+STORY = "\n".join(ARTICLES["rice"])
+
+
+def cut(value: str) -> list[str]:
+    folded = to_text(fold_codes(value))
+    return [folded[start:end].strip() for start, end in notice_spans(folded)]
+
+
+@pytest.mark.parametrize(
+    "notice",
+    [
+        DISCLAIMER,
+        "免责声明：本网转载的稿件均来自互联网或其他媒体，并不代表本网赞同其观点或对其真实性负责。",
+        "版权声明：凡注明来源的稿件，版权均属本站所有，未经书面授权不得转载或摘编；",
+        "长河晚报提醒：本报所有文字、图片均受著作权法保护，媒体转载请联系本报取得授权。",
+        "免責聲明：本網轉載的稿件均來自互聯網，並不代表本網贊同其觀點。",  # Traditional script
+        PROMOTION,
+        "来源：滨海新闻网  原标题：东平镇水稻喜获丰收",
+        "本文转载自滨海新闻网",
+        EDITOR,
+        "[责任编辑:王晓明]",
+    ],
+)
+def test_a_notice_or_credit_line_is_cut_whole(notice):
+    assert cut(f"{STORY}\n{notice}\n{STORY}") == [to_text(fold_codes(notice)).strip()]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "本报讯 国家版权局今日宣布，未经授权转载新闻作品的网站将被依法追究责任。",  # no site speaking of itself
+        "本报记者从国家版权局获悉，今年查处的侵权盗版案件比去年减少了三成。",  # 本报记者: a byline
+        "本文作者认为，这项政策的效果还有待观察。",  # the site, but no rights words
+        "编辑部今天发布了一则通知，说明了征文比赛的评选办法。",  # 编辑 without a colon
+        "市民可以通过政务服务中心的窗口办理相关业务。",
+        "来源：据统计，" + "今年全镇水稻种植面积比去年扩大了两千亩，平均亩产达到六百五十公斤，" * 3,  # too long a line
+    ],
+)
+def test_a_news_sentence_is_kept(sentence):
+    assert cut(f"{STORY}\n{sentence}\n{STORY}") == []
+
+
+def test_a_fingerprint_leaves_notices_and_credit_lines_out():
+    fingerprinter = Fingerprinter()
+    plain = fingerprinter.fingerprint(text("rice"))
+    dressed = fingerprinter.fingerprint("\n".join(["来源：滨海新闻网", text("rice"), EDITOR, PROMOTION, DISCLAIMER]))
+    assert dressed.chars == plain.chars
+    assert dressed.sentence_keys == plain.sentence_keys
+    assert dressed.simhash == plain.simhash
+    assert dressed.sketch.hashes.tolist() == plain.sketch.hashes.tolist()
+
+
+def test_a_text_of_notices_only_has_no_content():
+    assert Fingerprinter().fingerprint(DISCLAIMER + "\n" + EDITOR).chars == 0
