@@ -1,6 +1,7 @@
 import uuid
 
 import pytest
+from support.folders import read_only_folder  # noqa: F401
 from support.local_site import local_site  # noqa: F401
 from support.redis_server import redis_server, redis_url  # noqa: F401
 

@@ -13,40 +13,10 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from support.corpus import ARTICLES, reprint, text
-from test_leveldb_faults import random_news
+from support.corpus import ARTICLES, random_news, reprint, text
 
 from scrapy_neardup import Detector, Recipe, open_store
 from scrapy_neardup.cli import main
-
-
-@pytest.fixture
-def read_only_folder(tmp_path):
-    """A folder nothing can be written in: mode 0o555, or for root (whom permissions do not
-    stop) a read-only tmpfs, which needs the right to mount: skipped without it, unless CI is
-    set (CI runs as root and must not skip)."""
-    folder = tmp_path / "read-only"
-    folder.mkdir()
-    if os.geteuid() != 0:
-        folder.chmod(0o555)
-        yield folder
-        folder.chmod(0o755)
-        return
-    try:
-        mounted = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], capture_output=True, text=True
-        )
-        problem = mounted.stderr.strip() if mounted.returncode else ""
-    except FileNotFoundError:
-        problem = "no mount command"
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(f"cannot mount a read-only tmpfs: {problem}")
-        pytest.skip(f"cannot mount a read-only tmpfs: {problem}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
 
 
 def records() -> list[dict]:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import pytest_twisted
 import scrapy
+from support.crawls import LATER, run, settings_for
 from support.news_corpus import corpus
-from test_crawl import LATER, run, settings_for
 
 URLS = [(key.replace("https://", "https://news.example/"), story) for key, story, _ in corpus()]
 

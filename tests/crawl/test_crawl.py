@@ -6,95 +6,29 @@ import logging
 import os
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_twisted
-import scrapy
 from itemadapter import ItemAdapter
-from scrapy import signals
 from scrapy.crawler import CrawlerRunner
+from support import child_env
+from support.crawls import (
+    COMPAT,
+    LATER,
+    OTHERS,
+    SITE_A,
+    crawl,
+    matches,
+    run,
+    run_failing_open,
+    settings_for,
+    url_path,
+)
 from support.local_site import ARTICLES, REPRINT_OF, BadItemsSpider, MovedSpider, NewsSpider
 
 from scrapy_neardup.stores.memory import MemoryStore
-
-PIPELINE = "scrapy_neardup.NearDupPipeline"
-TESTS = Path(__file__).parent.parent
-
-# Timing stats vary from run to run; everything else is compared exactly.
-TIMING = {"neardup/extract_seconds"}
-# Scrapy < 2.12 warns without it (its project template sets it); 2.12+ deprecates it.
-COMPAT = {"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"} if scrapy.version_info < (2, 12) else {}
-
-
-@dataclass
-class Result:
-    items: list[Any] = field(default_factory=list)  # in item_scraped order
-    dropped: list[tuple[Any, str]] = field(default_factory=list)  # (item, exception class name)
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def neardup(self) -> dict[str, Any]:
-        return {k: v for k, v in self.stats.items() if k.startswith("neardup/") and k not in TIMING}
-
-    def paths(self) -> list[str]:
-        return [_path(ItemAdapter(item).get("url")) for item in self.items]
-
-
-def _path(url: str | None) -> str:
-    return "/" + url.split("/", 3)[3] if url and url.count("/") >= 3 else str(url)
-
-
-def settings_for(store: Path | str, **extra: Any) -> dict[str, Any]:
-    return {
-        "ITEM_PIPELINES": {PIPELINE: 200},
-        "NEARDUP_STORE": store if isinstance(store, str) else f"leveldb://{store}",
-        "NEARDUP_WORKERS": 0,
-        "LOG_LEVEL": "DEBUG",
-        "TELNETCONSOLE_ENABLED": False,
-        "CONCURRENT_REQUESTS": 4,
-        "DOWNLOAD_WARNSIZE": 0,
-        **COMPAT,
-        **extra,
-    }
-
-
-def watch(crawler: Any) -> Result:
-    result = Result()
-    crawler.signals.connect(lambda item, **kw: result.items.append(item), signal=signals.item_scraped, weak=False)
-    crawler.signals.connect(
-        lambda item, exception, **kw: result.dropped.append((item, type(exception).__name__)),
-        signal=signals.item_dropped,
-        weak=False,
-    )
-    return result
-
-
-def crawl(runner: CrawlerRunner, spider: type, **kwargs: Any) -> tuple[Any, Result]:
-    """Start a crawl on ``runner``; returns its Deferred and the Result it fills."""
-    crawler = runner.create_crawler(spider)
-    result = watch(crawler)
-    deferred = crawler.crawl(**kwargs)
-    deferred.addCallback(lambda _: result.stats.update(crawler.stats.get_stats()))
-    return deferred, result
-
-
-def run(settings: dict[str, Any], spider: type, **kwargs: Any):
-    """``yield run(...)`` in an inlineCallbacks test: one crawl, its Result."""
-    deferred, result = crawl(CrawlerRunner(settings), spider, **kwargs)
-    deferred.addCallback(lambda _: result)
-    return deferred
-
-
-def matches(neardup: dict[str, Any], duplicates: int) -> dict[str, Any]:
-    """The neardup/match/<method> counters: every duplicate matched by one method or more."""
-    found = {k: v for k, v in neardup.items() if k.startswith("neardup/match/")}
-    assert all(0 < v <= duplicates for v in found.values())
-    assert duplicates == 0 or max(found.values()) >= 1
-    return found
-
 
 # -- drop and tag over the whole world ----------------------------------------------------------
 
@@ -110,7 +44,7 @@ def test_drop_mode_keeps_one_copy_per_story(local_site, tmp_path, workers):
     )
     kept = [p for p in ARTICLES if p not in REPRINT_OF]
     assert result.paths() == kept
-    assert sorted(_path(ItemAdapter(i)["url"]) for i, _ in result.dropped) == sorted(REPRINT_OF)
+    assert sorted(url_path(ItemAdapter(i)["url"]) for i, _ in result.dropped) == sorted(REPRINT_OF)
     assert {name for _, name in result.dropped} == {"NearDuplicateItem"}
     for item in result.items:  # drop mode does not touch kept items
         assert set(item) == {"url", "html"}
@@ -144,7 +78,7 @@ def test_tag_mode_tags_every_copy(local_site, tmp_path, item):
     similar: dict[str, int] = {}
     for scraped in result.items:
         adapter = ItemAdapter(scraped)
-        path = _path(adapter["url"])
+        path = url_path(adapter["url"])
         first = REPRINT_OF.get(path)
         assert adapter["duplicate_of"] == (local_site.url(first) if first else None), path
         assert isinstance(adapter["similar_id"], int)
@@ -248,10 +182,6 @@ def test_invalid_value_fails_at_start_naming_the_setting(local_site, tmp_path, c
 # -- stores shared across spiders and runs -----------------------------------------------------
 
 
-SITE_A = [p for p in ARTICLES if p.startswith("/a/")]
-OTHERS = [p for p in ARTICLES if not p.startswith("/a/")]
-
-
 @pytest_twisted.inlineCallbacks
 def test_two_spiders_in_one_process_share_the_store(local_site, tmp_path):
     runner = CrawlerRunner(settings_for(tmp_path / "store", NEARDUP_ACTION="tag"))
@@ -260,11 +190,11 @@ def test_two_spiders_in_one_process_share_the_store(local_site, tmp_path):
     yield first
     yield second
     items = one.items + two.items
-    assert sorted(_path(i["url"]) for i in items) == sorted(ARTICLES)
+    assert sorted(url_path(i["url"]) for i in items) == sorted(ARTICLES)
     stories: dict[str, set[int]] = {}
     firsts = [i for i in items if i["duplicate_of"] is None]
     for item in items:
-        stories.setdefault(STORY_OF[_path(item["url"])], set()).add(item["similar_id"])
+        stories.setdefault(STORY_OF[url_path(item["url"])], set()).add(item["similar_id"])
     assert all(len(ids) == 1 for ids in stories.values())  # one story, one id, across spiders
     assert len(firsts) == 7 and len({i["similar_id"] for i in firsts}) == 7
     total = {}
@@ -302,18 +232,6 @@ def test_store_of_another_recipe_stops_the_crawl_clearly(local_site, tmp_path, c
     assert len(errors) == 1
     assert str(store) in errors[0] and "nshash_n: stored 5, configured 4" in errors[0]
     assert not any(r.exc_info for r in caplog.records if r.name.startswith("scrapy_neardup"))
-
-
-def run_failing_open(settings: dict[str, Any], root: str, reason: str, **arguments: Any):
-    """A crawl the pipeline cannot serve: closed with ``reason`` before a page is fetched."""
-
-    def check(result: Result) -> Result:
-        assert result.items == []
-        assert result.stats["finish_reason"] == reason
-        assert "downloader/request_count" not in result.stats
-        return result
-
-    return run(settings, NewsSpider, root=root, paths=["/a/metro.html"], **arguments).addCallback(check)
 
 
 HOLDER = """
@@ -358,9 +276,6 @@ def test_default_store_is_leveldb_under_dot_scrapy(local_site, tmp_path, monkeyp
 # -- live filtering: commit only what passed every pipeline -------------------------------------
 
 
-LATER = {"ITEM_PIPELINES": {PIPELINE: 200, "support.local_site.DropLaterPipeline": 300}}
-
-
 @pytest_twisted.inlineCallbacks
 def test_item_dropped_or_failed_later_leaves_nothing_behind(local_site, tmp_path):
     paths = ["/a/metro.html", "/a/canteen.html", "/b/metro.html", "/b/canteen.html", "/c/metro.html"]
@@ -372,7 +287,7 @@ def test_item_dropped_or_failed_later_leaves_nothing_behind(local_site, tmp_path
     result = yield run(settings_for(tmp_path / "store", **LATER), Spider, root=local_site.root, paths=paths)
     # The first copies went away after our pipeline; their reprints became the first copies.
     assert result.paths() == ["/b/metro.html", "/b/canteen.html"]
-    assert [(_path(i["url"]), name) for i, name in result.dropped] == [
+    assert [(url_path(i["url"]), name) for i, name in result.dropped] == [
         ("/a/metro.html", "DropItem"),
         ("/c/metro.html", "NearDuplicateItem"),
     ]
@@ -406,7 +321,7 @@ def test_copy_arriving_while_first_copy_is_pending_waits_for_it(local_site, tmp_
         paths=["/a/metro.html", "/b/metro.html", "/c/metro.html"],
     )
     assert result.paths() == ["/b/metro.html"]
-    assert sorted((_path(i["url"]), name) for i, name in result.dropped) == [
+    assert sorted((url_path(i["url"]), name) for i, name in result.dropped) == [
         ("/a/metro.html", "DropItem"),
         ("/c/metro.html", "NearDuplicateItem"),
     ]
@@ -497,7 +412,7 @@ def test_a_page_over_the_extraction_time_bound_passes_and_the_pages_behind_it_go
     settings = settings_for(tmp_path / "store", NEARDUP_WORKERS=1, NEARDUP_EXTRACT_TIMEOUT=5)
     result = yield run(settings, NewsSpider, root=local_site.root, paths=paths)
     assert result.paths() == ["/bad/nested.html", "/a/metro.html", "/a/canteen.html"]
-    assert [(_path(i["url"]), name) for i, name in result.dropped] == [("/b/metro.html", "NearDuplicateItem")]
+    assert [(url_path(i["url"]), name) for i, name in result.dropped] == [("/b/metro.html", "NearDuplicateItem")]
     assert result.neardup == {
         "neardup/items": 4,
         "neardup/extract_timeout": 1,
@@ -541,8 +456,6 @@ def test_text_field_and_html_bytes_give_the_same_verdicts(local_site, tmp_path, 
 # -- the way users run it: CrawlerProcess, scrapy runspider, ADDONS ----------------------------
 
 SCRIPT = """
-import sys
-sys.path.insert(0, {tests!r})
 from scrapy.crawler import CrawlerProcess
 from support.local_site import LocalSite, NewsSpider, ARTICLES
 
@@ -564,8 +477,10 @@ if __name__ == "__main__":
 
 def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
     script = tmp_path / "run.py"
-    script.write_text(SCRIPT.format(tests=str(TESTS), store=f"leveldb://{tmp_path / 'store'}", compat=COMPAT))
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    script.write_text(SCRIPT.format(store=f"leveldb://{tmp_path / 'store'}", compat=COMPAT))
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path, env=child_env()
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stderr
     assert "scrapy_neardup.NearDupPipeline" in log  # enabled by the add-on
@@ -579,12 +494,14 @@ def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
 def test_unguarded_script_with_workers_crawls_with_its_workers(tmp_path):
     """Workers are new processes that never import the crawl script: a script without a
     __main__ guard works with them (a forked or spawned pool would start the crawl again)."""
-    lines = SCRIPT.format(tests=str(TESTS), store=f"leveldb://{tmp_path / 'store'}", compat=COMPAT).splitlines()
+    lines = SCRIPT.format(store=f"leveldb://{tmp_path / 'store'}", compat=COMPAT).splitlines()
     guard = lines.index('if __name__ == "__main__":')
     unguarded = lines[:guard] + [line[4:] for line in lines[guard + 1 :]]
     script = tmp_path / "run.py"
     script.write_text("\n".join(unguarded) + "\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path, env=child_env()
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stderr
     assert log.count("1 worker processes") == 2
@@ -596,10 +513,7 @@ def test_unguarded_script_with_workers_crawls_with_its_workers(tmp_path):
 
 def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
     spider = tmp_path / "spider.py"
-    spider.write_text(
-        f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nfrom support.local_site import NewsSpider\n"
-        "class Spider(NewsSpider):\n    name = 'cli'\n"
-    )
+    spider.write_text("from support.local_site import NewsSpider\nclass Spider(NewsSpider):\n    name = 'cli'\n")
     out = tmp_path / "out.jsonl"
     command = [
         sys.executable,
@@ -623,7 +537,7 @@ def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
         "-O",
         str(out),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path, env=child_env())
     assert done.returncode == 0, done.stderr[-3000:]
     import json
 
@@ -644,7 +558,7 @@ def test_redis_store_commits_only_what_passed_every_pipeline(local_site, redis_u
     settings = settings_for(redis_url, NEARDUP_REDIS_PARAMS={"socket_timeout": 5}, **LATER)
     result = yield run(settings, Spider, root=local_site.root, paths=paths)
     assert result.paths() == ["/b/metro.html", "/a/canteen.html"]
-    assert [(_path(i["url"]), name) for i, name in result.dropped] == [
+    assert [(url_path(i["url"]), name) for i, name in result.dropped] == [
         ("/a/metro.html", "DropItem"),
         ("/c/metro.html", "NearDuplicateItem"),
         ("/b/canteen.html", "NearDuplicateItem"),
@@ -711,14 +625,14 @@ def _store(request: Any, tmp_path: Path, kind: str) -> Path | str:
 def test_the_complete_article_replaces_the_portals_excerpt(request, local_site, tmp_path, action, kind):
     settings = settings_for(_store(request, tmp_path, kind), NEARDUP_PREFER="longest", NEARDUP_ACTION=action)
     result = yield run(settings, NewsSpider, root=local_site.root, paths=PORTAL_FIRST)
-    items = {_path(item["url"]): item for item in result.items}
+    items = {url_path(item["url"]): item for item in result.items}
     url = local_site.url
     assert items["/a/oranges.html"]["replaces"] == url("/p/oranges.html")
     assert items["/a/robots.html"]["replaces"] == url("/p/robots.html")
     assert not any("replaces" in items[path] for path in ("/p/oranges.html", "/p/robots.html"))
     assert result.neardup["neardup/replaced"] == 2 and result.neardup["neardup/unique"] == 4
     if action == "drop":  # the third copy names the complete article, and goes
-        assert [(_path(i["url"]), name) for i, name in result.dropped] == [("/bad/broken.html", "NearDuplicateItem")]
+        assert [(url_path(i["url"]), name) for i, name in result.dropped] == [("/bad/broken.html", "NearDuplicateItem")]
     else:  # similar_id stays the story's: the excerpt's
         broken, complete = items["/bad/broken.html"], items["/a/robots.html"]
         assert broken["duplicate_of"] == url("/a/robots.html")
@@ -751,7 +665,7 @@ def test_a_complete_article_dropped_later_leaves_the_excerpt_in_place(request, l
         paths=["/a/oranges.html", "/a/robots.html"],
     )
     assert [item["replaces"] for item in again.items] == [local_site.url("/p/oranges.html")]
-    assert [(_path(i["url"]), name) for i, name in again.dropped] == [("/a/robots.html", "NearDuplicateItem")]
+    assert [(url_path(i["url"]), name) for i, name in again.dropped] == [("/a/robots.html", "NearDuplicateItem")]
 
 
 @pytest_twisted.inlineCallbacks
@@ -774,7 +688,7 @@ def test_a_second_crawl_passes_revisits_drops_them_when_asked_and_stores_updated
 
     second = yield run(settings_for(store), NewsSpider, root=local_site.root, paths=paths)
     assert second.paths() == ["/a/metro.html", "/a/canteen.html"]  # passed, nothing stored
-    assert [(_path(i["url"]), name) for i, name in second.dropped] == [("/b/metro.html", "NearDuplicateItem")]
+    assert [(url_path(i["url"]), name) for i, name in second.dropped] == [("/b/metro.html", "NearDuplicateItem")]
     assert {k: second.neardup.get(k, 0) for k in ("neardup/revisit", "neardup/unique", "neardup/duplicate")} == {
         "neardup/revisit": 2,
         "neardup/unique": 0,
@@ -790,7 +704,7 @@ def test_a_second_crawl_passes_revisits_drops_them_when_asked_and_stores_updated
         moved="/a/flood.html=/a/canteen.html",
     )
     assert third.paths() == ["/a/canteen.html"]
-    assert [(_path(i["url"]), name) for i, name in third.dropped] == [("/a/metro.html", "RevisitedItem")]
+    assert [(url_path(i["url"]), name) for i, name in third.dropped] == [("/a/metro.html", "RevisitedItem")]
     assert {
         k: third.neardup.get(k, 0) for k in ("neardup/revisit", "neardup/updated", "neardup/unique", "neardup/dropped")
     } == {
@@ -807,5 +721,5 @@ def test_a_second_crawl_passes_revisits_drops_them_when_asked_and_stores_updated
         root=local_site.root,
         paths=["/c/flood.html", "/b/canteen.html"],
     )
-    tags = {_path(i["url"]): i["duplicate_of"] for i in fourth.items}
+    tags = {url_path(i["url"]): i["duplicate_of"] for i in fourth.items}
     assert tags == {"/c/flood.html": local_site.root + "/a/canteen.html", "/b/canteen.html": None}

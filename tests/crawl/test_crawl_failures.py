@@ -7,16 +7,15 @@ are what a user sees.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import scrapy
+from support import child_env
 from support.redis_server import free_port
 
-TESTS = Path(__file__).parent.parent
 # Scrapy < 2.12 warns without it (its project template sets it); 2.12+ deprecates it.
 COMPAT = {"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"} if scrapy.version_info < (2, 12) else {}
 
@@ -51,7 +50,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def scrapy_crawl(project: Path, root: str, *options: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(project), str(TESTS)]))
+    env = child_env(project)
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     command = [
         sys.executable,

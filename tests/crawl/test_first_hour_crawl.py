@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 import scrapy
+from support import ROOT, child_env
 from support.redis_server import free_port
 
 from scrapy_neardup.newsworld.small import REPRINT_OF
 
-TESTS = Path(__file__).parent.parent
 # Scrapy < 2.12 warns without it (its project template sets it); 2.12+ deprecates it.
 COMPAT = {"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"} if scrapy.version_info < (2, 12) else {}
 
@@ -153,7 +153,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def scrapy_crawl(project: Path, *options: str, spider: str = "news") -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(project), str(TESTS)]))
+    env = child_env(project)
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     command = [sys.executable, "-m", "scrapy.cmdline", "crawl", spider, *options]
     return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=240)
@@ -386,7 +386,7 @@ def test_neardup_dedup_judges_the_crawls_html_feed_as_the_crawl_did(project, loc
 
 
 def test_the_review_page_shows_headlines_contents_stories_and_first_copies_crawled_again(project, local_site, tmp_path):
-    from test_report_browser import WIDTH, rgb, screenshot
+    from support.browser import WIDTH, rgb, screenshot
 
     from scrapy_neardup.review.page import MARK_COLOUR
 
@@ -460,7 +460,7 @@ def html_text(markup: str) -> str:
 
 def recipe_blocks() -> list[str]:
     """The Python blocks of docs/items.md's recipe, "Storage that honours `replaces`"."""
-    text = (TESTS.parent / "docs" / "items.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "items.md").read_text(encoding="utf-8")
     section = text.split("### Storage that honours `replaces`", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 

@@ -13,9 +13,8 @@ import pytest
 import pytest_twisted
 from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
+from support.crawls import COMPAT, OTHERS, SITE_A, crawl, run, run_failing_open, settings_for
 from support.local_site import ARTICLES, NewsSpider
-from test_crawl import COMPAT, OTHERS, SITE_A, crawl, run, run_failing_open, settings_for
-from test_hardening_cli import read_only_folder  # noqa: F401 - a fixture, asked for by name
 
 from scrapy_neardup.crawl.settings import NearDupConfig
 from scrapy_neardup.review.files import is_own_page

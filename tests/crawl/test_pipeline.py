@@ -9,12 +9,13 @@ import warnings
 
 import pytest
 import scrapy
-from scrapy import Spider, signals
+from scrapy import signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.logformatter import LogFormatter
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.test import get_crawler
+from support.pipelines import UnitSpider, make_pipeline, neardup_stats
 
 from scrapy_neardup import Addon, Detector, NearDuplicateItem, NearDupPipeline, open_store
 from scrapy_neardup.crawl.addon import NearDupLogFormatter
@@ -29,45 +30,18 @@ REPRINT = "本文转载自江城日报。\n" + "\n".join(STORIES["metro"].paragr
 OTHER = "\n".join(STORIES["canteen"].paragraphs)
 
 
-class NewsSpider(Spider):
-    name = "unit"
-
-
-def make_pipeline(**settings):
-    """A pipeline on a store of its own, opened like Scrapy opens it."""
-    settings = {
-        "NEARDUP_STORE": "memory://unit",
-        "NEARDUP_NAMESPACE": f"ns{next(_names)}",
-        "NEARDUP_WORKERS": 0,
-        **settings,
-    }
-    crawler = get_crawler(NewsSpider, settings)
-    crawler.spider = crawler._create_spider()
-    pipeline = NearDupPipeline.from_crawler(crawler)
-    pipeline.open_spider()
-    return pipeline
-
-
-def neardup_stats(pipeline):
-    return {
-        k: v
-        for k, v in pipeline.stats.get_stats().items()
-        if k.startswith("neardup/") and k != "neardup/extract_seconds"
-    }
-
-
 def store_of(pipeline):
     return pipeline.access.store
 
 
 def test_disabled_pipeline_is_not_configured():
-    crawler = get_crawler(NewsSpider, {"NEARDUP_ENABLED": False})
+    crawler = get_crawler(UnitSpider, {"NEARDUP_ENABLED": False})
     with pytest.raises(NotConfigured, match="NEARDUP_ENABLED is False"):
         NearDupPipeline.from_crawler(crawler)
 
 
 def test_invalid_setting_is_one_error_line_and_a_stand_in_that_stops_the_crawl(caplog):
-    crawler = get_crawler(NewsSpider, {"NEARDUP_THRESHOLD": 2})
+    crawler = get_crawler(UnitSpider, {"NEARDUP_THRESHOLD": 2})
     with caplog.at_level(logging.ERROR, logger="scrapy_neardup"):
         stand_in = NearDupPipeline.from_crawler(crawler)
     assert caplog.messages == ["scrapy-neardup: NEARDUP_THRESHOLD: must be a number in (0, 1], got 2; the crawl stops"]
@@ -75,7 +49,7 @@ def test_invalid_setting_is_one_error_line_and_a_stand_in_that_stops_the_crawl(c
 
 
 def test_misspelt_setting_is_warned_about(caplog):
-    crawler = get_crawler(NewsSpider, {"NEARDUP_TRESHOLD": 0.9})
+    crawler = get_crawler(UnitSpider, {"NEARDUP_TRESHOLD": 0.9})
     with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
         NearDupPipeline.from_crawler(crawler)
     assert "Unknown setting NEARDUP_TRESHOLD" in caplog.text
@@ -85,7 +59,7 @@ def test_methods_take_no_required_spider_argument():
     # Scrapy >= 2.14 warns (an error in this suite) when a pipeline method requires it.
     from scrapy.pipelines import ItemPipelineManager
 
-    crawler = get_crawler(NewsSpider, {"ITEM_PIPELINES": {"scrapy_neardup.NearDupPipeline": 200}})
+    crawler = get_crawler(UnitSpider, {"ITEM_PIPELINES": {"scrapy_neardup.NearDupPipeline": 200}})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         manager = ItemPipelineManager.from_crawler(crawler)
@@ -341,7 +315,7 @@ def test_spiders_sharing_a_store_must_share_the_recipe():
 
 
 def test_addon_adds_the_pipeline_before_storage():
-    crawler = get_crawler(NewsSpider, {"ADDONS": {Addon: 0}, "ITEM_PIPELINES": {"myproject.pipelines.Store": 300}})
+    crawler = get_crawler(UnitSpider, {"ADDONS": {Addon: 0}, "ITEM_PIPELINES": {"myproject.pipelines.Store": 300}})
     pipelines = crawler.settings.getdict("ITEM_PIPELINES")
     assert pipelines["scrapy_neardup.NearDupPipeline"] == 200
     assert pipelines["myproject.pipelines.Store"] == 300
@@ -349,7 +323,7 @@ def test_addon_adds_the_pipeline_before_storage():
 
 def test_addon_keeps_a_priority_the_user_chose():
     crawler = get_crawler(
-        NewsSpider, {"ADDONS": {"scrapy_neardup.Addon": 0}, "ITEM_PIPELINES": {"scrapy_neardup.NearDupPipeline": 50}}
+        UnitSpider, {"ADDONS": {"scrapy_neardup.Addon": 0}, "ITEM_PIPELINES": {"scrapy_neardup.NearDupPipeline": 50}}
     )
     assert crawler.settings.getdict("ITEM_PIPELINES") == {"scrapy_neardup.NearDupPipeline": 50}
 
@@ -362,7 +336,7 @@ def test_addon_on_plain_settings():
 
 def test_log_formatter_honours_the_drop_level():
     class Dummy:
-        crawler = get_crawler(NewsSpider)
+        crawler = get_crawler(UnitSpider)
 
     exception = NearDuplicateItem("x is a near-duplicate of y", "DEBUG")
     assert NearDupLogFormatter().dropped({"url": "x"}, exception, None, Dummy())["level"] == logging.DEBUG
@@ -371,7 +345,7 @@ def test_log_formatter_honours_the_drop_level():
 
 
 def test_addon_sets_the_log_formatter_only_where_scrapy_ignores_the_drop_level():
-    crawler = get_crawler(NewsSpider, {"ADDONS": {Addon: 0}})
+    crawler = get_crawler(UnitSpider, {"ADDONS": {Addon: 0}})
     expected = (
         "scrapy.logformatter.LogFormatter"
         if scrapy.version_info >= (2, 13)

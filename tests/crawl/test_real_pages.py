@@ -8,9 +8,9 @@ import dataclasses
 import pytest
 import pytest_twisted
 from itemadapter import ItemAdapter
+from support.crawls import run, settings_for, url_path
 from support.local_site import NewsSpider
 from support.real_template_pages import long_page, menu_page, short_stories, template, template_world
-from test_crawl import _path, run, settings_for
 
 from scrapy_neardup.fingerprints.article import SiteText, not_article, site_of
 from scrapy_neardup.fingerprints.extract import DEFAULT_EXTRACTOR, html_to_text
@@ -149,7 +149,7 @@ def test_a_crawl_of_long_templates_drops_no_unique_article(tmp_path, workers):
     first_copy = {}
     for path in order:
         first_copy.setdefault(world.story_of[path], path)
-    dropped = [_path(ItemAdapter(item)["url"]) for item, _ in result.dropped]
+    dropped = [url_path(ItemAdapter(item)["url"]) for item, _ in result.dropped]
     assert dropped, "the reprints on the long template are found"
     for path in dropped:
         assert first_copy[world.story_of[path]] != path, f"{path} is its story's first copy"

@@ -6,19 +6,16 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from support import child_env
 
 from scrapy_neardup.fingerprints.tables import KEPT_VERSIONS, cached_arrays, file_signature
-
-HERE = Path(__file__).resolve().parent.parent
 
 # Fingerprints of the test corpus (originals, reprints, full-width copies) with both
 # tokenizers, both code paths, printed as JSON by a fresh process.
 FINGERPRINTS = """
 import json, sys
-sys.path.insert(0, sys.argv[1])
 from support.corpus import ARTICLES, full_width, reprint, text
 from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe
 from scrapy_neardup.fingerprints.text import fast_tokenizer_available
@@ -35,9 +32,12 @@ json.dump(out, sys.stdout)
 
 
 def _fingerprints(cache: str) -> list:
-    env = {**os.environ, "NEARDUP_CACHE_DIR": cache}
     done = subprocess.run(
-        [sys.executable, "-c", FINGERPRINTS, str(HERE)], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", FINGERPRINTS],
+        env=child_env(NEARDUP_CACHE_DIR=cache),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(done.stdout)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 from support import news_corpus
+from support.crawls import run, settings_for
 from support.local_site import ARTICLES, REPRINT_OF, NewsSpider
-from test_crawl import run, settings_for
 
 from scrapy_neardup.cli import main
 from scrapy_neardup.review.page import Pair, Report

@@ -7,57 +7,12 @@ Skipped with a clear reason when ``chromium`` is not installed, unless
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 
-import pytest
 from support import news_corpus
+from support.browser import HEIGHT, WIDTH, rgb, screenshot
 
 from scrapy_neardup.cli import main
 from scrapy_neardup.review.page import MARK_COLOUR
-
-REQUIRE_ENV = "NEARDUP_REQUIRE_CHROMIUM"
-WIDTH, HEIGHT = 1200, 1600
-
-
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    message = "chromium is not installed (apt-get install chromium)"
-    if os.environ.get(REQUIRE_ENV) == "1":
-        pytest.fail(f"{message}, and {REQUIRE_ENV}=1 requires it")
-    pytest.skip(message)
-
-
-def screenshot(page, tmp_path):
-    """The page rendered at 1200x1600 by headless Chromium, as a Pillow image (RGB)."""
-    from PIL import Image
-
-    shot = tmp_path / "page.png"
-    command = [
-        chromium(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        f"--window-size={WIDTH},{HEIGHT}",
-        f"--screenshot={shot}",
-        page.as_uri(),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=180)
-    assert shot.exists(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-2000:]}"
-    return Image.open(shot).convert("RGB")
-
-
-def rgb(colour: str) -> tuple[int, int, int]:
-    return tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))
 
 
 def test_the_review_page_renders_with_its_marks(tmp_path, capsys):

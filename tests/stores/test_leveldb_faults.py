@@ -4,15 +4,15 @@ stopped with the store's own error naming the folder and what to do, and nothing
 import json
 import logging
 import os
-import random
 import subprocess
 import sys
 
 import plyvel
 import pytest
 import pytest_twisted
-from support.corpus import ARTICLES, reprint, text
-from test_crawl import run_failing_open, settings_for
+from support.corpus import ARTICLES, random_news, reprint, text
+from support.crawls import run_failing_open, settings_for
+from support.folders import mounted_tmpfs
 
 from scrapy_neardup import Detector, open_store
 from scrapy_neardup.stores.leveldb.store import LevelDBError, index_path
@@ -124,40 +124,13 @@ def test_the_index_is_never_written_through_a_link_planted_at_its_partial_name(t
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A 256 KB tmpfs, unmounted after the test. Mounting needs root: skipped otherwise, and
-    where root cannot mount (a container without the capability) unless CI is set, since CI
-    runs as root and must not skip it."""
+    """A 256 KB tmpfs, unmounted after the test. Mounting needs root: skipped otherwise."""
     if os.geteuid() != 0:
         pytest.skip("a full disk is made by mounting a small tmpfs, which needs root")
     disk = tmp_path / "disk"
     disk.mkdir()
-    try:
-        mounted = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], capture_output=True, text=True
-        )
-        problem = mounted.stderr.strip() if mounted.returncode else ""
-    except FileNotFoundError:
-        problem = "no mount command"
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(f"cannot mount a tmpfs to fill: {problem}")
-        pytest.skip(f"cannot mount a tmpfs to fill: {problem}")
-    try:
+    with mounted_tmpfs(disk, "size=256k", "a tmpfs to fill"):
         yield disk
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
-
-
-def random_news(count: int, seed: int = 5) -> list[str]:
-    """Distinct texts of common characters, none a copy of another."""
-    rng = random.Random(seed)
-    chars = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面"
-    return [
-        "\n".join(
-            "".join(rng.choice(chars) for _ in range(rng.randint(15, 40))) + "。" for _ in range(rng.randint(8, 14))
-        )
-        for _ in range(count)
-    ]
 
 
 def test_a_full_disk_stops_with_one_line_keeps_what_was_stored_and_reopens(tmp_path, small_disk):

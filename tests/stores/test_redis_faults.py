@@ -16,9 +16,10 @@ from scrapy.exceptions import CloseSpider
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 from support.news_corpus import ARTICLES
+from support.passwords import SECRET, WRONG, shows_no_password
+from support.pipelines import make_pipeline, neardup_stats
 from support.redis_server import free_port, start_redis
-from test_pipeline import make_pipeline, neardup_stats
-from test_redis_crawl import Site, crawl, numbered_pages, site_pages
+from support.twin_sites import Site, crawl, numbered_pages, site_pages
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector
 from scrapy_neardup.cli import main
@@ -26,14 +27,6 @@ from scrapy_neardup.crawl.pipeline import NearDuplicateItem
 from scrapy_neardup.crawl.settings import NearDupConfig
 from scrapy_neardup.stores import StoreError, open_store, redact
 from scrapy_neardup.stores.base import StoreLost
-
-SECRET = "s3cr#t/x?y@z%"  # every character a URI gives a meaning to
-WRONG = "wr0ng#/?@%pw"
-PIECES = ("s3cr", "t/x", "x?y", "y@z", "wr0ng", "%pw")  # what a half-hidden password leaves
-
-
-def _shows_no_password(text: str) -> bool:
-    return not any(piece in text for piece in PIECES) and quote(SECRET, safe="") not in text
 
 
 def credential_forms(host: str, socket: str, password: str) -> dict[str, str]:
@@ -91,7 +84,7 @@ def test_redact_hides_every_credential_form(uri, shown):
     assert redact(uri) == shown
 
 
-def test_every_credential_form_opens_and_shows_no_password(secured, capsys, caplog):
+def test_every_credential_form_opens_andshows_no_password(secured, capsys, caplog):
     host = f"127.0.0.1:{secured.port}"
     forms = credential_forms(host, secured.socket, SECRET)
     open_store(next(iter(forms.values())), "forms").close()  # info shows a store, never makes one
@@ -99,14 +92,14 @@ def test_every_credential_form_opens_and_shows_no_password(secured, capsys, capl
         assert main(["info", "--store", uri, "--namespace", "forms"]) == 0, form
         out, err = capsys.readouterr()
         shown = json.loads(out)["store"]
-        assert "***" in shown and _shows_no_password(out + err), (form, shown)
+        assert "***" in shown and shows_no_password(out + err), (form, shown)
         assert (secured.socket if "unix" in form else host) in shown, form
 
         with caplog.at_level(logging.INFO, logger="scrapy_neardup"):
             pipeline = make_pipeline(NEARDUP_STORE=uri, NEARDUP_NAMESPACE="forms")
             pipeline.close_spider()
         opened = [r.getMessage() for r in caplog.records if "scrapy-neardup: store" in r.getMessage()]
-        assert len(opened) == 1 and "***" in opened[0] and _shows_no_password(caplog.text), form
+        assert len(opened) == 1 and "***" in opened[0] and shows_no_password(caplog.text), form
         caplog.clear()
 
 
@@ -115,7 +108,7 @@ def test_a_wrong_password_in_any_form_is_not_shown(secured, capsys):
     for form, uri in credential_forms(host, secured.socket, WRONG).items():
         assert main(["info", "--store", uri]) == 2, form
         _, err = capsys.readouterr()
-        assert "***" in err and _shows_no_password(err), (form, err)
+        assert "***" in err and shows_no_password(err), (form, err)
 
 
 @pytest.mark.parametrize(
@@ -132,15 +125,15 @@ def test_a_password_not_percent_encoded_is_refused_and_not_shown(secured, capsys
     with pytest.raises(StoreError) as refused:
         open_store(uri, retries=0)
     message = str(refused.value)
-    assert "percent-encoded" in message and _shows_no_password(message), message
+    assert "percent-encoded" in message and shows_no_password(message), message
     assert main(["info", "--store", uri]) == 2
-    assert _shows_no_password(capsys.readouterr().err)
+    assert shows_no_password(capsys.readouterr().err)
 
 
 def test_redis_params_that_are_not_a_dict_are_not_echoed():
     with pytest.raises(ValueError) as error:
         NearDupConfig.from_settings(Settings({"NEARDUP_REDIS_PARAMS": '{"password": "s3cr#t/x?y@z%"'}))
-    assert "NEARDUP_REDIS_PARAMS" in str(error.value) and _shows_no_password(str(error.value))
+    assert "NEARDUP_REDIS_PARAMS" in str(error.value) and shows_no_password(str(error.value))
 
 
 def _refusal(uri: str, capsys, **options) -> str:
@@ -151,7 +144,7 @@ def _refusal(uri: str, capsys, **options) -> str:
     if not options:
         assert main(["info", "--store", uri]) == 2
         assert message in capsys.readouterr().err
-    assert "bad Redis store URI" not in message and _shows_no_password(message), message
+    assert "bad Redis store URI" not in message and shows_no_password(message), message
     return message
 
 

@@ -11,9 +11,9 @@ from urllib.parse import quote
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from support.news_corpus import ARTICLES
+from support.passwords import SECRET, shows_no_password
+from support.pipelines import make_pipeline, neardup_stats
 from support.redis_server import free_port, start_sentinel_group
-from test_pipeline import make_pipeline, neardup_stats
-from test_redis_faults import SECRET, _shows_no_password
 
 from scrapy_neardup.cli import main
 from scrapy_neardup.crawl.pipeline import NearDuplicateItem
@@ -56,7 +56,7 @@ async def test_a_failover_keeps_the_store_and_its_stories(group, caplog, capsys)
     assert main(["info", "--store", uri, "--namespace", "failover"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["store"] == f"redis+sentinel://:***@127.0.0.1:{group.port}/neardup/0"
-    assert _shows_no_password(caplog.text + out + err)
+    assert shows_no_password(caplog.text + out + err)
     assert "redis+sentinel://:***@" in caplog.text
 
 
@@ -83,9 +83,9 @@ def test_sentinels_that_do_not_answer_are_named_without_the_password(capsys):
     with pytest.raises(StoreError) as refused:
         open_store(uri, retries=0)
     message = str(refused.value)
-    assert f"sentinels 127.0.0.1:{port} (service 'neardup')" in message and _shows_no_password(message), message
+    assert f"sentinels 127.0.0.1:{port} (service 'neardup')" in message and shows_no_password(message), message
     assert main(["info", "--store", uri]) == 2
-    assert _shows_no_password(capsys.readouterr().err)
+    assert shows_no_password(capsys.readouterr().err)
 
 
 def test_sentinels_with_a_password_of_their_own_take_it_in_sentinel_kwargs_or_the_uri(capsys):
@@ -100,6 +100,6 @@ def test_sentinels_with_a_password_of_their_own_take_it_in_sentinel_kwargs_or_th
         uri = f"{group.url(0)}?sentinel_password={quote(SECRET, safe='')}"  # for the command line
         assert main(["info", "--store", uri]) == 0
         out, err = capsys.readouterr()
-        assert "sentinel_password=***" in out and _shows_no_password(out + err)
+        assert "sentinel_password=***" in out and shows_no_password(out + err)
     finally:
         group.stop()

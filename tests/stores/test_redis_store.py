@@ -13,7 +13,7 @@ import pytest
 import redis
 from support.news_corpus import ARTICLES, corpus, edited
 from support.redis_server import start_redis
-from test_stores import checked_in_batches, renamed
+from support.verdicts import checked_in_batches, renamed
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, open_store
 from scrapy_neardup.stores import StoreFormatError, StoreUnavailable

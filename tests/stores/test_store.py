@@ -7,6 +7,7 @@ from pathlib import Path
 
 import plyvel
 import pytest
+from support import child_env
 from support.corpus import reprint, text
 
 from scrapy_neardup import Detector, StoreFormatError, StoreUnavailable, open_store
@@ -38,7 +39,6 @@ def test_leveldb_ids_are_never_given_twice_after_a_killed_run(tmp_path):
             "-c",
             textwrap.dedent(f"""
         import os, sys
-        sys.path.insert(0, {os.path.dirname(os.path.dirname(__file__))!r})
         from support.corpus import text
         from scrapy_neardup import Detector, open_store
         store = open_store({uri!r})
@@ -52,6 +52,7 @@ def test_leveldb_ids_are_never_given_twice_after_a_killed_run(tmp_path):
         os._exit(0)  # no close: as if killed
     """),
         ],
+        env=child_env(),
         capture_output=True,
         text=True,
         timeout=120,

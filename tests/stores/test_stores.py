@@ -9,6 +9,7 @@ import redis
 from support import news_corpus
 from support.corpus import ARTICLES, reprint, text
 from support.news_corpus import edited
+from support.verdicts import checked_in_batches, renamed
 
 from scrapy_neardup import DUPLICATE, REVISIT, UNIQUE, Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.engine.prefer import PreferSources, prefer_longest
@@ -25,20 +26,6 @@ def corpus() -> list[tuple[str, str, str]]:
     return news_corpus.reprinted({name: text(name) for name in NAMES})
 
 
-def renamed(verdicts: list[dict]) -> list[dict]:
-    """Verdicts with ids renamed by first appearance: ids are each store's own (Redis files a
-    duplicate before verifying it, and so uses up ids that the others never hand out)."""
-    names: dict[int, int] = {}
-    out = []
-    for verdict in verdicts:
-        verdict = dict(verdict)
-        for field in ("doc_id", "similar_id"):
-            if verdict[field] is not None:
-                verdict[field] = names.setdefault(verdict[field], len(names) + 1)
-        out.append(verdict)
-    return out
-
-
 def test_the_same_verdicts_on_one_corpus_as_the_reference_store(store_uri):
     def verdicts(uri: str) -> list[dict]:
         with open_store(uri, "corpus") as store:
@@ -51,16 +38,6 @@ def test_the_same_verdicts_on_one_corpus_as_the_reference_store(store_uri):
     assert kept == {key for key, _, _ in corpus() if key.startswith("https://a.")}
     stories = {key: story for key, story, _ in corpus()}
     assert all(stories[v["duplicate_of"]] == stories[v["key"]] for v in found if v["status"] == DUPLICATE)
-
-
-def checked_in_batches(store: Store, size: int) -> list[dict]:
-    """The news corpus's verdicts, checked ``size`` documents at a time."""
-    detector = Detector(store)
-    documents = [(key, detector.fingerprint(body)) for key, _, body in news_corpus.corpus()]
-    verdicts = []
-    for start in range(0, len(documents), size):
-        verdicts += [v.as_dict() for v in detector.check_many(documents[start : start + size])]
-    return verdicts
 
 
 def test_the_news_corpus_keeps_each_story_once_and_ignores_a_shared_disclaimer(store_uri):

@@ -6,6 +6,8 @@ sentence splitting and the similarity thresholds meet realistic text.
 
 from __future__ import annotations
 
+import random
+
 from scrapy_neardup.newsworld import transforms
 
 ARTICLES: dict[str, list[str]] = {
@@ -95,3 +97,15 @@ def quoting(name: str, quoted: str, sentences: int = 1) -> str:
 
 def with_disclaimer(name: str) -> str:
     return text(name) + "\n" + DISCLAIMER
+
+
+def random_news(count: int, seed: int = 5) -> list[str]:
+    """Distinct texts of common characters, none a copy of another."""
+    rng = random.Random(seed)
+    chars = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面"
+    return [
+        "\n".join(
+            "".join(rng.choice(chars) for _ in range(rng.randint(15, 40))) + "。" for _ in range(rng.randint(8, 14))
+        )
+        for _ in range(count)
+    ]

@@ -219,9 +219,23 @@ def start_sentinel_group(
     import redis
 
     binary = sentinel_binary()
-    auth = ["--masterauth", password] if password else []
+    # A primary sends its first copy to a replica at once (Redis waits 5 s by default, for more
+    # replicas to share the transfer); either server may become the primary.
+    auth = ["--repl-diskless-sync-delay", "0"] + (["--masterauth", password] if password else [])
     primary = start_redis(*auth, password=password)
     replica = start_redis("--replicaof", "127.0.0.1", str(primary.port), *auth, password=password)
+    try:
+        # A sentinel learns of replicas from the primary's INFO, which it asks for at once and
+        # then every 10 s: started once the replica is in sync, it knows the replica at once.
+        with replica.client() as replica_client:
+            _until(
+                lambda: replica_client.info("replication").get("master_link_status") == "up",
+                "the replica did not sync",
+            )
+    except BaseException:
+        primary.stop()
+        replica.stop()
+        raise
     port, workdir = free_port(), tempfile.mkdtemp(prefix="neardup-sentinel-")
     config = os.path.join(workdir, "sentinel.conf")
     lines = [
@@ -241,9 +255,6 @@ def start_sentinel_group(
         handle.write("\n".join(lines) + "\n")
     group = SentinelGroup(primary, replica, port, subprocess.Popen([binary, config]), workdir, sentinel_password)
     try:
-        replica_client = replica.client()
-        _until(lambda: replica_client.info("replication").get("master_link_status") == "up", "the replica did not sync")
-        replica_client.close()
         sentinel = group.sentinel_client()
 
         def knows_the_replica() -> bool:

@@ -1,0 +1,40 @@
+"""NearDupPipeline built and opened as Scrapy does, outside a crawl, on a store of its own."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from scrapy import Spider
+from scrapy.utils.test import get_crawler
+
+from scrapy_neardup import NearDupPipeline
+
+_namespaces = itertools.count()
+
+
+class UnitSpider(Spider):
+    name = "unit"
+
+
+def make_pipeline(**settings: Any) -> NearDupPipeline:
+    """A pipeline on a store of its own, opened like Scrapy opens it."""
+    settings = {
+        "NEARDUP_STORE": "memory://unit",
+        "NEARDUP_NAMESPACE": f"ns{next(_namespaces)}",
+        "NEARDUP_WORKERS": 0,
+        **settings,
+    }
+    crawler = get_crawler(UnitSpider, settings)
+    crawler.spider = crawler._create_spider()
+    pipeline = NearDupPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    return pipeline
+
+
+def neardup_stats(pipeline: NearDupPipeline) -> dict[str, Any]:
+    return {
+        k: v
+        for k, v in pipeline.stats.get_stats().items()
+        if k.startswith("neardup/") and k != "neardup/extract_seconds"
+    }
