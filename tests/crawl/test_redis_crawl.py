@@ -133,7 +133,7 @@ def test_redis_lost_mid_crawl_stops_the_crawl_and_counts_what_passed_unchecked(t
     assert judged == stats["neardup/items"]
     kept = (tmp_path / "lost.jsonl").read_text().splitlines()
     assert len(kept) == stats["item_scraped_count"] == stats["neardup/items"] - stats.get("neardup/dropped", 0)
-    assert f"{unchecked} passed unchecked" in err
+    assert f"+ {unchecked} unchecked (store down or failing)" in err
     assert err.count("items wait for it") == 1 and "has been down for" in err and "neardup_store_down" in err
     assert "mid-crawl-pw" not in err
 
