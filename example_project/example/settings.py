@@ -9,7 +9,7 @@ BOT_NAME = "example"
 SPIDER_MODULES = ["example.spiders"]
 NEWSPIDER_MODULE = "example.spiders"
 
-# Where the news world runs (`python -m newsworld --port 8000`); `-a base_url=...` overrides it.
+# Where the news world runs (`python -m scrapy_neardup.newsworld --port 8000`); `-a base_url=...` overrides it.
 NEWS_BASE_URL = "http://127.0.0.1:8000/"
 
 ROBOTSTXT_OBEY = True

@@ -1,4 +1,4 @@
-"""``python -m newsworld --port 8000``: serve the news world until Ctrl+C (``--small``: the tests' small world)."""
+"""``python -m scrapy_neardup.newsworld --port 8000``: serve the news world until Ctrl+C (``--small``: the tests' small world)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from . import build_world, serve, small_world
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m newsworld", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m scrapy_neardup.newsworld", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     parser.add_argument("--seed", type=int, default=0)
