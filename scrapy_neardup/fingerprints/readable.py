@@ -27,12 +27,17 @@ import lxml.html
 from readability import Document
 from readability.readability import REGEXES
 
+from .shallow import shallow_html
+
 __all__ = ["parse_page", "readable_article"]
 
 # Element classes are looked up in C: every element is an HtmlElement (lxml.html's default
 # lookup runs Python code for each element the scoring touches).
 _PARSER = lxml.html.HTMLParser(remove_comments=True, remove_pis=True)
 _PARSER.set_element_class_lookup(lxml.etree.ElementDefaultClassLookup(element=lxml.html.HtmlElement))
+
+# libxml2's message when a page nests more elements than it parses (the rest of the page is lost).
+_TOO_DEEP = "Excessive depth"
 
 # Never part of an article's text.
 _NEVER_TEXT = (
@@ -79,8 +84,11 @@ _LONG_BLOCK = 1000  # nor one with this much text, most of it outside links
 
 def parse_page(html: str) -> Any:
     """The page as an lxml.html tree without the parts that are never text: scripts, styles,
-    hidden elements, <nav>, and the blocks labelled as related stories or comments."""
+    hidden elements, <nav>, and the blocks labelled as related stories or comments. A page
+    nested deeper than the parser goes is parsed again made shallow (:mod:`.shallow`)."""
     root = lxml.html.document_fromstring(html, parser=_PARSER)
+    if any(_TOO_DEEP in error.message for error in _PARSER.error_log):
+        root = lxml.html.document_fromstring(shallow_html(html), parser=_PARSER)
     lxml.etree.strip_elements(root, *_NEVER_TEXT, "nav", with_tail=False)
     hidden, styled = _walker.hidden(root) if _walker is not None else (_WITH_HIDDEN(root), _WITH_STYLE(root))
     for element in [*hidden, *(e for e in styled if _hidden_style(e.get("style")))]:
