@@ -99,9 +99,15 @@ def parse_page(html: str) -> Any:
     else:
         labelled = _labelled_blocks(root)
     for block in labelled:
-        if block.getparent() is not None:
+        if block.getparent() is not None and not _heads_siblings(block):
             block.drop_tree()
     return root
+
+
+def _heads_siblings(block: Any) -> bool:
+    """A label that stands alone before the list it heads stays, so that the list can be cut
+    with it where readability's choice takes it in (:mod:`.article_end`)."""
+    return block.getnext() is not None and _solid_length(block.text_content()) <= 40
 
 
 def _is_label(text: str) -> bool:
