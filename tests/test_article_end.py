@@ -9,7 +9,12 @@ from html import escape
 import lxml.html
 from real_template_pages import long_page
 
-from scrapy_neardup.fingerprints.article_end import cut_at_trailing_label, first_post
+from scrapy_neardup.fingerprints.article_end import (
+    cut_at_trailing_label,
+    drop_captions,
+    first_post,
+    without_repeated_lines,
+)
 from scrapy_neardup.fingerprints.extract import html_to_text
 
 STORY = [
@@ -133,3 +138,28 @@ def test_a_story_with_one_stamp_or_a_short_first_post_is_left_whole():
     assert first_post(story) == story  # one line that is only a stamp
     short = "\n".join(["甲", "2005-03-21 01:20:44", "短。", "乙", "2005-03-18 01:58:01", "长" * 200])
     assert first_post(short) == short  # a first "post" this short is a heading, not a post
+
+
+def test_captions_and_credits_go_unless_they_are_most_of_the_text():
+    figure = (
+        "<figure><img src='a.jpg'><figcaption>图为新建的水厂。 Credit: 本报记者</figcaption></figure>"
+        "<p class='photo-credit'>摄影：王丽</p>"
+    )
+    article = _article(f"<p>{STORY[0]}</p>{figure}<p>{STORY[1]}</p>")
+    drop_captions(article)
+    assert article.text_content() == STORY[0] + STORY[1]
+    # A template that gives every paragraph a caption's class: they are the story.
+    marked = _article("".join(f"<p class='wp-caption-text'>{p}</p>" for p in STORY) + "<figcaption>图</figcaption>")
+    drop_captions(marked)
+    assert marked.text_content() == "".join(STORY) + "图"
+
+
+def test_a_line_repeated_just_after_itself_goes_and_one_repeated_further_on_stays():
+    caption = "In this photo, the new water plant of Xiling county opens on Monday."
+    text = "\n".join([STORY[0], caption, caption, "Photo: AP", caption, STORY[1]])
+    assert without_repeated_lines(text) == "\n".join([STORY[0], caption, "Photo: AP", STORY[1]])
+    question = "What made you start cooking for others?"
+    interview = "\n".join([question, STORY[0], STORY[1], STORY[2], question, STORY[3]])
+    assert without_repeated_lines(interview) == interview
+    rules = "\n".join(["_" * 40, STORY[0], "_" * 40])
+    assert without_repeated_lines(rules) == rules

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["cut_at_trailing_label", "first_post"]
+__all__ = ["cut_at_trailing_label", "drop_captions", "first_post", "without_repeated_lines"]
 
 # Labels of what follows a story (other stories, readers' comments), never of a part of it.
 # Narrower than readable.py's labels: "图片" or "视频" alone can caption a part of the story.
@@ -97,3 +97,38 @@ def first_post(text: str) -> str:
         end -= 1
     first = "\n".join(lines[:end])
     return first if len("".join(first.split())) >= _FIRST_POST else text
+
+
+_REPEATED = 20  # characters a line needs for its copies to count
+_NEAR = 3  # a copy this many lines after the first or fewer is a repeat
+
+
+def without_repeated_lines(text: str) -> str:
+    """``text`` without a line that repeats one of the few lines just before it: a photo's
+    caption under the picture and again in its enlarged view, a credit line. A story may
+    repeat a line further apart (an interview's question to each guest, a product's list of
+    features in two places), so only near copies go, and never a rule of dashes or stars."""
+    kept: list[str] = []
+    for line in text.split("\n"):
+        if len(line) >= _REPEATED and line in kept[-_NEAR:] and any(c.isalpha() for c in line):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+_CAPTION_CLASS = re.compile(r"(?:^|[\s_-])(?:caption|credit)s?(?:$|[\s_-])", re.IGNORECASE)
+
+
+def drop_captions(article: Any) -> None:
+    """Take out pictures' captions and credits (``<figcaption>``, a block whose class says
+    caption or credit): they describe a picture, not the story, and galleries repeat them."""
+    doomed = [
+        element
+        for element in article.iterdescendants()
+        if element.tag == "figcaption" or _CAPTION_CLASS.search(element.get("class") or "")
+    ]
+    outer = [element for element in doomed if not any(a in doomed for a in element.iterancestors())]
+    if sum(len(e.text_content()) for e in outer) * 2 > len(article.text_content()):
+        return  # most of the text: a template that marks every paragraph so, not captions
+    for element in outer:
+        element.drop_tree()
