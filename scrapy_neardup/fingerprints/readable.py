@@ -101,7 +101,39 @@ def parse_page(html: str) -> Any:
     for block in labelled:
         if block.getparent() is not None and not _heads_siblings(block):
             block.drop_tree()
+    _join_short_lines(root)
     return root
+
+
+_SHORT_LINE = 25  # readability's least paragraph length
+_SHORT_RUN = 3  # lines in a run
+
+
+def _join_short_lines(root: Any) -> None:
+    """Runs of short paragraphs without links (a poem's lines, a list of names and dates)
+    become one paragraph, the lines kept apart by <br>s. readability does not count a
+    paragraph under 25 characters, so a story told in short lines scored nothing and lost to
+    a newsletter box or an author's bio."""
+    runs: list[list] = []
+    previous = None
+    for paragraph in root.iter("p"):
+        if len(paragraph) or not paragraph.text or _weighted(paragraph.text) >= _SHORT_LINE:
+            continue  # with markup inside (links, pictures), empty, or long enough to count
+        if previous is not None and paragraph.getprevious() is previous and not (previous.tail or "").strip():
+            runs[-1].append(paragraph)
+        else:
+            runs.append([paragraph])
+        previous = paragraph
+    for run in runs:
+        if len(run) < _SHORT_RUN:
+            continue
+        first = run[0]
+        for paragraph in run[1:]:
+            line_break = first.makeelement("br")
+            line_break.tail = paragraph.text
+            first.append(line_break)
+            first.tail = paragraph.tail
+            paragraph.getparent().remove(paragraph)
 
 
 def _heads_siblings(block: Any) -> bool:
@@ -170,9 +202,33 @@ def _pauses(text: str) -> int:
     return text.count(",") + text.count("，")
 
 
+def _weighted(text: str) -> int:
+    """readability's length with CJK characters counted twice (as ``score_paragraphs``)."""
+    text = " ".join(text.split())
+    return len(text) + len(_CJK.findall(text))
+
+
 def _length(text: str) -> int:
     """Length with white space runs counted as one character (readability's ``clean``, in C)."""
     return len(" ".join(text.split()))
+
+
+_FEW_CHARS = 100  # weighted characters: a block with fewer is a box beside a story, not one
+
+
+def _holding_text(ranked: list) -> dict:
+    """The highest score, unless it holds only a few words (a newsletter box, an author's
+    line, whose class names "article" or "content") and a block with at least half its score
+    holds text: a short story told in short lines scores little and loses to such a box."""
+    best = ranked[0]
+    if _weighted(best["elem"].text_content()) >= _FEW_CHARS:
+        return best
+    for candidate in ranked[1:]:
+        if candidate["content_score"] < 0.5 * best["content_score"]:
+            break
+        if _weighted(candidate["elem"].text_content()) >= _FEW_CHARS:
+            return candidate
+    return best
 
 
 class _TreeDocument(Document):
@@ -256,14 +312,15 @@ class _TreeDocument(Document):
         return candidates
 
     def select_best_candidate(self, candidates: dict) -> Any:
-        """readability's choice: the highest score, unless a block marked as the article body
+        """readability's choice: the highest score (of a block holding text: :func:`_holding_text`),
+        unless a block marked as the article body
         (itemprop="articleBody", few links) or an <article> inside the choice with a quarter
         of its score and 250 characters is there (readability lists every descendant of its
         choice to find the latter, and formats a debug line for the top five)."""
         if not candidates:
             return None
         ranked = sorted(candidates.values(), key=lambda candidate: candidate["content_score"], reverse=True)
-        best = ranked[0]
+        best = _holding_text(ranked)
         for candidate in ranked:
             element = candidate["elem"]
             if "articleBody" in (element.get("itemprop") or "").split() and self.get_link_density(element) <= 0.1:

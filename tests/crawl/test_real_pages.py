@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import lxml.html
 import pytest
 import pytest_twisted
 from itemadapter import ItemAdapter
@@ -12,6 +13,7 @@ from support.crawls import run, settings_for, url_path
 from support.local_site import NewsSpider
 from support.real_template_pages import long_page, menu_page, short_stories, template, template_world
 
+from scrapy_neardup.fingerprints import readable
 from scrapy_neardup.fingerprints.article import SiteText, not_article, site_of
 from scrapy_neardup.fingerprints.extract import DEFAULT_EXTRACTOR, html_to_text
 from scrapy_neardup.fingerprints.fingerprint import Recipe
@@ -159,3 +161,37 @@ def test_a_crawl_of_long_templates_drops_no_unique_article(tmp_path, workers):
     assert all(first in kept for first in first_copy.values())
     assert result.stats["neardup/not_article"] >= 1
     assert result.stats["neardup/not_article/menu"] >= 1
+
+
+VERSE = [
+    "这只布老虎",
+    "想着心事",
+    "虎啸和风声",
+    "早已消失",
+    "只有巧手的婆姨们",
+    "缝出一只只布老虎",
+    "三分威严",
+    "七分纯朴",
+]
+
+
+def test_a_box_of_a_few_words_is_passed_over_for_a_block_holding_text():
+    """A newsletter box whose class says "article" (+25) outscored a short story; it holds a
+    few words, so the story, with at least half its score, is taken."""
+    box = lxml.html.fragment_fromstring("<div class='article-optin'><p>Get top news in your inbox daily</p></div>")
+    lines = [*VERSE, "（来源：甲城新闻网　责任编辑：王丽）"]
+    story = lxml.html.fragment_fromstring("<div>" + "".join(f"<p>{line}</p>" for line in lines) + "</div>")
+    ranked = [{"elem": box, "content_score": 24.3}, {"elem": story, "content_score": 20.5}]
+    assert readable._holding_text(ranked)["elem"] is story
+    ranked[1]["content_score"] = 10.0  # under half the box's score: readability's choice stands
+    assert readable._holding_text(ranked)["elem"] is box
+
+
+def test_short_lines_with_links_are_not_joined():
+    """A run of short linked lines is a menu: left as it was, it scores nothing."""
+    menu = "".join(f"<p><a href='/c/{n}'>{c}</a></p>" for n, c in enumerate(["首页", "要闻", "国内", "国际", "财经"]))
+    story = "".join(f"<p>{line}</p>" for line in VERSE)
+    tree = readable.parse_page(f"<html><body><div>{menu}</div><div>{story}</div></body></html>")
+    assert len(tree.findall(".//div")[0].findall("p")) == 5
+    joined = tree.findall(".//div")[1].findall("p")
+    assert len(joined) == 1 and len(joined[0].findall("br")) == len(VERSE) - 1
