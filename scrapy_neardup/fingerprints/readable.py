@@ -117,7 +117,7 @@ def _join_short_lines(root: Any) -> None:
     runs: list[list] = []
     previous = None
     for paragraph in root.iter("p"):
-        if len(paragraph) or not paragraph.text or _weighted(paragraph.text) >= _SHORT_LINE:
+        if len(paragraph) or not paragraph.text or _weighs(paragraph.text, _SHORT_LINE):
             continue  # with markup inside (links, pictures), empty, or long enough to count
         if previous is not None and paragraph.getprevious() is previous and not (previous.tail or "").strip():
             runs[-1].append(paragraph)
@@ -202,10 +202,11 @@ def _pauses(text: str) -> int:
     return text.count(",") + text.count("，")
 
 
-def _weighted(text: str) -> int:
-    """readability's length with CJK characters counted twice (as ``score_paragraphs``)."""
+def _weighs(text: str, least: int) -> bool:
+    """Is readability's length of ``text``, CJK characters counted twice (as
+    ``score_paragraphs``), at least ``least``? CJK characters are counted only when needed."""
     text = " ".join(text.split())
-    return len(text) + len(_CJK.findall(text))
+    return len(text) >= least or len(text) + len(_CJK.findall(text)) >= least
 
 
 def _length(text: str) -> int:
@@ -221,14 +222,18 @@ def _holding_text(ranked: list) -> dict:
     line, whose class names "article" or "content") and a block with at least half its score
     holds text: a short story told in short lines scores little and loses to such a box."""
     best = ranked[0]
-    if _weighted(best["elem"].text_content()) >= _FEW_CHARS:
+    if _holds_text(best["elem"]):
         return best
     for candidate in ranked[1:]:
         if candidate["content_score"] < 0.5 * best["content_score"]:
             break
-        if _weighted(candidate["elem"].text_content()) >= _FEW_CHARS:
+        if _holds_text(candidate["elem"]):
             return candidate
     return best
+
+
+def _holds_text(element: Any) -> bool:
+    return _weighs(element.text_content(), _FEW_CHARS)
 
 
 class _TreeDocument(Document):
