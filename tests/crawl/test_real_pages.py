@@ -11,7 +11,7 @@ import pytest_twisted
 from itemadapter import ItemAdapter
 from support.crawls import run, settings_for, url_path
 from support.local_site import NewsSpider
-from support.real_template_pages import long_page, menu_page, short_stories, template, template_world
+from support.real_template_pages import article_page, long_page, menu_page, short_stories, template, template_world
 
 from scrapy_neardup.fingerprints import readable
 from scrapy_neardup.fingerprints.article import SiteText, not_article, site_of
@@ -19,7 +19,6 @@ from scrapy_neardup.fingerprints.extract import DEFAULT_EXTRACTOR, html_to_text
 from scrapy_neardup.fingerprints.fingerprint import Recipe
 from scrapy_neardup.fingerprints.prepare import NOT_ARTICLE, OK, Preparer
 from scrapy_neardup.newsworld import serve
-from scrapy_neardup.newsworld.sites import ArticleView
 from scrapy_neardup.newsworld.templated import TemplateSite
 
 CHROME = [
@@ -38,27 +37,11 @@ CHROME = [
 ]
 
 
-def _article(site: TemplateSite, title: str, paragraphs: list[str]) -> str:
-    others = [(s.title, f"/{s.story_id}.html", s.paragraphs[0][:30] + "。") for s in short_stories()[:4]]
-    view = ArticleView(
-        path="/x.html",
-        title=title,
-        paragraphs=paragraphs,
-        date="2024-03-05 08:30",
-        source="甲城新闻网",
-        author="",
-        editor="王丽",
-        leads=others,
-        comments=[("网友", "2024-03-05 09:00", "支持，希望尽快落实。")],
-    )
-    return site.render_article(view, [])
-
-
 @pytest.mark.parametrize("style", [0, 1, 2, 3])
 @pytest.mark.parametrize("story", short_stories()[:3], ids=lambda s: s.story_id)
 def test_a_short_story_on_a_long_template_comes_out_alone(story, style):
     site = TemplateSite("ja", "甲城新闻网", template("long", long_page(), "//div[@class='article-text']"), style=style)
-    page = _article(site, story.title, list(story.paragraphs))
+    page = article_page(site, story.title, list(story.paragraphs))
     assert len(page) > 25_000 > 80 * len(story.text)
     text = html_to_text(page)
     for paragraph in story.paragraphs:

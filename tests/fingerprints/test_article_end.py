@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 
 import lxml.html
-from real_template_pages import long_page
+from support.real_template_pages import long_page
 
 from scrapy_neardup.fingerprints.article_end import (
     cut_at_trailing_label,

@@ -13,8 +13,7 @@ from html import escape
 
 import lxml.html
 import pytest
-from real_template_pages import long_page, menu_page, script_page, short_stories, template
-from test_real_pages import _article
+from support.real_template_pages import article_page, long_page, menu_page, script_page, short_stories, template
 
 from scrapy_neardup.fingerprints import readable
 from scrapy_neardup.fingerprints.extract import html_to_text
@@ -97,7 +96,7 @@ def _pages() -> list[tuple[str, str]]:
     pages = [(f"random {seed}", random_page(seed)) for seed in range(250)]
     site = TemplateSite("ja", "甲城新闻网", template("long", long_page(), "//div[@class='article-text']"))
     for story in short_stories()[:3]:
-        pages.append((f"long page {story.story_id}", _article(site, story.title, list(story.paragraphs))))
+        pages.append((f"long page {story.story_id}", article_page(site, story.title, list(story.paragraphs))))
     pages.append(("script page", script_page()))
     pages.append(("menu page", menu_page()))
     return pages
