@@ -258,6 +258,7 @@ class _TreeDocument(Document):
         self._fresh_tree = fresh_tree
         self._given = True
         self.article: Any = None
+        self._article_length = 0  # of the block being cleaned up (sanitize)
 
     def _parse(self, input: Any) -> Any:
         if self._given:
@@ -355,6 +356,7 @@ class _TreeDocument(Document):
         for element in list(node.iter("form", "textarea", "iframe")):
             element.drop_tree()
         allowed = self.get_preserved_elements(node)
+        self._article_length = _length(node.text_content())
         for tag in ("table", "ul", "div", "aside", "header", "footer", "section"):
             for element in reversed(node.findall(f".//{tag}")):
                 if element not in allowed and self._clutter(element, candidates):
@@ -364,8 +366,8 @@ class _TreeDocument(Document):
 
     def _clutter(self, element: Any, candidates: dict) -> bool:
         """readability's rules for a block inside the chosen one: a negative weight, or,
-        unless it holds ten commas (ASCII or Chinese), too many images, list items, inputs
-        or links for its text."""
+        unless it holds ten commas (ASCII or Chinese) or most of the article's text with
+        links in under half of it, too many images, list items, inputs or links for its text."""
         weight = self.class_weight(element)
         score = candidates[element]["content_score"] if element in candidates else 0
         if weight + score < 0:
@@ -373,13 +375,15 @@ class _TreeDocument(Document):
         text = element.text_content()
         if _pauses(text) >= 10:
             return False
+        length = _length(text)
+        density = self.get_link_density(element)
+        if 2 * length > self._article_length and density <= 0.5:
+            return False  # most of the article (a short story beside a few links): taking it out empties it
         paragraphs = len(element.findall(".//p"))
         images = len(element.findall(".//img"))
         items = len(element.findall(".//li")) - 100
         inputs = len(element.findall(".//input")) - len(element.findall('.//input[@type="hidden"]'))
         embeds = len(element.findall(".//embed"))
-        length = _length(text)
-        density = self.get_link_density(element)
         in_article = (
             element.tag in ("ul", "section") and next(element.iterancestors("main", "article"), None) is not None
         )

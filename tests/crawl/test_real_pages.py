@@ -178,3 +178,20 @@ def test_short_lines_with_links_are_not_joined():
     assert len(tree.findall(".//div")[0].findall("p")) == 5
     joined = tree.findall(".//div")[1].findall("p")
     assert len(joined) == 1 and len(joined[0].findall("br")) == len(VERSE) - 1
+
+
+def test_readabilitys_clean_up_does_not_take_out_most_of_the_article_for_a_few_links():
+    """A short story beside a few links has a link density over 0.2, and readability's
+    clean-up took the block holding it out of its own choice, leaving the byline."""
+    lines = [*VERSE, "（来源：甲城新闻网　责任编辑：王丽）"]
+    links = "".join(f"<a href='/t/{n}'>标签{n}号链接</a>" for n in range(6))
+    article = lxml.html.fragment_fromstring(
+        "<div><h1>布老虎</h1><div class='wrap'>" + "".join(f"<p>{line}</p>" for line in lines) + links + "</div></div>"
+    )
+    block = article.find("div")
+    document = readable._TreeDocument(article, lambda: None)
+    assert document.get_link_density(block) > 0.2
+    document._article_length = readable._length(article.text_content())
+    assert not document._clutter(block, {})
+    document._article_length = 3 * readable._length(block.text_content())  # a small part of a long article
+    assert document._clutter(block, {})
