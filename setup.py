@@ -1,6 +1,19 @@
-"""The optional C kernel of fingerprinting; without a compiler the package runs on numpy alone."""
+"""The optional C parts: the kernel of fingerprinting (without a compiler the package runs on
+numpy alone) and the walks of readability over a page's tree (built against lxml's headers;
+without it extraction runs readability's rules in Python)."""
 
 from setuptools import Extension, setup
+
+
+def _lxml_includes() -> list[str]:
+    try:
+        import lxml
+    except ImportError:  # no lxml where the package is built: extraction runs in Python
+        return []
+    return lxml.get_include()
+
+
+_INCLUDES = _lxml_includes()
 
 setup(
     ext_modules=[
@@ -9,6 +22,19 @@ setup(
             ["scrapy_neardup/fingerprints/_kernel.c"],
             extra_compile_args=["-O2", "-ffp-contract=off"],
             optional=True,  # a failed build warns; fingerprint.py then uses its numpy path
-        )
+        ),
+        *(
+            [
+                Extension(
+                    "scrapy_neardup.fingerprints._pagewalk",
+                    ["scrapy_neardup/fingerprints/_pagewalk.c"],
+                    include_dirs=_INCLUDES,
+                    extra_compile_args=["-O2", "-ffp-contract=off"],
+                    optional=True,  # a failed build warns; readable.py then runs readability's rules in Python
+                )
+            ]
+            if _INCLUDES
+            else []
+        ),
     ]
 )

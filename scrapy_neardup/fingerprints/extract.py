@@ -15,6 +15,8 @@ from typing import Any
 
 import lxml.etree
 
+from .article_end import cut_at_trailing_label, drop_captions, first_post, without_repeated_lines
+
 __all__ = ["ExtractionError", "decode_html", "extract_text", "html_to_text", "looks_binary"]
 
 
@@ -231,8 +233,10 @@ def html_to_text(html: str | bytes, encoding: str | None = None) -> str:
         article = None
     body = ""
     if article is not None:
+        cut_at_trailing_label(article)
+        drop_captions(article)
         _drop_link_lists(article)
-        body = _flatten(article)
+        body = without_repeated_lines(first_post(_flatten(article)))
     if len(body) < 20:
         # readability gives up on pages with a single short block; take the visible text.
         fallback = _whole_body(text)

@@ -6,11 +6,18 @@ are never text (scripts, styles, comments, hidden elements) are cut out of the t
 and readability gets the tree; its choice comes back as an element. readability mutates the
 tree it scores, so its second, less ruthless pass (for pages where the first found too little)
 asks for a fresh tree.
+
+Where the C module ``_pagewalk`` is built, the walks over the whole page (hidden elements,
+labels, readability's unlikely candidates, its <div>-to-paragraph rules and its paragraph
+scores) are made in C in two reads of the tree, with readability's rules as this module gives
+them; the tree is changed only where later steps look (the elements taken out, and the
+paragraphs of the region that becomes the article). Without it, the same rules run in Python.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -20,12 +27,17 @@ import lxml.html
 from readability import Document
 from readability.readability import REGEXES
 
+from .shallow import shallow_html
+
 __all__ = ["parse_page", "readable_article"]
 
 # Element classes are looked up in C: every element is an HtmlElement (lxml.html's default
 # lookup runs Python code for each element the scoring touches).
 _PARSER = lxml.html.HTMLParser(remove_comments=True, remove_pis=True)
 _PARSER.set_element_class_lookup(lxml.etree.ElementDefaultClassLookup(element=lxml.html.HtmlElement))
+
+# libxml2's message when a page nests more elements than it parses (the rest of the page is lost).
+_TOO_DEEP = "Excessive depth"
 
 # Never part of an article's text.
 _NEVER_TEXT = (
@@ -61,8 +73,10 @@ _LABEL = re.compile(
     re.IGNORECASE,
 )
 # A character or word that every label above holds: a cheap test before the full one.
-_LABEL_HINT = re.compile(r"[关荐热评留帖复读排多猜看延闻章道链题讯图视]")
-_LABEL_HINT_LATIN = re.compile(r"elated|ecommend|ore|opular|rending|ead|omment|ike", re.IGNORECASE)
+_LABEL_HINT_CHARS = "关荐热评留帖复读排多猜看延闻章道链题讯图视"
+_LABEL_HINT_WORDS = ["elated", "ecommend", "ore", "opular", "rending", "ead", "omment", "ike"]
+_LABEL_HINT = re.compile(f"[{_LABEL_HINT_CHARS}]")
+_LABEL_HINT_LATIN = re.compile("|".join(_LABEL_HINT_WORDS), re.IGNORECASE)
 _LABEL_TRIM = "()（）[]【】「」:：0123456789 \t\r\n\xa0\u3000|>›»"
 _LONG_TEXT = 150  # a block holding a run of text this long may be the body: never taken out by its label
 _LONG_BLOCK = 1000  # nor one with this much text, most of it outside links
@@ -70,17 +84,66 @@ _LONG_BLOCK = 1000  # nor one with this much text, most of it outside links
 
 def parse_page(html: str) -> Any:
     """The page as an lxml.html tree without the parts that are never text: scripts, styles,
-    hidden elements, <nav>, and the blocks labelled as related stories or comments."""
+    hidden elements, <nav>, and the blocks labelled as related stories or comments. A page
+    nested deeper than the parser goes is parsed again made shallow (:mod:`.shallow`)."""
     root = lxml.html.document_fromstring(html, parser=_PARSER)
+    if any(_TOO_DEEP in error.message for error in _PARSER.error_log):
+        root = lxml.html.document_fromstring(shallow_html(html), parser=_PARSER)
     lxml.etree.strip_elements(root, *_NEVER_TEXT, "nav", with_tail=False)
-    hidden = [*_WITH_HIDDEN(root), *(e for e in _WITH_STYLE(root) if _hidden_style(e.get("style")))]
-    for element in hidden:
+    hidden, styled = _walker.hidden(root) if _walker is not None else (_WITH_HIDDEN(root), _WITH_STYLE(root))
+    for element in [*hidden, *(e for e in styled if _hidden_style(e.get("style")))]:
         if element.getparent() is not None:
             element.drop_tree()
-    for block in _labelled_blocks(root):
-        if block.getparent() is not None:
+    if _walker is not None:
+        labelled = _walker.labelled(root, _is_label, _LONG_TEXT, _LONG_BLOCK)
+    else:
+        labelled = _labelled_blocks(root)
+    for block in labelled:
+        if block.getparent() is not None and not _heads_siblings(block):
             block.drop_tree()
+    _join_short_lines(root)
     return root
+
+
+_SHORT_LINE = 25  # readability's least paragraph length
+_SHORT_RUN = 3  # lines in a run
+
+
+def _join_short_lines(root: Any) -> None:
+    """Runs of short paragraphs without links (a poem's lines, a list of names and dates)
+    become one paragraph, the lines kept apart by <br>s. readability does not count a
+    paragraph under 25 characters, so a story told in short lines scored nothing and lost to
+    a newsletter box or an author's bio."""
+    runs: list[list] = []
+    previous = None
+    for paragraph in root.iter("p"):
+        if len(paragraph) or not paragraph.text or _weighs(paragraph.text, _SHORT_LINE):
+            continue  # with markup inside (links, pictures), empty, or long enough to count
+        if previous is not None and paragraph.getprevious() is previous and not (previous.tail or "").strip():
+            runs[-1].append(paragraph)
+        else:
+            runs.append([paragraph])
+        previous = paragraph
+    for run in runs:
+        if len(run) < _SHORT_RUN:
+            continue
+        first = run[0]
+        for paragraph in run[1:]:
+            line_break = first.makeelement("br")
+            line_break.tail = paragraph.text
+            first.append(line_break)
+            first.tail = paragraph.tail
+            paragraph.getparent().remove(paragraph)
+
+
+def _heads_siblings(block: Any) -> bool:
+    """A label that stands alone before the list it heads stays, so that the list can be cut
+    with it where readability's choice takes it in (:mod:`.article_end`)."""
+    return block.getnext() is not None and _solid_length(block.text_content()) <= 40
+
+
+def _is_label(text: str) -> bool:
+    return _LABEL.fullmatch(text.strip(_LABEL_TRIM)) is not None
 
 
 def _labelled_blocks(root: Any) -> list:
@@ -95,8 +158,7 @@ def _labelled_blocks(root: Any) -> list:
             or not (_LABEL_HINT.search(text) or (text.isascii() and _LABEL_HINT_LATIN.search(text)))
         ):
             continue
-        label = text.strip(_LABEL_TRIM)
-        if not _LABEL.fullmatch(label):
+        if not _is_label(text):
             continue
         block = None
         while element is not None and element.tag not in ("body", "html") and _first_text(element) == text:
@@ -125,8 +187,9 @@ def _may_hold_article(element: Any) -> bool:
     return length > _LONG_BLOCK and _length(" ".join(_LINK_TEXTS(element))) < 0.5 * length
 
 
-_BLOCK_TAGS = ("blockquote", "dl", "div", "img", "ol", "p", "pre", "table", "ul", "param", "picture", "progress")
-_BLOCK_SET = frozenset(_BLOCK_TAGS)
+# readability finds block elements in a <div>'s markup with "<(blockquote|dl|div|img|ol|p|pre|table|ul)":
+# every tag whose name starts so (<param>, <picture> and <progress> too).
+_BLOCK_STARTS = ("blockquote", "dl", "div", "img", "ol", "p", "table", "ul")
 _LINK_TEXTS = lxml.etree.XPath(".//a//text()", smart_strings=False)
 _NAMED = lxml.etree.XPath("//*[@class or @id]")
 _INLINE = frozenset(["a", "b", "cite", "code", "em", "font", "i", "small", "span", "strong", "sub", "sup", "u"])
@@ -139,9 +202,38 @@ def _pauses(text: str) -> int:
     return text.count(",") + text.count("，")
 
 
+def _weighs(text: str, least: int) -> bool:
+    """Is readability's length of ``text``, CJK characters counted twice (as
+    ``score_paragraphs``), at least ``least``? CJK characters are counted only when needed."""
+    text = " ".join(text.split())
+    return len(text) >= least or len(text) + len(_CJK.findall(text)) >= least
+
+
 def _length(text: str) -> int:
     """Length with white space runs counted as one character (readability's ``clean``, in C)."""
     return len(" ".join(text.split()))
+
+
+_FEW_CHARS = 100  # weighted characters: a block with fewer is a box beside a story, not one
+
+
+def _holding_text(ranked: list) -> dict:
+    """The highest score, unless it holds only a few words (a newsletter box, an author's
+    line, whose class names "article" or "content") and a block with at least half its score
+    holds text: a short story told in short lines scores little and loses to such a box."""
+    best = ranked[0]
+    if _holds_text(best["elem"]):
+        return best
+    for candidate in ranked[1:]:
+        if candidate["content_score"] < 0.5 * best["content_score"]:
+            break
+        if _holds_text(candidate["elem"]):
+            return candidate
+    return best
+
+
+def _holds_text(element: Any) -> bool:
+    return _weighs(element.text_content(), _FEW_CHARS)
 
 
 class _TreeDocument(Document):
@@ -166,6 +258,7 @@ class _TreeDocument(Document):
         self._fresh_tree = fresh_tree
         self._given = True
         self.article: Any = None
+        self._article_length = 0  # of the block being cleaned up (sanitize)
 
     def _parse(self, input: Any) -> Any:
         if self._given:
@@ -224,6 +317,34 @@ class _TreeDocument(Document):
             candidate["content_score"] *= 1 - self.get_link_density(node)
         return candidates
 
+    def select_best_candidate(self, candidates: dict) -> Any:
+        """readability's choice: the highest score (of a block holding text: :func:`_holding_text`),
+        unless a block marked as the article body
+        (itemprop="articleBody", few links) or an <article> inside the choice with a quarter
+        of its score and 250 characters is there (readability lists every descendant of its
+        choice to find the latter, and formats a debug line for the top five)."""
+        if not candidates:
+            return None
+        ranked = sorted(candidates.values(), key=lambda candidate: candidate["content_score"], reverse=True)
+        best = _holding_text(ranked)
+        for candidate in ranked:
+            element = candidate["elem"]
+            if "articleBody" in (element.get("itemprop") or "").split() and self.get_link_density(element) <= 0.1:
+                best = candidate
+                break
+        best_element = best["elem"]
+        for candidate in ranked:
+            element = candidate["elem"]
+            if (
+                element.tag == "article"
+                and element is not best_element
+                and any(ancestor is best_element for ancestor in element.iterancestors())
+                and _length(element.text_content()) >= 250
+                and candidate["content_score"] >= best["content_score"] * 0.25
+            ):
+                return candidate
+        return best
+
     def sanitize(self, node: Any, candidates: dict, keep_all_images: bool = False) -> str:
         for header in list(node.iter("h1", "h2", "h3", "h4", "h5", "h6")):
             if self.class_weight(header) < 0 or self.get_link_density(header) > 0.33:
@@ -235,6 +356,7 @@ class _TreeDocument(Document):
         for element in list(node.iter("form", "textarea", "iframe")):
             element.drop_tree()
         allowed = self.get_preserved_elements(node)
+        self._article_length = _length(node.text_content())
         for tag in ("table", "ul", "div", "aside", "header", "footer", "section"):
             for element in reversed(node.findall(f".//{tag}")):
                 if element not in allowed and self._clutter(element, candidates):
@@ -244,8 +366,8 @@ class _TreeDocument(Document):
 
     def _clutter(self, element: Any, candidates: dict) -> bool:
         """readability's rules for a block inside the chosen one: a negative weight, or,
-        unless it holds ten commas (ASCII or Chinese), too many images, list items, inputs
-        or links for its text."""
+        unless it holds ten commas (ASCII or Chinese) or most of the article's text with
+        links in under half of it, too many images, list items, inputs or links for its text."""
         weight = self.class_weight(element)
         score = candidates[element]["content_score"] if element in candidates else 0
         if weight + score < 0:
@@ -253,13 +375,15 @@ class _TreeDocument(Document):
         text = element.text_content()
         if _pauses(text) >= 10:
             return False
+        length = _length(text)
+        density = self.get_link_density(element)
+        if 2 * length > self._article_length and density <= 0.5:
+            return False  # most of the article (a short story beside a few links): taking it out empties it
         paragraphs = len(element.findall(".//p"))
         images = len(element.findall(".//img"))
         items = len(element.findall(".//li")) - 100
         inputs = len(element.findall(".//input")) - len(element.findall('.//input[@type="hidden"]'))
         embeds = len(element.findall(".//embed"))
-        length = _length(text)
-        density = self.get_link_density(element)
         in_article = (
             element.tag in ("ul", "section") and next(element.iterancestors("main", "article"), None) is not None
         )
@@ -300,17 +424,21 @@ def _hidden_style(style: str) -> bool:
 
 
 def _solid_length(text: str) -> int:
-    return len(text) - sum(map(text.count, (" ", "\n", "\t", "\r", "\xa0", "\u3000")))
+    """Characters that are not white space."""
+    return sum(map(len, text.split()))
 
 
 def _is_block(element: Any) -> bool:
-    return element.tag in _BLOCK_SET
+    tag = element.tag
+    return isinstance(tag, str) and tag.startswith(_BLOCK_STARTS)
 
 
 def _holding_blocks(root: Any) -> set:
     """Every element with a block element (as readability counts them) below it."""
     holding: set = set()
-    for element in root.iter(*_BLOCK_TAGS):
+    for element in root.iter():
+        if not _is_block(element):
+            continue
         for ancestor in element.iterancestors():
             if ancestor in holding:
                 break
@@ -345,11 +473,133 @@ def _wrap_loose_text(div: Any, holds_block: set) -> None:
             child.drop_tree()
 
 
+class _WalkedDocument(_TreeDocument):
+    """:class:`_TreeDocument` with readability's walks over the whole page made in C.
+
+    One read of the tree gives readability's unlikely candidates (with its ruthless pass)
+    and the scores of its candidates as if its <div>s had been turned into paragraphs; the
+    candidates found unlikely are then taken out. readability turns <div>s into paragraphs
+    all over the page before it scores; only the region that can become the article needs
+    it: the children of the chosen block's parent (readability looks at the choice's
+    siblings, <p>s among them) and, once the article is put together, the article.
+    """
+
+    _scored: dict | None = None  # the ruthless pass's scores, from the walk that found the unlikely candidates
+
+    def remove_unlikely_candidates(self) -> None:
+        self._scored = self._walk(ruthless=True)
+
+    def transform_misused_divs_into_paragraphs(self) -> None:
+        """Done region by region: :meth:`get_article` and :meth:`sanitize`."""
+
+    def score_paragraphs(self) -> dict:
+        scored, self._scored = self._scored, None
+        return scored if scored is not None else self._walk(ruthless=False)
+
+    def _walk(self, ruthless: bool) -> dict:
+        dropped, scored = _walker.score(self.html, ruthless, self.min_text_length)
+        for element in dropped:
+            element.drop_tree()
+        return {element: {"content_score": score, "elem": element} for element, score in scored}
+
+    def get_article(self, candidates: dict, best_candidate: dict, html_partial: bool = False) -> Any:
+        """Before readability puts the article together, the places it takes elements from
+        are turned into paragraphs as readability would have: the choice and its siblings,
+        and, where it may merge segments of the article, the parents of blocks like the
+        choice (a moved element leaves its loose tail behind, as a paragraph)."""
+        best = best_candidate["elem"]
+        self._turned: set = set()
+        self._turn(best.getparent())
+        self._turn(best)
+        if _may_merge_segments(best):
+            for element in candidates:
+                if element.tag == best.tag and element is not best:
+                    parent = element.getparent()
+                    self._turn(parent)
+                    self._turn(parent.getparent() if parent is not None else None)
+        return _into_page(self.html, super().get_article(candidates, best_candidate, html_partial))
+
+    def get_editorial_leads(self, best_elem: Any) -> list:
+        leads = super().get_editorial_leads(best_elem)
+        for lead in leads:
+            self._turn(lead.getparent())
+        return leads
+
+    def _turn(self, element: Any) -> None:
+        if element is not None and element not in self._turned:
+            self._turned.add(element)
+            _turn_children_into_paragraphs(element)
+
+    def sanitize(self, node: Any, candidates: dict, keep_all_images: bool = False) -> str:
+        holds_block = _holding_blocks(node)
+        for div in list(node.iterdescendants("div")):
+            if div not in holds_block:
+                div.tag = "p"
+        for div in list(node.iterdescendants("div")):
+            _wrap_loose_text(div, holds_block)
+        return super().sanitize(node, candidates, keep_all_images)
+
+
+def _into_page(page: Any, article: Any) -> Any:
+    """readability puts the article together in a <div> of a document of its own, made by
+    lxml.html's default parser, which looks up each element's class in Python; moved back into
+    the page's document, its elements are looked up in C."""
+    own = page.makeelement("div")
+    own.extend(list(article))
+    return own
+
+
+def _may_merge_segments(best: Any) -> bool:
+    """readability merges segments of the article into its choice only when the choice has a
+    class readability likes, is an <article>, or has a class inside an <article>."""
+    classes = (best.get("class") or "").split()
+    return (
+        best.tag == "article"
+        or any(REGEXES["positiveRe"].search(name) for name in classes)
+        or (bool(classes) and next(best.iterancestors("article", "main"), None) is not None)
+    )
+
+
+def _turn_children_into_paragraphs(parent: Any) -> None:
+    """readability's <div>-to-paragraph rules on ``parent`` and its children only: a child
+    <div> without blocks below it becomes a <p>; the loose text of a <div> parent with a block
+    child, or a child of any kind with blocks below it, becomes <p>s."""
+    holds_block = set()
+    for child in parent:
+        if child.tag == "div" and not _walker.blocks_below(child):
+            child.tag = "p"
+        elif _is_block(child) or _walker.blocks_below(child):
+            holds_block.add(child)
+    if parent.tag == "div" and holds_block:
+        _wrap_loose_text(parent, holds_block)
+
+
 def readable_article(tree: Any, fresh_tree: Callable[[], Any]) -> Any:
     """readability's article element of ``tree`` (which it changes), or None where it finds none.
 
     ``fresh_tree`` gives the same page again, for readability's second pass.
     """
-    document = _TreeDocument(tree, fresh_tree)
+    document = (_WalkedDocument if _walker is not None else _TreeDocument)(tree, fresh_tree)
     document.summary(html_partial=True)
     return document.article
+
+
+def _load_walker() -> Any:
+    """The C module ``_pagewalk`` set up with readability's words, or None where it is not
+    built or readability's patterns are not plain word lists."""
+    try:
+        walker = importlib.import_module(f"{__package__}._pagewalk")
+    except ImportError:  # pragma: no cover - installs without a compiler run the rules in Python
+        return None
+    words = []
+    for name in ("unlikelyCandidatesRe", "okMaybeItsACandidateRe", "positiveRe", "negativeRe"):
+        pattern = REGEXES[name]
+        listed = pattern.pattern.split("|")
+        if not pattern.flags & re.IGNORECASE or not all(re.fullmatch(r"[a-z -]+", word) for word in listed):
+            return None  # a readability whose patterns are more than words: its rules in Python
+        words.append(listed)
+    walker.configure(*words, _LABEL_HINT_CHARS, _LABEL_HINT_WORDS)
+    return walker
+
+
+_walker = _load_walker()

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import dataclasses
 
+import lxml.html
 import pytest
 import pytest_twisted
 from itemadapter import ItemAdapter
 from support.crawls import run, settings_for, url_path
 from support.local_site import NewsSpider
-from support.real_template_pages import long_page, menu_page, short_stories, template, template_world
+from support.real_template_pages import article_page, long_page, menu_page, short_stories, template, template_world
 
+from scrapy_neardup.fingerprints import readable
 from scrapy_neardup.fingerprints.article import SiteText, not_article, site_of
 from scrapy_neardup.fingerprints.extract import DEFAULT_EXTRACTOR, html_to_text
 from scrapy_neardup.fingerprints.fingerprint import Recipe
 from scrapy_neardup.fingerprints.prepare import NOT_ARTICLE, OK, Preparer
 from scrapy_neardup.newsworld import serve
-from scrapy_neardup.newsworld.sites import ArticleView
 from scrapy_neardup.newsworld.templated import TemplateSite
 
 CHROME = [
@@ -36,27 +37,11 @@ CHROME = [
 ]
 
 
-def _article(site: TemplateSite, title: str, paragraphs: list[str]) -> str:
-    others = [(s.title, f"/{s.story_id}.html", s.paragraphs[0][:30] + "。") for s in short_stories()[:4]]
-    view = ArticleView(
-        path="/x.html",
-        title=title,
-        paragraphs=paragraphs,
-        date="2024-03-05 08:30",
-        source="甲城新闻网",
-        author="",
-        editor="王丽",
-        leads=others,
-        comments=[("网友", "2024-03-05 09:00", "支持，希望尽快落实。")],
-    )
-    return site.render_article(view, [])
-
-
 @pytest.mark.parametrize("style", [0, 1, 2, 3])
 @pytest.mark.parametrize("story", short_stories()[:3], ids=lambda s: s.story_id)
 def test_a_short_story_on_a_long_template_comes_out_alone(story, style):
     site = TemplateSite("ja", "甲城新闻网", template("long", long_page(), "//div[@class='article-text']"), style=style)
-    page = _article(site, story.title, list(story.paragraphs))
+    page = article_page(site, story.title, list(story.paragraphs))
     assert len(page) > 25_000 > 80 * len(story.text)
     text = html_to_text(page)
     for paragraph in story.paragraphs:
@@ -159,3 +144,54 @@ def test_a_crawl_of_long_templates_drops_no_unique_article(tmp_path, workers):
     assert all(first in kept for first in first_copy.values())
     assert result.stats["neardup/not_article"] >= 1
     assert result.stats["neardup/not_article/menu"] >= 1
+
+
+VERSE = [
+    "这只布老虎",
+    "想着心事",
+    "虎啸和风声",
+    "早已消失",
+    "只有巧手的婆姨们",
+    "缝出一只只布老虎",
+    "三分威严",
+    "七分纯朴",
+]
+
+
+def test_a_box_of_a_few_words_is_passed_over_for_a_block_holding_text():
+    """A newsletter box whose class says "article" (+25) outscored a short story; it holds a
+    few words, so the story, with at least half its score, is taken."""
+    box = lxml.html.fragment_fromstring("<div class='article-optin'><p>Get top news in your inbox daily</p></div>")
+    lines = [*VERSE, "（来源：甲城新闻网　责任编辑：王丽）"]
+    story = lxml.html.fragment_fromstring("<div>" + "".join(f"<p>{line}</p>" for line in lines) + "</div>")
+    ranked = [{"elem": box, "content_score": 24.3}, {"elem": story, "content_score": 20.5}]
+    assert readable._holding_text(ranked)["elem"] is story
+    ranked[1]["content_score"] = 10.0  # under half the box's score: readability's choice stands
+    assert readable._holding_text(ranked)["elem"] is box
+
+
+def test_short_lines_with_links_are_not_joined():
+    """A run of short linked lines is a menu: left as it was, it scores nothing."""
+    menu = "".join(f"<p><a href='/c/{n}'>{c}</a></p>" for n, c in enumerate(["首页", "要闻", "国内", "国际", "财经"]))
+    story = "".join(f"<p>{line}</p>" for line in VERSE)
+    tree = readable.parse_page(f"<html><body><div>{menu}</div><div>{story}</div></body></html>")
+    assert len(tree.findall(".//div")[0].findall("p")) == 5
+    joined = tree.findall(".//div")[1].findall("p")
+    assert len(joined) == 1 and len(joined[0].findall("br")) == len(VERSE) - 1
+
+
+def test_readabilitys_clean_up_does_not_take_out_most_of_the_article_for_a_few_links():
+    """A short story beside a few links has a link density over 0.2, and readability's
+    clean-up took the block holding it out of its own choice, leaving the byline."""
+    lines = [*VERSE, "（来源：甲城新闻网　责任编辑：王丽）"]
+    links = "".join(f"<a href='/t/{n}'>标签{n}号链接</a>" for n in range(6))
+    article = lxml.html.fragment_fromstring(
+        "<div><h1>布老虎</h1><div class='wrap'>" + "".join(f"<p>{line}</p>" for line in lines) + links + "</div></div>"
+    )
+    block = article.find("div")
+    document = readable._TreeDocument(article, lambda: None)
+    assert document.get_link_density(block) > 0.2
+    document._article_length = readable._length(article.text_content())
+    assert not document._clutter(block, {})
+    document._article_length = 3 * readable._length(block.text_content())  # a small part of a long article
+    assert document._clutter(block, {})

@@ -14,6 +14,7 @@ from html import escape
 import lxml.html
 
 from scrapy_neardup.newsworld import DEFAULT_STORIES, Story, build_world
+from scrapy_neardup.newsworld.sites import ArticleView
 from scrapy_neardup.newsworld.templated import Template, TemplateSite
 
 _CHANNELS = [
@@ -169,3 +170,20 @@ def template_world(seed: int = 3) -> object:
     ]
     stories = list(DEFAULT_STORIES[:8]) + short_stories()[:6]
     return build_world(stories=stories, sites=sites, seed=seed, reprints=(1, 2), per_page=10)
+
+
+def article_page(site: TemplateSite, title: str, paragraphs: list[str]) -> str:
+    """``site``'s page of a story, with a 相关新闻 list of four short stories and a comment."""
+    others = [(s.title, f"/{s.story_id}.html", s.paragraphs[0][:30] + "。") for s in short_stories()[:4]]
+    view = ArticleView(
+        path="/x.html",
+        title=title,
+        paragraphs=paragraphs,
+        date="2024-03-05 08:30",
+        source="甲城新闻网",
+        author="",
+        editor="王丽",
+        leads=others,
+        comments=[("网友", "2024-03-05 09:00", "支持，希望尽快落实。")],
+    )
+    return site.render_article(view, [])

@@ -1,0 +1,134 @@
+"""Where an article ends, inside the block readability chose.
+
+readability's choice often runs on past the story: a "相关新闻" list that the template puts
+in the same container (its leads are prose, so pruning labelled blocks before scoring keeps
+it when it looks like it may hold the article), or, on a blog or forum page, the posts after
+the first. Both would let other stories' text into this page's fingerprint, so two pages of
+one site would share it. These rules cut the chosen block's text there; what comes before
+the cut is never changed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["cut_at_trailing_label", "drop_captions", "first_post", "without_repeated_lines"]
+
+# Labels of what follows a story (other stories, readers' comments), never of a part of it.
+# Narrower than readable.py's labels: "图片" or "视频" alone can caption a part of the story.
+_TRAILING_LABEL = re.compile(
+    r"(?:相关|延伸|推荐|热门|热点|精彩|更多|最新)(?:新闻|阅读|文章|推荐|报道|链接|专题|资讯)(?:推荐|排行|榜)?"
+    r"|(?:网友|读者)?(?:评论|留言|跟帖)|我要评论|发表评论|猜你喜欢|大家都在看|为你推荐"
+    r"|(?:related|recommended|more|popular|trending)(?: (?:stories|articles|news|posts|coverage|content))"
+    r"|comments?|you (?:may|might) also like|read next",
+    re.IGNORECASE,
+)
+_TRIM = "()（）[]【】「」:：0123456789 \t\r\n\xa0\u3000|>›»"
+_BEFORE = 50  # characters of the article before the label: a label at its start heads a column
+_LINKS_AFTER = 2  # a list of other stories: at least this many links after the label
+_SHORT_AFTER = 30  # or no more text than this after it (a comment box's buttons)
+
+
+def cut_at_trailing_label(article: Any) -> None:
+    """Take out, from a label that stands alone (相关新闻, 网友评论, Related stories ...) to
+    the end of ``article``, when the article has text before the label and, after it, links
+    or only a few words."""
+    for label in article.iterdescendants():
+        if not isinstance(label.tag, str) or label.tag == "a":
+            continue
+        text = label.text_content()
+        if len(text) > 40 or not _TRAILING_LABEL.fullmatch(text.strip(_TRIM)):
+            continue
+        following = _following(label, article)
+        around = []  # the elements between the label and the article: their tails follow the label
+        for ancestor in label.iterancestors():
+            if ancestor is article:
+                break
+            around.append(ancestor)
+        links = sum(1 for element in following for _ in element.iter("a"))
+        after = _solid(label) + sum(map(_solid, following)) + sum(_solid_tail(a) for a in around)
+        listed = links >= _LINKS_AFTER or after - _solid(label) <= _SHORT_AFTER
+        if not listed or _solid(article) - after < _BEFORE:
+            continue
+        for element in [label, *following]:
+            element.getparent().remove(element)  # with its tail: the text after it
+        for ancestor in around:
+            ancestor.tail = None
+        return
+
+
+def _following(label: Any, article: Any) -> list:
+    """Every element after ``label`` in ``article``: its later siblings, then those of each
+    element around it."""
+    after = []
+    element = label
+    while element is not None and element is not article:
+        after.extend(element.itersiblings())
+        element = element.getparent()
+    return after
+
+
+def _solid(element: Any) -> int:
+    """Characters of text, white space left out (the tail too: it follows the element)."""
+    return len("".join(element.text_content().split())) + _solid_tail(element)
+
+
+def _solid_tail(element: Any) -> int:
+    return len("".join((element.tail or "").split()))
+
+
+# A line that is only a time stamp, as blogs and forums head each post: 2005-03-18 01:58:01.
+_STAMP = re.compile(r"(?:\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?)\s*\d{1,2}:\d{2}(?::\d{2})?")
+_TITLE = 40  # the line before a post's stamp is its title when at most this long
+_FIRST_POST = 100  # characters the first post must hold
+
+
+def first_post(text: str) -> str:
+    """The first post of a text with several, each headed by a line that is only a time stamp
+    (a blog's page of entries, a forum thread): the text up to the second stamp and the title
+    line before it."""
+    lines = text.split("\n")
+    stamps = [number for number, line in enumerate(lines) if _STAMP.fullmatch(line.strip())]
+    if len(stamps) < 2:
+        return text
+    end = stamps[1]
+    if end - 1 > stamps[0] and len(lines[end - 1]) <= _TITLE:
+        end -= 1
+    first = "\n".join(lines[:end])
+    return first if len("".join(first.split())) >= _FIRST_POST else text
+
+
+_REPEATED = 20  # characters a line needs for its copies to count
+_NEAR = 3  # a copy this many lines after the first or fewer is a repeat
+
+
+def without_repeated_lines(text: str) -> str:
+    """``text`` without a line that repeats one of the few lines just before it: a photo's
+    caption under the picture and again in its enlarged view, a credit line. A story may
+    repeat a line further apart (an interview's question to each guest, a product's list of
+    features in two places), so only near copies go, and never a rule of dashes or stars."""
+    kept: list[str] = []
+    for line in text.split("\n"):
+        if len(line) >= _REPEATED and line in kept[-_NEAR:] and any(c.isalpha() for c in line):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+_CAPTION_CLASS = re.compile(r"(?:^|[\s_-])(?:caption|credit)s?(?:$|[\s_-])", re.IGNORECASE)
+
+
+def drop_captions(article: Any) -> None:
+    """Take out pictures' captions and credits (``<figcaption>``, a block whose class says
+    caption or credit): they describe a picture, not the story, and galleries repeat them."""
+    doomed = [
+        element
+        for element in article.iterdescendants()
+        if element.tag == "figcaption" or _CAPTION_CLASS.search(element.get("class") or "")
+    ]
+    outer = [element for element in doomed if not any(a in doomed for a in element.iterancestors())]
+    if sum(len(e.text_content()) for e in outer) * 2 > len(article.text_content()):
+        return  # most of the text: a template that marks every paragraph so, not captions
+    for element in outer:
+        element.drop_tree()

@@ -1,0 +1,185 @@
+"""The C walks over a page (``_pagewalk``) give exactly what readability's rules give in Python:
+the same elements taken out, the same candidates with the same scores in the same order, the
+same article text, on pages of every shape.
+
+Skipped only where the extension was not built (no compiler); CI builds it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from html import escape
+
+import lxml.html
+import pytest
+from support.real_template_pages import article_page, long_page, menu_page, script_page, short_stories, template
+
+from scrapy_neardup.fingerprints import readable
+from scrapy_neardup.fingerprints.extract import html_to_text
+from scrapy_neardup.newsworld.templated import TemplateSite
+
+pytestmark = pytest.mark.skipif(
+    readable._walker is None and not os.environ.get("NEARDUP_REQUIRE_KERNEL"),
+    reason="the C walks were not built (no compiler at install time)",
+)
+
+_WORDS = [
+    "市政府今天发布通知",
+    "要求各区加强防汛工作，",
+    "确保群众安全。",
+    "The council met on Monday, ",
+    "and agreed the budget.",
+    "相关新闻",
+    "更多",
+    "Related stories",
+    "评论",
+    "，",
+    ",",
+    "\u3000",
+    "\xa0",
+    "\n  ",
+    " ",
+    "2024-03-05",
+    "点击查看",
+]
+_CLASSES = ["", "content", "article-body", "comment", "sidebar", "footer-links", "main", "post", "ad-break", "related"]
+_INLINE = ["a", "span", "b", "em", "strong", "font", "code", "i"]
+_BLOCKS = ["div", "div", "div", "p", "section", "ul", "li", "table", "pre", "blockquote", "h1", "h2", "aside", "form"]
+
+
+def _text(rng: random.Random) -> str:
+    return escape("".join(rng.choice(_WORDS) for _ in range(rng.randint(0, 9))))
+
+
+def _attributes(rng: random.Random) -> str:
+    parts = []
+    if rng.random() < 0.4:
+        parts.append(f'class="{rng.choice(_CLASSES)}"')
+    if rng.random() < 0.15:
+        parts.append(f'id="{rng.choice(_CLASSES)}"')
+    if rng.random() < 0.03:
+        parts.append("hidden")
+    if rng.random() < 0.04:
+        parts.append(
+            f'style="{rng.choice(["display:none", "DISPLAY : none !important;", "color:red", "visibility:hidden"])}"'
+        )
+    if rng.random() < 0.03:
+        parts.append('itemprop="articleBody"')
+    return (" " + " ".join(parts)) if parts else ""
+
+
+def _element(rng: random.Random, depth: int) -> str:
+    if depth > 5 or rng.random() < 0.25:
+        tag = rng.choice(_INLINE + ["br", "img"])
+        if tag in ("br", "img"):
+            return f"<{tag}>{_text(rng)}"
+        return f"<{tag}{_attributes(rng)}>{_text(rng)}</{tag}>{_text(rng)}"
+    if depth == 1 and rng.random() < 0.2:
+        tag = rng.choice(["article", "main", "nav"])
+    else:
+        tag = rng.choice(_BLOCKS)
+    if tag == "table":
+        cells = "".join(f"<td>{_text(rng)}{_element(rng, depth + 1)}</td>" for _ in range(rng.randint(1, 3)))
+        return f"<table{_attributes(rng)}><tr>{cells}</tr></table>{_text(rng)}"
+    children = "".join(_element(rng, depth + 1) + _text(rng) for _ in range(rng.randint(0, 4)))
+    return f"<{tag}{_attributes(rng)}>{_text(rng)}{children}</{tag}>{_text(rng)}"
+
+
+def random_page(seed: int) -> str:
+    rng = random.Random(seed)
+    body = "".join(_element(rng, 1) for _ in range(rng.randint(1, 6)))
+    return f"<html><head><title>t</title><script>var a = '<p>';</script></head><body>{body}</body></html>"
+
+
+def _pages() -> list[tuple[str, str]]:
+    pages = [(f"random {seed}", random_page(seed)) for seed in range(250)]
+    site = TemplateSite("ja", "甲城新闻网", template("long", long_page(), "//div[@class='article-text']"))
+    for story in short_stories()[:3]:
+        pages.append((f"long page {story.story_id}", article_page(site, story.title, list(story.paragraphs))))
+    pages.append(("script page", script_page()))
+    pages.append(("menu page", menu_page()))
+    return pages
+
+
+PAGES = _pages()
+
+
+def _keyed(tree):
+    for number, element in enumerate(tree.iter()):
+        element.set("data-k", str(number))
+    return tree
+
+
+def _in_python(function, *args):
+    walker, readable._walker = readable._walker, None
+    try:
+        return function(*args)
+    finally:
+        readable._walker = walker
+
+
+def _python_scores(html: str, ruthless: bool) -> list:
+    tree = _keyed(_in_python(readable.parse_page, html))
+    document = readable._TreeDocument(tree, lambda: None)
+    document.html = tree
+    tree.find("body").set("id", "readabilityBody")
+    if ruthless:
+        document.remove_unlikely_candidates()
+    document.transform_misused_divs_into_paragraphs()
+    return [
+        (element.get("data-k"), candidate["content_score"])
+        for element, candidate in document.score_paragraphs().items()
+    ]
+
+
+def _c_scores(html: str, ruthless: bool) -> list:
+    tree = _keyed(readable.parse_page(html))
+    tree.find("body").set("id", "readabilityBody")
+    _, scored = readable._walker.score(tree, ruthless, 25)
+    return [(element.get("data-k"), score) for element, score in scored]
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES, ids=[name for name, _ in PAGES])
+def test_the_page_is_pruned_as_in_python(name, html):
+    assert lxml.html.tostring(readable.parse_page(html)) == lxml.html.tostring(_in_python(readable.parse_page, html))
+
+
+@pytest.mark.parametrize("ruthless", [True, False])
+@pytest.mark.parametrize(("name", "html"), PAGES, ids=[name for name, _ in PAGES])
+def test_candidates_and_scores_are_readabilitys(name, html, ruthless):
+    assert _c_scores(html, ruthless) == _python_scores(html, ruthless)
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES, ids=[name for name, _ in PAGES])
+def test_the_article_text_is_the_same(name, html):
+    assert html_to_text(html) == _in_python(html_to_text, html)
+
+
+def test_the_pages_give_candidates_and_take_out_unlikely_ones():
+    """The comparisons above compare something: most pages have candidates, and the walk
+    takes out unlikely candidates where readability would."""
+    with_candidates = sum(bool(_c_scores(html, True)) for _, html in PAGES)
+    dropped = 0
+    for _, html in PAGES:
+        tree = readable.parse_page(html)
+        dropped += len(readable._walker.score(tree, True, 25)[0])
+    assert with_candidates > 0.7 * len(PAGES)
+    assert dropped > 50
+
+
+def test_white_space_and_cjk_are_measured_as_in_python():
+    text = "\u3000\u3000第一段文字，很长很长很长很长很长很长很长很长很长。\xa0\n  second,  part\u2003end "
+    html = f"<html><body><div class='content'><p>{text}</p><p>{text}</p></div></body></html>"
+    assert _c_scores(html, True) == _python_scores(html, True)
+    assert len(_c_scores(html, True)) == 2  # the <p>s' parent and grandparent: the div and <body>
+
+
+def test_a_div_of_loose_text_and_inline_runs_is_cut_into_readabilitys_paragraphs():
+    run = "这是一段很长的文字，用来测试松散文本被切成段落的规则，" * 2
+    html = (
+        f"<html><body><div id='x'>{run}<a href='#'>{run}</a>{run}<div>块</div>{run}<br>{run}"
+        f"<span>{run}<p>内</p></span>{run}<b>{run}</b></div></body></html>"
+    )
+    assert _c_scores(html, True) == _python_scores(html, True)
+    assert _c_scores(html, True)[0][1] > 20  # the div's loose paragraphs score
