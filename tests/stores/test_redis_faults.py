@@ -84,7 +84,7 @@ def test_redact_hides_every_credential_form(uri, shown):
     assert redact(uri) == shown
 
 
-def test_every_credential_form_opens_andshows_no_password(secured, capsys, caplog):
+def test_every_credential_form_opens_and_shows_no_password(secured, capsys, caplog):
     host = f"127.0.0.1:{secured.port}"
     forms = credential_forms(host, secured.socket, SECRET)
     open_store(next(iter(forms.values())), "forms").close()  # info shows a store, never makes one
