@@ -24,13 +24,14 @@ from ..stores import Probe, Reservation, Store
 from ..stores.base import REPLACED
 from ..stores.record import COMMITTED, PENDING, DocRecord, clip_key
 from .prefer import Copy, Policy, source_of
+from .samestory import Judgement, judge
 from .verdicts import DUPLICATE, METHODS, MIN_SIMILARITY, REVISIT, SHORT, UNIQUE, Similar, Thresholds, Verdict
 
 logger = logging.getLogger(__name__)
 
 
-# A verified match: the first stored copy, how it matched, Jaccard and containment.
-Match = tuple[DocRecord, str, float, float]
+# A verified match: the first stored copy, how it was found, and the rule's judgement.
+Match = tuple[DocRecord, str, Judgement]
 
 
 @dataclass
@@ -339,6 +340,7 @@ class Detector:
             chars=fp.chars,
             state=PENDING if reserve else COMMITTED,
             source=source if self.prefer is not None else "",
+            story_words=fp.story_words,
         )
         sketch_keys = self.thresholds.sketch_keys(fp, self.recipe) if "sketch" in self.methods else []
         probe = Probe(
@@ -357,7 +359,8 @@ class Detector:
             return Verdict(key, UNIQUE, reservation.doc_id, story, chars=fp.chars, stored=True, updated=True)
         if match is None:
             return Verdict(key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True)
-        first, method, jaccard, containment = match
+        first, method, judgement = match
+        jaccard, containment = judgement.jaccard, judgement.containment
         if outcome.revisit:
             # The same document seen again (a re-crawled URL, a resumed batch): not a reprint.
             return Verdict(
@@ -393,7 +396,8 @@ class Detector:
 
     def _forced(self, key: str, fp: Fingerprint, reservation: Reservation, match: Match) -> Verdict:
         """A duplicate filed with ``force``: a story of its own, related to the copy it matched."""
-        first, method, jaccard, containment = match
+        first, method, judgement = match
+        jaccard, containment = judgement.jaccard, judgement.containment
         return Verdict(
             key,
             UNIQUE,
@@ -418,9 +422,9 @@ class Detector:
         """
         previous = self._stored_under_key(record, candidates, now)
         if previous is not None:
-            jaccard, containment = resemblance(record.sketch, previous.sketch)
-            if self.thresholds.accepts(jaccard, containment, min(record.chars, previous.chars)):
-                return _Outcome((previous, "key", jaccard, containment), revisit=True)
+            judgement = judge(record, previous, self.thresholds)
+            if judgement.same_story:
+                return _Outcome((previous, "key", judgement), revisit=True)
         match = self._best_match(record, probe, [c for c in candidates if c.key != record.key], now)
         if match is None and previous is not None:
             return _Outcome(None, replace=previous, updated=True)
@@ -428,11 +432,11 @@ class Detector:
             return _Outcome(match)
         first = match[0]
         if first.state == PENDING:
-            return _Outcome(match, waits_for=first.doc_id, recheck=self._wins(record, first))
+            return _Outcome(match, waits_for=first.doc_id, recheck=self._wins(record, first, match[2]))
         for other in candidates:
             if other.replaces == first.doc_id and other.state == PENDING and other.doc_id != record.doc_id:
                 return _Outcome(match, waits_for=other.doc_id, recheck=True)
-        if self._wins(record, first):
+        if self._wins(record, first, match[2]):
             return _Outcome(match, replace=first)
         return _Outcome(match)
 
@@ -446,10 +450,13 @@ class Detector:
         ]
         return max(same, key=lambda other: other.doc_id) if same and record.key else None
 
-    def _wins(self, record: DocRecord, stored: DocRecord) -> bool:
-        """The policy's answer; a policy that fails keeps the stored copy (said once)."""
-        new = Copy(record.key, record.chars, source_of(record.key, record.source))
-        old = Copy(stored.key, stored.chars, source_of(stored.key, stored.source))
+    def _wins(self, record: DocRecord, stored: DocRecord, judgement: Judgement) -> bool:
+        """The policy's answer; a policy that fails keeps the stored copy (said once).
+        ``judgement`` (the pair's, new copy first) says which copy extends the other."""
+        new_extends = judgement.extends and judgement.larger == 0
+        old_extends = judgement.extends and judgement.larger == 1
+        new = Copy(record.key, record.chars, source_of(record.key, record.source), new_extends)
+        old = Copy(stored.key, stored.chars, source_of(stored.key, stored.source), old_extends)
         try:
             return bool(self.prefer(new, old))  # type: ignore[misc]
         except Exception as exc:
@@ -483,10 +490,9 @@ class Detector:
                 methods.append("simhash")
             if not methods:
                 continue  # shares a SimHash table key but is farther than k: not a candidate
-            jaccard, containment = resemblance(record.sketch, other.sketch)
-            excerpt = record.chars < other.chars
-            if self.thresholds.accepts(jaccard, containment, min(record.chars, other.chars), excerpt):
-                return other, "+".join(methods), jaccard, containment
+            judgement = judge(record, other, self.thresholds)
+            if judgement.same_story:
+                return other, "+".join(methods), judgement
         return None
 
     def commit(self, verdict: Verdict) -> None:
