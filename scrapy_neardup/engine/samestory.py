@@ -59,6 +59,10 @@ FIGURES_UNFORGIVEN = 2
 AGREEMENT = 0.8
 AGREEMENT_WORDS = 5
 RESCUE = 0.15
+# The rest of a complete article keeps telling its lead's story: in at least this share of the
+# parts it adds, a story word of the lead comes back. A roundup's later stories, each on its
+# own subject, bring back the first story's words in a part here and there.
+REACH = 0.5
 # An excerpt is held whole by its article: its own additions (within the allowance) aside, at
 # least this share of it is found there.
 EXCERPT_WHOLE = 0.85
@@ -89,6 +93,7 @@ class Judgement:
     larger: int  # 0: the first text given is the larger, 1: the second, -1: equal length
     position: str | None = None  # where the shared passage sits in the larger text: OPENING, SCATTERED, INSIDE
     continuity: float | None = None  # how much the larger text's own parts tell the same story (0-1)
+    reach: float | None = None  # share of the larger text's own parts where words of the passage come back
     agreement: float | None = None  # share of the smaller text's story words the larger has
     other_figures: int = 0  # figures of the smaller text missing from the larger
     figures: int = 0  # figures of the smaller text compared
@@ -106,11 +111,13 @@ class Judgement:
             )
         if self.rule == QUOTED_STORY:
             where = "opens" if self.position == OPENING else "is not the start of"
-            goes_on = (
-                "the rest repeats no words of it"
-                if self.continuity is None
-                else f"only {100 * self.continuity:.0f}% of the words {large} repeats after it come from it"
-            )
+            if self.continuity is None:
+                goes_on = "the rest repeats no words of it"
+            else:
+                goes_on = (
+                    f"the rest tells other things (its words and {small}'s agree by {100 * self.continuity:.0f}%, "
+                    f"and {small}'s words come back in {100 * (self.reach or 0):.0f}% of the rest)"
+                )
             return (
                 f"quoted story: {large} holds {small} ({100 * self.containment:.0f}% of it) amid text of its "
                 f"own ({small} is {percent} of {large}); the shared passage {where} {large}, and {goes_on}: "
@@ -119,8 +126,9 @@ class Judgement:
         if self.rule == LEAD_EXCERPT:
             return (
                 f"lead excerpt: {small} is the opening {percent} of {large} ({100 * self.containment:.0f}% of it "
-                f"found there), and {large} goes on with the same story ({100 * (self.continuity or 0):.0f}% of "
-                f"the words it repeats later are in that opening): one story"
+                f"found there), and {large} goes on with the same story (its words and {small}'s agree by "
+                f"{100 * (self.continuity or 0):.0f}%, and {small}'s words come back in "
+                f"{100 * (self.reach or 0):.0f}% of the rest): one story"
             )
         if self.rule == REPRINT:
             return (
@@ -172,12 +180,18 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     passage, own = _parts(small.sketch, large.sketch)
     where = _position(passage, own)
     continuity = _continuity(small.story_words, large.story_words, passage, own)
+    reach = _reach(large.story_words, passage, own)
     floor = thresholds.inside_continuity if where == INSIDE else thresholds.continuity
     # An excerpt is found whole in the article; a smaller text with more of its own quotes it.
     held = thresholds.forgiving(_held(small.sketch, large.sketch, containment), small.chars)
-    same = held >= EXCERPT_WHOLE and continuity is not None and continuity >= floor
+    same = held >= EXCERPT_WHOLE and continuity is not None and continuity >= floor and reach >= REACH
     return found(
-        LEAD_EXCERPT if same else QUOTED_STORY, same, position=where, continuity=continuity, extends=extends and same
+        LEAD_EXCERPT if same else QUOTED_STORY,
+        same,
+        position=where,
+        continuity=continuity,
+        reach=reach,
+        extends=extends and same,
     )
 
 
@@ -252,6 +266,17 @@ def _position(passage: int, own: int) -> str:
     if pieces == 0:
         return INSIDE
     return SCATTERED if pieces > 1 else INSIDE if before else OPENING
+
+
+def _reach(large: StoryWords | None, passage: int, own: int) -> float:
+    """Of the larger text's own parts, the share holding a story word that also occurs in the
+    shared passage: 1 when the rest of an article keeps to its lead, low when the rest is
+    other stories (a roundup)."""
+    if large is None or not own or not len(large.words):
+        return 0.0
+    spread = large.spread.astype(np.int64)
+    linked = np.bitwise_or.reduce(spread[(spread & passage) != 0]) if (spread & passage).any() else 0
+    return bin(int(linked) & own).count("1") / bin(own).count("1")
 
 
 def _continuity(small: StoryWords | None, large: StoryWords | None, passage: int, own: int) -> float | None:
