@@ -76,9 +76,12 @@ ADDED_CHARS = 15
 class Traits(Protocol):
     """What the rule reads of a text: a fingerprint, or a stored record."""
 
-    chars: int
-    sketch: Sketch
-    story_words: StoryWords | None
+    @property
+    def chars(self) -> int: ...
+    @property
+    def sketch(self) -> Sketch: ...
+    @property
+    def story_words(self) -> StoryWords | None: ...
 
 
 @dataclass(frozen=True)
