@@ -132,3 +132,21 @@ def test_explain_says_which_rule_decided(tmp_path, capsys):
     shown = capsys.readouterr().out
     assert "duplicate: dedup would call B a reprint of A" in shown
     assert "rule: lead excerpt: B is the opening" in shown
+
+
+def test_a_store_of_the_previous_format_is_refused_at_open_with_the_versions(store_uri):
+    """Records of the previous format hold no story words: the rule could not judge them, so
+    such a store is refused at open, never misread."""
+    from scrapy_neardup.stores import StoreFormatError
+
+    with open_store(store_uri) as store:
+        previous = store.format_version - 1
+        meta = {**store.read_meta(), "format": previous}
+        if store_uri.startswith("redis"):  # its write_meta only creates a namespace
+            from scrapy_neardup.stores.redis.store import encode_meta
+
+            store.client.set(store._key("meta"), encode_meta(meta))
+        else:
+            store.write_meta(meta)
+    with pytest.raises(StoreFormatError, match=f"format version {previous}, this scrapy-neardup reads version"):
+        open_store(store_uri)
