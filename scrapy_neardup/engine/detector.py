@@ -24,7 +24,7 @@ from ..stores import Probe, Reservation, Store
 from ..stores.base import REPLACED
 from ..stores.record import COMMITTED, PENDING, DocRecord, clip_key
 from .prefer import Copy, Policy, source_of
-from .samestory import Judgement, judge
+from .samestory import Judgement, judge, same_text, what_changed
 from .verdicts import DUPLICATE, METHODS, MIN_SIMILARITY, REVISIT, SHORT, UNIQUE, Similar, Thresholds, Verdict
 
 logger = logging.getLogger(__name__)
@@ -341,6 +341,7 @@ class Detector:
             state=PENDING if reserve else COMMITTED,
             source=source if self.prefer is not None else "",
             story_words=fp.story_words,
+            digest=fp.digest,
         )
         sketch_keys = self.thresholds.sketch_keys(fp, self.recipe) if "sketch" in self.methods else []
         probe = Probe(
@@ -355,8 +356,21 @@ class Detector:
     def _verdict(self, key: str, fp: Fingerprint, reservation: Reservation, outcome: _Outcome) -> Verdict:
         match = outcome.match
         if outcome.updated:  # a new text under a stored key: it takes the old one's place
-            story = outcome.replace.story_id  # type: ignore[union-attr]
-            return Verdict(key, UNIQUE, reservation.doc_id, story, chars=fp.chars, stored=True, updated=True)
+            previous = outcome.replace
+            assert previous is not None
+            judgement = judge(fp, previous, self.thresholds)
+            return Verdict(
+                key,
+                UNIQUE,
+                reservation.doc_id,
+                previous.story_id,
+                jaccard=round(judgement.jaccard, 4),
+                containment=round(judgement.containment, 4),
+                chars=fp.chars,
+                stored=True,
+                updated=True,
+                change=what_changed(previous.chars, fp.chars, judgement),
+            )
         if match is None:
             return Verdict(key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True)
         first, method, judgement = match
@@ -421,10 +435,8 @@ class Detector:
         the last word (the new copy may beat it, or it replaced the copy matched).
         """
         previous = self._stored_under_key(record, candidates, now)
-        if previous is not None:
-            judgement = judge(record, previous, self.thresholds)
-            if judgement.same_story:
-                return _Outcome((previous, "key", judgement), revisit=True)
+        if previous is not None and same_text(record, previous):
+            return _Outcome((previous, "key", judge(record, previous, self.thresholds)), revisit=True)
         match = self._best_match(record, probe, [c for c in candidates if c.key != record.key], now)
         if match is None and previous is not None:
             return _Outcome(None, replace=previous, updated=True)

@@ -82,6 +82,8 @@ class Traits(Protocol):
     def sketch(self) -> Sketch: ...
     @property
     def story_words(self) -> StoryWords | None: ...
+    @property
+    def digest(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -301,3 +303,21 @@ def _continuity(small: StoryWords | None, large: StoryWords | None, passage: int
     repeated = np.isin(small.words, large.words[mine])
     backward = small.weights()[repeated].sum() / small.weights().sum()
     return float(np.sqrt(forward * backward))
+
+
+def same_text(a: Traits, b: Traits) -> bool:
+    """The same text after normalisation (folding, notices left out): a page seen again. Any
+    other change makes a re-crawled page an update, never a revisit to drop."""
+    return bool(a.digest) and a.digest == b.digest and a.chars == b.chars
+
+
+def what_changed(old_chars: int, new_chars: int, judgement: Judgement) -> str:
+    """An updated page's change, in words for the log."""
+    grown = new_chars - old_chars
+    size = f"{abs(grown)} content characters {'added' if grown > 0 else 'removed'}" if grown else "the same length"
+    story = "the same story" if judgement.same_story else "no longer the same story"
+    return (
+        f"text changed: {old_chars} -> {new_chars} content characters ({size}), "
+        f"{100 * judgement.containment:.0f}% of the shorter text found in the other, Jaccard "
+        f"{judgement.jaccard:.2f}: {story}"
+    )

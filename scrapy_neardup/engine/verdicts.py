@@ -153,9 +153,10 @@ class Verdict:
     # pending one replaced the copy this verdict names).
     waits_for: int | None = None
     recheck: bool = False
-    # A new text under a key whose stored text it does not match (an updated article): it took
-    # that document's place (its similar_id stays the key's).
+    # A new text under a key whose stored text it is not, after normalisation (an updated
+    # article): it took that document's place (its similar_id stays the key's).
     updated: bool = False
+    change: str | None = None  # for an updated text, what changed (for the log)
     # Filed with ``force`` though it matches a stored copy (an editor's "add anyway"): the key
     # of that copy. The text is a story of its own, a relative of that copy, not its duplicate.
     relative_of: str | None = None

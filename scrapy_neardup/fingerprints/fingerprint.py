@@ -193,6 +193,14 @@ class Fingerprint:
     # The words the text repeats, where, and its figures: what tells a shared passage from a
     # shared story (storywords.py, engine.samestory).
     story_words: StoryWords = field(default_factory=StoryWords.empty)
+    # The text itself, as normalised content characters: a page crawled again whose digest
+    # differs was changed (an update), not seen again.
+    digest: int = 0
+
+
+def content_digest(content: np.ndarray) -> int:
+    """A 64-bit hash of the content characters (folded, notices left out), never 0."""
+    return xxhash.xxh64_intdigest(np.asarray(content, dtype="<u4").tobytes()) or 1
 
 
 SKETCH_TAG = ((1 << (64 - SKETCH_KEY_BITS)) - 1) << SKETCH_KEY_BITS  # top 24 bits set
@@ -395,6 +403,7 @@ class Fingerprinter:
             tokens=tokens,
             sketch_keys=sketch_keys_of(sketch_keys),
             story_words=story_words_of(sentences.content, compiled=False),
+            digest=content_digest(sentences.content),
         )
 
     def _fingerprint_compiled(self, codes: np.ndarray) -> Fingerprint:
@@ -421,6 +430,7 @@ class Fingerprinter:
             tokens=tokens,
             sketch_keys=sketch_keys_of(sketch_keys),
             story_words=story_words_of(np.frombuffer(content, dtype=np.uint32)),
+            digest=content_digest(np.frombuffer(content, dtype=np.uint32)),
         )
 
     def _simhash_text(self, codes: np.ndarray, sentences: Sentences, longest: np.ndarray) -> str:

@@ -31,7 +31,7 @@ _STORY = struct.Struct("<QQB")  # story id, replaced id, length of the source
 # The next bit says that the story words follow (and the sketch's places follow its hashes):
 # what tells a passage shared by two stories from one story told twice (engine.samestory).
 _WORDS_FLAG = 0x4000
-_WORDS = struct.Struct("<BB")  # story words, figures
+_WORDS = struct.Struct("<BBQ")  # story words, figures, the text's digest
 
 
 @dataclass
@@ -48,6 +48,7 @@ class DocRecord:
     replaces: int = 0  # the id of the copy this one replaces (pending until it is committed)
     source: str = ""  # the site it came from when given apart from its key (NEARDUP_SOURCE_FIELD)
     story_words: StoryWords | None = field(default=None, compare=False)
+    digest: int = 0  # the text's (Fingerprint.digest): tells an updated page from one seen again
 
     @property
     def story_id(self) -> int:
@@ -70,7 +71,7 @@ class DocRecord:
             found = self.story_words
             words = b"".join(
                 [
-                    _WORDS.pack(len(found.words), len(found.figures)),
+                    _WORDS.pack(len(found.words), len(found.figures), self.digest),
                     found.words.astype("<u4").tobytes(),
                     found.idf.tobytes(),
                     found.spread.astype("<u2").tobytes(),
@@ -124,9 +125,9 @@ class DocRecord:
             offset += _STORY.size
             source = data[offset : offset + source_length].decode("utf-8", "replace")
             offset += source_length
-        story_words = None
+        story_words, digest = None, 0
         if has_words:
-            nwords, nfigures = _WORDS.unpack_from(data, offset)
+            nwords, nfigures, digest = _WORDS.unpack_from(data, offset)
             offset += _WORDS.size
             parts = []
             for dtype, count in ((np.uint32, nwords), (np.uint8, nwords), (np.uint16, nwords), (np.uint32, nfigures)):
@@ -139,7 +140,19 @@ class DocRecord:
         else:
             sketch = Sketch.from_bytes(data[offset:], sketch_size)
         return cls(
-            doc_id, key, time, simhash, sketch, chars, state, sentence_keys, story, replaces, source, story_words
+            doc_id,
+            key,
+            time,
+            simhash,
+            sketch,
+            chars,
+            state,
+            sentence_keys,
+            story,
+            replaces,
+            source,
+            story_words,
+            digest,
         )
 
 

@@ -311,3 +311,24 @@ class MovedSpider(NewsSpider):
         if served in self.moved:
             item["url"] = self.root + self.moved[served]
         return item
+
+
+class UpdatedSpider(NewsSpider):
+    """Yields the pages named in ``updated`` ("/a.html,/b.html") with two sentences added at
+    the end of their article: the page was updated since the last crawl."""
+
+    name = "updated"
+    ADDED = (
+        "<p>记者当天下午再次来到城东客运站，看到换乘通道内仍有不少乘客排队进站。"
+        "轨道交通集团表示，下周起将在早高峰加开三趟区间车。</p>"
+    )
+
+    def __init__(self, updated: str = "", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.updated = set(filter(None, updated.split(",")))
+
+    def make_item(self, response: Any) -> Any:
+        item = super().make_item(response)
+        if "/" + response.url.split("/", 3)[3] in self.updated:
+            item["html"] = item["html"].replace("</div></article>", self.ADDED + "</div></article>")
+        return item
