@@ -3,13 +3,14 @@ which are not (a text quoting a story, a roundup, a template report with other f
 fed in both orders on the three stores, and the rule's own answer (engine.samestory)."""
 
 import pytest
-from samestory_texts import CLINIC, ROUNDUP_STORIES, bridge, letter, repost, roundup, weather
+from samestory_texts import BRIDGE, CLINIC, ROUNDUP_STORIES, bridge, letter, repost, roundup, weather
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, open_store
 from scrapy_neardup.engine.prefer import policy_from
 from scrapy_neardup.engine.samestory import LEAD_EXCERPT, OTHER_FACTS, QUOTED_STORY, REPRINT, judge
 from scrapy_neardup.fingerprints.passages import passages_of
 
+BRIDGE_LAST = BRIDGE[-1][:20]  # in the complete article, not in its excerpt
 REPORTS = {
     "binhai/12": weather("滨海", 12, 8, 15, 3, 40, 62),
     "binhai/13": weather("滨海", 13, 6, 12, 4, 70, 55),
@@ -150,3 +151,51 @@ def test_a_store_of_the_previous_format_is_refused_at_open_with_the_versions(sto
             store.write_meta(meta)
     with pytest.raises(StoreFormatError, match=f"format version {previous}, this scrapy-neardup reads version"):
         open_store(store_uri)
+
+
+def test_longest_matches_a_copy_to_the_story_holding_its_closest_copy(store_uri):
+    """An excerpt and its complete article stored as two stories (the article added anyway,
+    as an editor may): a reprint of the article belongs to the article's story; it neither
+    replaces the excerpt nor leaves two complete copies stored."""
+    fingerprinter = Fingerprinter()
+    with open_store(store_uri) as store:
+        detector = Detector(store, fingerprinter=fingerprinter, prefer=policy_from("longest"))
+        excerpt = detector.check("portal/excerpt", bridge(2))
+        editor = Detector(store, fingerprinter=fingerprinter)  # "add anyway", without a policy
+        article = editor.check_fingerprint("daily/article", fingerprinter.fingerprint(bridge()), force=True)
+        assert article.relative_of == "portal/excerpt" and article.similar_id != excerpt.similar_id
+        reprint = detector.check("other/article", "转载自清江日报\n" + bridge())
+        assert reprint.status == DUPLICATE and reprint.duplicate_of == "daily/article"
+        assert reprint.similar_id == article.similar_id and reprint.replaces is None
+        assert sorted(r.key for r in store.records()) == ["daily/article", "portal/excerpt"]
+
+
+def test_the_review_page_shows_the_text_of_the_copy_it_names(tmp_path):
+    """With longest, the complete article takes the excerpt's place; a later copy's section
+    names the complete article and shows its text, not the excerpt's."""
+    import html
+    import json
+    import re
+
+    from scrapy_neardup.cli import main
+
+    records = [
+        {"id": "portal/excerpt", "text": bridge(2)},
+        {"id": "daily/article", "text": bridge()},
+        {"id": "other/article", "text": "转载自清江日报\n" + bridge()},
+    ]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+    page = tmp_path / "review.html"
+    argv = ["dedup", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--no-progress"]
+    assert main([*argv, "--prefer", "longest", "--report", str(page)]) == 0
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r.get("duplicate_of") for r in out] == [None, None, "daily/article"]
+    sections = re.findall(
+        r'<section class="pair" data-key="([^"]*)" data-duplicate-of="([^"]*)">(.*?)</section>',
+        page.read_text(encoding="utf-8"),
+        re.S,
+    )
+    assert [(key, first) for key, first, _ in sections] == [("other/article", "daily/article")]
+    first_copy = re.search(r'<div class="text" data-key="daily/article">(.*?)</div>', sections[0][2], re.S)
+    shown = html.unescape(re.sub(r"<[^>]+>", "", first_copy.group(1)))
+    assert BRIDGE_LAST in shown and bridge(2) not in shown  # the complete article's text, not the excerpt's
