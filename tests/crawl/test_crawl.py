@@ -26,7 +26,7 @@ from support.crawls import (
     settings_for,
     url_path,
 )
-from support.local_site import ARTICLES, REPRINT_OF, BadItemsSpider, MovedSpider, NewsSpider, UpdatedSpider
+from support.local_site import ARTICLES, REPRINT_OF, ROUNDUP_OF, BadItemsSpider, MovedSpider, NewsSpider, UpdatedSpider
 
 from scrapy_neardup.stores.memory import MemoryStore
 
@@ -675,6 +675,17 @@ def test_an_item_class_without_the_replaces_field_passes_without_it(local_site, 
     assert result.paths() == PORTAL_FIRST[:3]
     assert result.neardup["neardup/replaces_field_missing"] == 1
     assert sum("has no field 'replaces' (NEARDUP_REPLACES_FIELD)" in r.getMessage() for r in caplog.records) == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_roundup_page_seen_first_drops_none_of_the_articles_it_carries(local_site, tmp_path):
+    """A hostile page carrying three stories in full, crawled before them: every article
+    passes, and a reprint of one of them is still dropped as a duplicate of the article."""
+    paths = ["/hostile/roundup.html", *ROUNDUP_OF, "/b/metro.html"]
+    result = yield run(settings_for(tmp_path / "store"), NewsSpider, root=local_site.root, paths=paths)
+    assert result.paths() == paths[:-1]
+    assert [(url_path(i["url"]), name) for i, name in result.dropped] == [("/b/metro.html", "NearDuplicateItem")]
+    assert result.neardup["neardup/unique"] == 4 and result.neardup["neardup/duplicate"] == 1
 
 
 @pytest_twisted.inlineCallbacks
