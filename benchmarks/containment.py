@@ -48,6 +48,8 @@ FLOOR_AGREE = 0.95  # the two orders agree
 CEILING_QUOTE = 0.005  # quoting texts and digests called duplicates
 CEILING_TEMPLATE = 0.005  # template reports called duplicates of another report
 FLOOR_REPOST = 0.97  # reposts matched to their own report
+FLOOR_LONGEST = 0.95  # with longest, the complete article replaces its excerpt (20-95%)
+LONGEST_SHARE = (0.20, 0.95)
 
 EXCERPT_SHARE = (0.20, 0.60)
 DIGEST_ITEMS = (3, 8)
@@ -106,12 +108,14 @@ def _pools(data: Path, rng: random.Random) -> tuple[list[dict], list[dict]]:
     return longs, shorts
 
 
-def excerpt_pairs(longs: list[dict], rng: random.Random, count: int) -> list[tuple[str, str, float]]:
+def excerpt_pairs(
+    longs: list[dict], rng: random.Random, count: int, shares: tuple[float, float] = EXCERPT_SHARE
+) -> list[tuple[str, str, float]]:
     """(excerpt, complete article, share of the article's content in the excerpt)."""
     pairs = []
     for article in longs[:count]:
         text = article["text"].strip()
-        share = rng.uniform(*EXCERPT_SHARE)
+        share = rng.uniform(*shares)
         body = lead(text, share)
         source = rng.choice([s[1] for s in SITES])
         head = rng.choice(
@@ -296,6 +300,20 @@ def run(data: Path, seed: int, store_uri: str, sizes: dict[str, int]) -> bool:
         bucket = f"{int(share * 10) * 10}-{int(share * 10) * 10 + 10}%"
         by_share[bucket, "n"] += 1
         by_share[bucket, "both"] += found["excerpt first"][p] and found["complete first"][p]
+
+    # NEARDUP_PREFER = "longest": excerpts of 20-95% first, the complete article later takes
+    # their place; a second copy of the same length (commas changed) never does.
+    wide = excerpt_pairs(longs[:half], random.Random(seed + 2), sizes["excerpts"], LONGEST_SHARE)
+    wide = [(e, c, share) for e, c, share in wide if share < 1.0]  # leads that left something out
+    docs = _stream([(e, c) for e, c, _ in wide], random.Random(seed + 2), "l", ("excerpt", "complete"))
+    seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, prefer="longest"))
+    replaced = sum(v.status != DUPLICATE and v.replaces == f"l/{p}-a" for p, v in seconds.items())
+    floor("longest: the complete article replaces its excerpt (20-95%)", replaced, len(seconds), FLOOR_LONGEST)
+    same = [(c, c.replace("，", ",")) for _, c, _ in wide]
+    docs = _stream(same, random.Random(seed + 3), "s", ("complete", "complete"))
+    seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, prefer="longest"))
+    flipped = sum(v.replaces is not None for v in seconds.values())
+    floor("longest: copies of one length that replace the stored one", flipped, len(seconds), 0.0, at_least=False)
 
     # Quoting texts and their stories, each order.
     quotes = quote_pairs(longs[half:], shorts, rng, sizes["quotes"])

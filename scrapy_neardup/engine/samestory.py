@@ -99,6 +99,7 @@ class Judgement:
     position: str | None = None  # where the shared passage sits in the larger text: OPENING, SCATTERED, INSIDE
     continuity: float | None = None  # how much the larger text's own parts tell the same story (0-1)
     reach: float | None = None  # share of the larger text's own parts where words of the passage come back
+    dateline: bool = False  # a news dateline starts another story in the larger text's own parts
     agreement: float | None = None  # share of the smaller text's story words the larger has
     other_figures: int = 0  # figures of the smaller text missing from the larger
     figures: int = 0  # figures of the smaller text compared
@@ -116,7 +117,9 @@ class Judgement:
             )
         if self.rule == QUOTED_STORY:
             where = "opens" if self.position == OPENING else "is not the start of"
-            if self.continuity is None:
+            if self.dateline:
+                goes_on = "a dateline in the rest starts another story"
+            elif self.continuity is None:
                 goes_on = "the rest repeats no words of it"
             else:
                 goes_on = (
@@ -189,13 +192,16 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     floor = thresholds.inside_continuity if where == INSIDE else thresholds.continuity
     # An excerpt is found whole in the article; a smaller text with more of its own quotes it.
     held = thresholds.forgiving(_held(small.sketch, large.sketch, containment), small.chars)
-    same = held >= EXCERPT_WHOLE and continuity is not None and continuity >= floor and reach >= REACH
+    # A dateline in the larger text's own parts starts another story there: a roundup.
+    another = large.story_words is not None and bool(large.story_words.datelines & own & ~passage)
+    same = held >= EXCERPT_WHOLE and continuity is not None and continuity >= floor and reach >= REACH and not another
     return found(
         LEAD_EXCERPT if same else QUOTED_STORY,
         same,
         position=where,
         continuity=continuity,
         reach=reach,
+        dateline=another,
         extends=extends and same,
     )
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +58,7 @@ class StoryWords:
     idf: np.ndarray  # uint8: IDF * WEIGHT_SCALE
     spread: np.ndarray  # uint16: bit i set when the word occurs in the i-th of BINS parts of the text
     figures: np.ndarray  # uint32, sorted, at most FIGURES
+    datelines: int = 0  # bit i set when a news dateline starts a story in the i-th of BINS parts
 
     @classmethod
     def empty(cls) -> StoryWords:
@@ -184,6 +186,7 @@ def story_words_of(content: np.ndarray, compiled: bool = True) -> StoryWords:
             np.frombuffer(idf, dtype=np.uint8),
             np.frombuffer(spread, dtype=np.uint16),
             np.frombuffer(figures, dtype=np.uint32),
+            datelines_of(content),
         )
     length = len(content)
     content = content.astype(np.uint32)
@@ -212,7 +215,33 @@ def story_words_of(content: np.ndarray, compiled: bool = True) -> StoryWords:
         idf=np.minimum(np.floor(idf[order] * WEIGHT_SCALE + 0.5), 255).astype(np.uint8),
         spread=spread,
         figures=figures_of(content),
+        datelines=datelines_of(content),
     )
+
+
+# A news dateline as the content characters keep it (punctuation and spaces gone): an agency or
+# paper, a place, a day, 电 ("新华社北京1月12日电", "本报珀斯１月１１日电"), or 本报讯. Each starts a
+# story; an article has one at most, a roundup of agency stories one for each.
+DATELINE = re.compile(
+    r"(?:新华社|中新社|本报)[\u4e00-\u9fff]{0,10}?(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})月"
+    r"(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})日电|本报讯"
+)
+
+
+# A dateline starts a story when a story follows it; one near the end of a text closes it
+# ("……（新华社北京1月6日电）"), as many papers print it.
+STORY_AFTER_DATELINE = 60
+
+
+def datelines_of(content: np.ndarray) -> int:
+    """The parts (a bit each, of BINS) of ``content`` in which a news dateline starts."""
+    content = np.asarray(content, dtype=np.uint32)
+    text = content.astype("<u4").tobytes().decode("utf-32-le", "replace")
+    found = 0
+    for match in DATELINE.finditer(text):
+        if len(text) - match.end() >= STORY_AFTER_DATELINE:  # not a closing attribution
+            found |= 1 << (match.start() * BINS // max(1, len(text)))
+    return found
 
 
 def figures_of(content: np.ndarray) -> np.ndarray:

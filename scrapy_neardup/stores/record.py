@@ -31,7 +31,7 @@ _STORY = struct.Struct("<QQB")  # story id, replaced id, length of the source
 # The next bit says that the story words follow (and the sketch's places follow its hashes):
 # what tells a passage shared by two stories from one story told twice (engine.samestory).
 _WORDS_FLAG = 0x4000
-_WORDS = struct.Struct("<BBQ")  # story words, figures, the text's digest
+_WORDS = struct.Struct("<BBQH")  # story words, figures, the text's digest, its datelines
 
 
 @dataclass
@@ -71,7 +71,7 @@ class DocRecord:
             found = self.story_words
             words = b"".join(
                 [
-                    _WORDS.pack(len(found.words), len(found.figures), self.digest),
+                    _WORDS.pack(len(found.words), len(found.figures), self.digest, found.datelines),
                     found.words.astype("<u4").tobytes(),
                     found.idf.tobytes(),
                     found.spread.astype("<u2").tobytes(),
@@ -127,14 +127,15 @@ class DocRecord:
             offset += source_length
         story_words, digest = None, 0
         if has_words:
-            nwords, nfigures, digest = _WORDS.unpack_from(data, offset)
+            nwords, nfigures, digest, datelines = _WORDS.unpack_from(data, offset)
             offset += _WORDS.size
             parts = []
             for dtype, count in ((np.uint32, nwords), (np.uint8, nwords), (np.uint16, nwords), (np.uint32, nfigures)):
                 stored = np.dtype(dtype).newbyteorder("<")
                 parts.append(np.frombuffer(data, dtype=stored, count=count, offset=offset).astype(dtype))
                 offset += count * stored.itemsize
-            story_words = StoryWords(*parts)
+            words, idf, spread, figures = parts
+            story_words = StoryWords(words, idf, spread, figures, datelines)
             hashes = (len(data) - offset) // 5
             sketch = Sketch.from_bytes(data[offset : offset + 4 * hashes], sketch_size, data[offset + 4 * hashes :])
         else:
