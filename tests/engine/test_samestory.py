@@ -3,7 +3,7 @@ which are not (a text quoting a story, a roundup, a template report with other f
 fed in both orders on the three stores, and the rule's own answer (engine.samestory)."""
 
 import pytest
-from samestory_texts import BRIDGE, CLINIC, ROUNDUP_STORIES, bridge, letter, repost, roundup, weather
+from support.samestory_texts import BRIDGE, CLINIC, ROUNDUP_STORIES, bridge, letter, repost, roundup, weather
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, open_store
 from scrapy_neardup.engine.prefer import policy_from
