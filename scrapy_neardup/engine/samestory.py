@@ -192,8 +192,9 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     floor = thresholds.inside_continuity if where == INSIDE else thresholds.continuity
     # An excerpt is found whole in the article; a smaller text with more of its own quotes it.
     held = thresholds.forgiving(_held(small.sketch, large.sketch, containment), small.chars)
-    # A dateline in the larger text's own parts starts another story there: a roundup.
-    another = large.story_words is not None and bool(large.story_words.datelines & own & ~passage)
+    # After an opening passage, a dateline in the larger text's own parts starts another story
+    # there: a roundup. (Paragraphs picked out of an article may skip one of its datelines.)
+    another = where == OPENING and large.story_words is not None and bool(large.story_words.datelines & own & ~passage)
     same = held >= EXCERPT_WHOLE and continuity is not None and continuity >= floor and reach >= REACH and not another
     return found(
         LEAD_EXCERPT if same else QUOTED_STORY,
