@@ -485,15 +485,11 @@ class Detector:
         now: float,
     ) -> Match | None:
         """The earliest stored story's document that the rule confirms one story with the
-        record, with how it matched. With a policy (``prefer``), the closest such document
-        (highest Jaccard; of equally close ones, the earliest story's): a story's copies then
-        change places, and after an excerpt stored as a story of its own and its complete
-        article stored as another, a reprint of the article belongs to the article's story."""
+        record, with how it matched; within a story, a replacing copy first."""
         if not candidates:
             return None  # most new stories: no need for the key sets below
         not_before = now - self.ttl if self.ttl else float("-inf")
         own_sentences, own_sketches = _own_keys(probe)
-        best: Match | None = None
         # Stories in the order they were first seen; within one, a replacing copy first.
         for other in sorted(candidates, key=lambda r: (r.story_id, -r.doc_id)):
             if other.doc_id == record.doc_id or other.time < not_before:
@@ -508,11 +504,9 @@ class Detector:
             if not methods:
                 continue  # shares a SimHash table key but is farther than k: not a candidate
             judgement = judge(record, other, self.thresholds)
-            if judgement.same_story and (best is None or judgement.jaccard > best[2].jaccard):
-                best = other, "+".join(methods), judgement
-                if self.prefer is None:
-                    break
-        return best
+            if judgement.same_story:
+                return other, "+".join(methods), judgement
+        return None
 
     def commit(self, verdict: Verdict) -> None:
         """Make a reserved unique document permanent (its item was stored)."""

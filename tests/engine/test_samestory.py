@@ -153,23 +153,6 @@ def test_a_store_of_the_previous_format_is_refused_at_open_with_the_versions(sto
         open_store(store_uri)
 
 
-def test_longest_matches_a_copy_to_the_story_holding_its_closest_copy(store_uri):
-    """An excerpt and its complete article stored as two stories (the article added anyway,
-    as an editor may): a reprint of the article belongs to the article's story; it neither
-    replaces the excerpt nor leaves two complete copies stored."""
-    fingerprinter = Fingerprinter()
-    with open_store(store_uri) as store:
-        detector = Detector(store, fingerprinter=fingerprinter, prefer=policy_from("longest"))
-        excerpt = detector.check("portal/excerpt", bridge(2))
-        editor = Detector(store, fingerprinter=fingerprinter)  # "add anyway", without a policy
-        article = editor.check_fingerprint("daily/article", fingerprinter.fingerprint(bridge()), force=True)
-        assert article.relative_of == "portal/excerpt" and article.similar_id != excerpt.similar_id
-        reprint = detector.check("other/article", "转载自清江日报\n" + bridge())
-        assert reprint.status == DUPLICATE and reprint.duplicate_of == "daily/article"
-        assert reprint.similar_id == article.similar_id and reprint.replaces is None
-        assert sorted(r.key for r in store.records()) == ["daily/article", "portal/excerpt"]
-
-
 def test_the_review_page_shows_the_text_of_the_copy_it_names(tmp_path):
     """With longest, the complete article takes the excerpt's place; a later copy's section
     names the complete article and shows its text, not the excerpt's."""
