@@ -77,7 +77,10 @@ def explain_pair(args: argparse.Namespace) -> int:
             round(found.jaccard, 4),
             found.distance,
         )
-        body = f'<p class="signals">{html.escape(_verdict_line(found, thresholds))}</p>\n'
+        body = (
+            f'<p class="signals">{html.escape(_verdict_line(found, thresholds))}</p>\n'
+            f'<p class="signals">{html.escape(found.judgement.reason("A", "B"))}</p>\n'
+        )
         document = page(f"neardup explain: {args.a} / {args.b}", body + pair_section(pair, found.alignment))
         try:
             write_file(args.html, document)
@@ -142,6 +145,7 @@ def _explained(
     alignment = found.alignment
     lines = [
         f"verdict: {_verdict_line(found, thresholds)}",
+        f"rule: {found.judgement.reason('A', 'B')}",
         f"containment: {found.containment:.4f} (needed {needed_c}, with up to {thresholds.allowance} "
         "characters of additions forgiven)",
         f"jaccard: {found.jaccard:.4f} (needed {needed_j})",

@@ -422,6 +422,9 @@ class NearDupPipeline:
             self.log.inc("unique")
             if verdict.updated:
                 self.log.inc("updated")
+                self.log.log(
+                    logging.INFO, "scrapy-neardup: %s was updated since it was stored: %s", verdict.key, verdict.change
+                )
             if verdict.replaces is not None:
                 self.log.inc("replaced")
         else:

@@ -24,13 +24,14 @@ from ..stores import Probe, Reservation, Store
 from ..stores.base import REPLACED
 from ..stores.record import COMMITTED, PENDING, DocRecord, clip_key
 from .prefer import Copy, Policy, source_of
+from .samestory import Judgement, judge, same_text, what_changed
 from .verdicts import DUPLICATE, METHODS, MIN_SIMILARITY, REVISIT, SHORT, UNIQUE, Similar, Thresholds, Verdict
 
 logger = logging.getLogger(__name__)
 
 
-# A verified match: the first stored copy, how it matched, Jaccard and containment.
-Match = tuple[DocRecord, str, float, float]
+# A verified match: the first stored copy, how it was found, and the rule's judgement.
+Match = tuple[DocRecord, str, Judgement]
 
 
 @dataclass
@@ -339,6 +340,8 @@ class Detector:
             chars=fp.chars,
             state=PENDING if reserve else COMMITTED,
             source=source if self.prefer is not None else "",
+            story_words=fp.story_words,
+            digest=fp.digest,
         )
         sketch_keys = self.thresholds.sketch_keys(fp, self.recipe) if "sketch" in self.methods else []
         probe = Probe(
@@ -353,11 +356,25 @@ class Detector:
     def _verdict(self, key: str, fp: Fingerprint, reservation: Reservation, outcome: _Outcome) -> Verdict:
         match = outcome.match
         if outcome.updated:  # a new text under a stored key: it takes the old one's place
-            story = outcome.replace.story_id  # type: ignore[union-attr]
-            return Verdict(key, UNIQUE, reservation.doc_id, story, chars=fp.chars, stored=True, updated=True)
+            previous = outcome.replace
+            assert previous is not None
+            judgement = judge(fp, previous, self.thresholds)
+            return Verdict(
+                key,
+                UNIQUE,
+                reservation.doc_id,
+                previous.story_id,
+                jaccard=round(judgement.jaccard, 4),
+                containment=round(judgement.containment, 4),
+                chars=fp.chars,
+                stored=True,
+                updated=True,
+                change=what_changed(previous.chars, fp.chars, judgement),
+            )
         if match is None:
             return Verdict(key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True)
-        first, method, jaccard, containment = match
+        first, method, judgement = match
+        jaccard, containment = judgement.jaccard, judgement.containment
         if outcome.revisit:
             # The same document seen again (a re-crawled URL, a resumed batch): not a reprint.
             return Verdict(
@@ -393,7 +410,8 @@ class Detector:
 
     def _forced(self, key: str, fp: Fingerprint, reservation: Reservation, match: Match) -> Verdict:
         """A duplicate filed with ``force``: a story of its own, related to the copy it matched."""
-        first, method, jaccard, containment = match
+        first, method, judgement = match
+        jaccard, containment = judgement.jaccard, judgement.containment
         return Verdict(
             key,
             UNIQUE,
@@ -417,10 +435,8 @@ class Detector:
         the last word (the new copy may beat it, or it replaced the copy matched).
         """
         previous = self._stored_under_key(record, candidates, now)
-        if previous is not None:
-            jaccard, containment = resemblance(record.sketch, previous.sketch)
-            if self.thresholds.accepts(jaccard, containment, min(record.chars, previous.chars)):
-                return _Outcome((previous, "key", jaccard, containment), revisit=True)
+        if previous is not None and same_text(record, previous):
+            return _Outcome((previous, "key", judge(record, previous, self.thresholds)), revisit=True)
         match = self._best_match(record, probe, [c for c in candidates if c.key != record.key], now)
         if match is None and previous is not None:
             return _Outcome(None, replace=previous, updated=True)
@@ -428,11 +444,11 @@ class Detector:
             return _Outcome(match)
         first = match[0]
         if first.state == PENDING:
-            return _Outcome(match, waits_for=first.doc_id, recheck=self._wins(record, first))
+            return _Outcome(match, waits_for=first.doc_id, recheck=self._wins(record, first, match[2]))
         for other in candidates:
             if other.replaces == first.doc_id and other.state == PENDING and other.doc_id != record.doc_id:
                 return _Outcome(match, waits_for=other.doc_id, recheck=True)
-        if self._wins(record, first):
+        if self._wins(record, first, match[2]):
             return _Outcome(match, replace=first)
         return _Outcome(match)
 
@@ -446,10 +462,13 @@ class Detector:
         ]
         return max(same, key=lambda other: other.doc_id) if same and record.key else None
 
-    def _wins(self, record: DocRecord, stored: DocRecord) -> bool:
-        """The policy's answer; a policy that fails keeps the stored copy (said once)."""
-        new = Copy(record.key, record.chars, source_of(record.key, record.source))
-        old = Copy(stored.key, stored.chars, source_of(stored.key, stored.source))
+    def _wins(self, record: DocRecord, stored: DocRecord, judgement: Judgement) -> bool:
+        """The policy's answer; a policy that fails keeps the stored copy (said once).
+        ``judgement`` (the pair's, new copy first) says which copy extends the other."""
+        new_extends = judgement.extends and judgement.larger == 0
+        old_extends = judgement.extends and judgement.larger == 1
+        new = Copy(record.key, record.chars, source_of(record.key, record.source), new_extends)
+        old = Copy(stored.key, stored.chars, source_of(stored.key, stored.source), old_extends)
         try:
             return bool(self.prefer(new, old))  # type: ignore[misc]
         except Exception as exc:
@@ -465,7 +484,8 @@ class Detector:
         candidates: list[DocRecord],
         now: float,
     ) -> Match | None:
-        """The earliest stored story's document that verification confirms, with how it matched."""
+        """The earliest stored story's document that the rule confirms one story with the
+        record, with how it matched; within a story, a replacing copy first."""
         if not candidates:
             return None  # most new stories: no need for the key sets below
         not_before = now - self.ttl if self.ttl else float("-inf")
@@ -483,10 +503,9 @@ class Detector:
                 methods.append("simhash")
             if not methods:
                 continue  # shares a SimHash table key but is farther than k: not a candidate
-            jaccard, containment = resemblance(record.sketch, other.sketch)
-            excerpt = record.chars < other.chars
-            if self.thresholds.accepts(jaccard, containment, min(record.chars, other.chars), excerpt):
-                return other, "+".join(methods), jaccard, containment
+            judgement = judge(record, other, self.thresholds)
+            if judgement.same_story:
+                return other, "+".join(methods), judgement
         return None
 
     def commit(self, verdict: Verdict) -> None:

@@ -17,9 +17,6 @@ from ..dotted import load_dotted
 
 PREFER_CHOICES = ("first", "longest", "source")
 
-# A later copy holding this much more content replaces a stored copy it contains.
-LONGER_BY = 1.15
-
 
 @dataclass(frozen=True)
 class Copy:
@@ -28,6 +25,9 @@ class Copy:
     key: str  # usually the URL
     chars: int  # content characters (letters, digits, CJK), as the engine counts them
     source: str  # the site: the source field, else the key's host without "www."
+    # This copy holds the other one whole and adds at least one sentence of the same story
+    # (the engine's judgement, engine.samestory): the complete article beside its excerpt.
+    extends: bool = False
 
 
 # (new copy, stored copy) -> True when the new copy should replace the stored one.
@@ -49,10 +49,10 @@ def source_of(key: str, given: str = "") -> str:
 
 
 def prefer_longest(new: Copy, stored: Copy) -> bool:
-    """The complete article over an excerpt: a copy with at least 15% more content
-    characters. The engine has verified already that the smaller text is contained in the
-    larger, so the longer copy holds the stored one."""
-    return new.chars >= LONGER_BY * stored.chars
+    """The complete article over an excerpt: a copy that holds the stored one whole and adds
+    at least one sentence of the same story. Two copies of one length never replace each
+    other, nor does a copy whose extra length is a line of dressing."""
+    return new.extends
 
 
 class PreferSources:

@@ -35,17 +35,21 @@ def methods_from(value: str | Sequence[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Thresholds:
-    """When a candidate counts as the same story.
+    """When a candidate counts as the same story (the rule itself: :mod:`.samestory`).
 
     A reprint keeps most of its shingles: containment of the smaller text in the larger is
     high even when the end was cut (a 75% cut keeps containment near 1, Jaccard near 0.75).
     Two articles sharing a disclaimer or a quoted sentence share a small part of either.
     Reprints also add lines of their own (banner, editor, promotion): ``allowance`` content
-    characters of the smaller text, at most a fifth of it, may be such additions. The
-    Jaccard floor keeps a roundup that contains a whole stored article from being dropped.
-    A text that is itself the smaller one, contained in a stored text, adds nothing of its
-    own: an excerpt (some of the paragraphs under a source line) or a cut copy. Its floor is
-    the lower ``excerpt_jaccard``: a part of a stored story, not a story told around it.
+    characters of the smaller text, at most a fifth of it, may be such additions. A smaller
+    text found whole in the larger needs only ``excerpt_jaccard``: a cut copy or an excerpt.
+
+    Sharing much is not enough: a smaller text holding at most ``quote_share`` of the larger
+    may be a story the larger quotes or collects, so it is the same story only as the
+    larger's lead excerpt, with at least ``continuity`` of the weight of the words the larger
+    repeats after that lead found in the lead too. Texts whose figures differ in
+    ``other_figures`` places or more (and in a third of the smaller's) are other facts told
+    with one template.
     """
 
     containment: float = 0.7
@@ -63,9 +67,23 @@ class Thresholds:
     # An entry service judges shorter texts: a script library's line is a text of its own,
     # while a crawled page with a caption of a few words is no article (``neardup serve``).
     entry_min_chars: ClassVar[int] = 20
+    # The rule telling a story from a text that quotes it or a report of other facts (samestory).
+    quote_share: float = 0.5
+    continuity: float = 0.2
+    inside_continuity: float = 0.5
+    other_figures: int = 3
 
     def __post_init__(self) -> None:
-        for name in ("containment", "jaccard", "short_containment", "short_jaccard", "excerpt_jaccard"):
+        for name in (
+            "containment",
+            "jaccard",
+            "short_containment",
+            "short_jaccard",
+            "excerpt_jaccard",
+            "quote_share",
+            "continuity",
+            "inside_continuity",
+        ):
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise ValueError(f"threshold {name} must be in (0, 1], got {value}")
@@ -75,6 +93,8 @@ class Thresholds:
             raise ValueError(f"allowance must not be negative, got {self.allowance}")
         if not 0 <= self.short_sketch_keys <= MAX_SKETCH_KEYS:
             raise ValueError(f"short_sketch_keys must be between 0 and {MAX_SKETCH_KEYS}, got {self.short_sketch_keys}")
+        if self.other_figures < 1:
+            raise ValueError(f"other_figures must be at least 1, got {self.other_figures}")
 
     def sketch_keys(self, fp: Fingerprint, recipe: Recipe) -> list[int]:
         """The sketch keys ``fp`` is filed and looked up under: the recipe's number, or
@@ -97,16 +117,17 @@ class Thresholds:
             short_containment=max(containment, default.short_containment),
         )
 
-    def accepts(self, jaccard: float, containment: float, smaller_chars: int, excerpt: bool = False) -> bool:
-        """``containment`` is the share of the smaller text's shingles found in the other;
-        ``excerpt``: the text judged is that smaller text (not the stored one)."""
+    def forgiving(self, containment: float, smaller_chars: int) -> float:
+        """``containment`` (the share of the smaller text's shingles found in the other) with
+        the smaller text's own additions forgiven: ``allowance`` characters, a fifth at most."""
         allowance = min(self.allowance, smaller_chars // 5)
-        forgiving = min(1.0, containment * smaller_chars / max(1, smaller_chars - allowance))
-        short = smaller_chars < self.short_chars
-        floor = self.short_jaccard if short else self.jaccard
-        if excerpt:
-            floor = min(floor, self.excerpt_jaccard)
-        return forgiving >= (self.short_containment if short else self.containment) and jaccard >= floor
+        return min(1.0, containment * smaller_chars / max(1, smaller_chars - allowance))
+
+    def containment_floor(self, smaller_chars: int) -> float:
+        return self.short_containment if smaller_chars < self.short_chars else self.containment
+
+    def jaccard_floor(self, smaller_chars: int) -> float:
+        return self.short_jaccard if smaller_chars < self.short_chars else self.jaccard
 
 
 @dataclass
@@ -132,9 +153,10 @@ class Verdict:
     # pending one replaced the copy this verdict names).
     waits_for: int | None = None
     recheck: bool = False
-    # A new text under a key whose stored text it does not match (an updated article): it took
-    # that document's place (its similar_id stays the key's).
+    # A new text under a key whose stored text it is not, after normalisation (an updated
+    # article): it took that document's place (its similar_id stays the key's).
     updated: bool = False
+    change: str | None = None  # for an updated text, what changed (for the log)
     # Filed with ``force`` though it matches a stored copy (an editor's "add anyway"): the key
     # of that copy. The text is a story of its own, a relative of that copy, not its duplicate.
     relative_of: str | None = None

@@ -244,9 +244,12 @@ typedef struct {
     Py_ssize_t nkeys;
     uint64_t sketch_keys[16]; /* low SKETCH_KEY_BITS bits of the smallest sketch hashes' shingles */
     Py_ssize_t nsketch_keys;
+    unsigned char *places; /* the place (0-255) of each kept sketch hash's first shingle */
 } Parts;
 
 static const int SKETCH_KEY_BITS = 40; /* sketch.SKETCH_KEY_BITS */
+static const double UNKNOWN_IDF = 10.0;       /* storywords.UNKNOWN_IDF */
+static const double WORD_WEIGHT_SCALE = 16.0; /* storywords.WEIGHT_SCALE */
 
 static int compute_parts(Parts *p) {
     const uint32_t *codes = p->codes;
@@ -357,6 +360,30 @@ static int compute_parts(Parts *p) {
         }
         for (Py_ssize_t j = 0; j < m; j++) p->sketch_keys[j] &= (1ULL << SKETCH_KEY_BITS) - 1;
         p->nsketch_keys = m;
+
+        /* Places (sketch.first_places): for each kept hash, where its first shingle starts,
+         * as position * 256 // content characters. */
+        Py_ssize_t take = p->distinct < p->sketch_size ? p->distinct : p->sketch_size;
+        p->places = (unsigned char *)PyMem_RawMalloc(take + 1);
+        if (!p->places) return -1;
+        memset(p->places, 0, take + 1);
+        unsigned char *placed = (unsigned char *)PyMem_RawMalloc(take + 1);
+        if (!placed) return -1;
+        memset(placed, 0, take + 1);
+        for (Py_ssize_t i = 0; take > 0 && i < count; i++) {
+            uint32_t top = (uint32_t)(p->whole[i] >> 32);
+            if (top > p->hashes[take - 1]) continue;
+            Py_ssize_t lo = 0, hi = take;
+            while (lo < hi) {
+                Py_ssize_t mid = (lo + hi) / 2;
+                if (p->hashes[mid] < top) lo = mid + 1; else hi = mid;
+            }
+            if (lo < take && p->hashes[lo] == top && !placed[lo]) {
+                placed[lo] = 1;
+                p->places[lo] = (unsigned char)((int64_t)i * 256 / chars);
+            }
+        }
+        PyMem_RawFree(placed);
 #if !PY_LITTLE_ENDIAN
         for (Py_ssize_t i = 0; i < p->distinct; i++) p->hashes[i] = swap32(p->hashes[i]);
 #endif
@@ -381,11 +408,13 @@ static PyObject *list_of_u64(const uint64_t *values, Py_ssize_t n) {
 /*
  * parts(codes, ends, content, min_chars, simhash_sentences, key_count, sketch_size, width,
  *       sketch_key_count)
- *   -> (simhash_text, sentence_keys, sketch_bytes, sketch_distinct, content_chars, sketch_keys)
+ *   -> (simhash_text, sentence_keys, sketch_bytes, sketch_distinct, content_chars, sketch_keys,
+ *       sketch_places, content)
  *
  * ``codes`` are folded code points (uint32), ``ends`` and ``content`` the per-BMP-code-point
  * tables of text.py (bool). See Fingerprinter.fingerprint for the meaning of each output;
- * the sketch bytes are little-endian uint32, at most ``sketch_size`` of them.
+ * the sketch bytes are little-endian uint32, at most ``sketch_size`` of them, and the places
+ * one byte each; ``content`` is the content characters, native uint32 (for story_words).
  */
 static PyObject *py_parts(PyObject *self, PyObject *args) {
     PyObject *codes_obj, *ends_obj, *content_obj;
@@ -397,6 +426,7 @@ static PyObject *py_parts(PyObject *self, PyObject *args) {
         return NULL;
     Buffer codes_b = {0}, ends_b = {0}, content_b = {0};
     PyObject *result = NULL, *text = NULL, *keys = NULL, *sketch = NULL, *sketch_keys = NULL;
+    PyObject *places = NULL, *content = NULL;
     int failed;
 
     if (get_buffer(codes_obj, &codes_b, 4, "codes") < 0 ||
@@ -433,14 +463,21 @@ static PyObject *py_parts(PyObject *self, PyObject *args) {
 
     sketch_keys = list_of_u64(p.sketch_keys, p.nsketch_keys);
     if (!sketch_keys) goto done;
+    places = PyBytes_FromStringAndSize(take && p.places ? (const char *)p.places : "", take && p.places ? take : 0);
+    if (!places) goto done;
+    content = PyBytes_FromStringAndSize(p.chars ? (const char *)p.content : "", p.chars * 4);
+    if (!content) goto done;
 
-    result = Py_BuildValue("(OOOnnO)", text, keys, sketch, p.distinct, p.chars, sketch_keys);
+    result = Py_BuildValue("(OOOnnOOO)", text, keys, sketch, p.distinct, p.chars, sketch_keys, places, content);
 
 done:
     Py_XDECREF(text);
     Py_XDECREF(keys);
     Py_XDECREF(sketch);
     Py_XDECREF(sketch_keys);
+    Py_XDECREF(places);
+    Py_XDECREF(content);
+    PyMem_RawFree(p.places);
     PyMem_RawFree(p.content);
     PyMem_RawFree(p.spans);
     PyMem_RawFree(p.hashes);
@@ -449,6 +486,210 @@ done:
     release(&codes_b);
     release(&ends_b);
     release(&content_b);
+    return result;
+}
+
+/* ------------------------------------------------------------------ story words (storywords.py) */
+
+static inline int is_han(uint32_t c) { return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF); }
+
+typedef struct {
+    uint32_t pair;
+    float idf;
+    double score;
+    uint16_t spread;
+} StoryWord;
+
+typedef struct {
+    uint32_t pair; /* 0: an empty slot (no pair of Chinese characters has code 0) */
+    float idf;
+} PairSlot;
+
+/* Heaviest first; equal scores by pair code (numpy's lexsort on (code, -score)). */
+static int heavier_first(const void *a, const void *b) {
+    const StoryWord *x = (const StoryWord *)a, *y = (const StoryWord *)b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return x->pair < y->pair ? -1 : (x->pair > y->pair);
+}
+
+static int u32_order(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+/* Stable LSD radix sort of 64-bit items by their top 32 bits (the bottom 32 keep their order). */
+static void radix_sort_high32(uint64_t *a, uint64_t *tmp, Py_ssize_t n) {
+    Py_ssize_t count[256];
+    for (int shift = 32; shift < 64; shift += 8) {
+        memset(count, 0, sizeof(count));
+        for (Py_ssize_t i = 0; i < n; i++) count[(a[i] >> shift) & 0xFF]++;
+        Py_ssize_t total = 0;
+        for (int d = 0; d < 256; d++) {
+            Py_ssize_t c = count[d];
+            count[d] = total;
+            total += c;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) tmp[count[(a[i] >> shift) & 0xFF]++] = a[i];
+        uint64_t *swap = a;
+        a = tmp;
+        tmp = swap;
+    }
+}
+
+/*
+ * story_words(content, slots, function, tf_factors, max_words, bins, max_figures)
+ *   -> (words, idf_bytes, spread, figures)
+ *
+ * storywords.story_words_of: ``content`` native uint32 content characters; ``slots`` the
+ * pair table as open addressing (a power of two of (uint32 pair, float32 idf) slots, probed
+ * from pair * 0x9E3779B1); ``function`` a bool per BMP code point;
+ * ``tf_factors`` float64, 1 + ln(count) by count. Outputs native uint32 words, uint8 IDF
+ * bytes, uint16 spreads and the sorted uint32 figure hashes.
+ */
+static PyObject *py_story_words(PyObject *self, PyObject *args) {
+    PyObject *content_obj, *slots_obj, *function_obj, *factors_obj;
+    Py_ssize_t max_words, bins, max_figures;
+    if (!PyArg_ParseTuple(args, "OOOOnnn", &content_obj, &slots_obj, &function_obj, &factors_obj,
+                          &max_words, &bins, &max_figures))
+        return NULL;
+    Buffer content_b = {0}, slots_b = {0}, function_b = {0}, factors_b = {0};
+    PyObject *result = NULL;
+    uint64_t *found = NULL, *tmp = NULL;
+    StoryWord *words = NULL;
+    uint32_t *figures = NULL, *kept_words = NULL;
+    unsigned char *kept_idf = NULL;
+    uint16_t *kept_spread = NULL;
+    if (get_buffer(content_obj, &content_b, 4, "content") < 0 || get_buffer(slots_obj, &slots_b, 8, "slots") < 0 ||
+        get_buffer(function_obj, &function_b, 1, "function") < 0 || get_buffer(factors_obj, &factors_b, 8, "tf_factors") < 0)
+        goto done;
+    Py_ssize_t nslots = slots_b.view.len / 8;
+    if (function_b.view.len < 0x10000 || factors_b.view.len < 16 || bins < 1 || bins > 16 || nslots < 1 ||
+        (nslots & (nslots - 1)) != 0) {
+        PyErr_SetString(PyExc_ValueError, "story_words: bad tables");
+        goto done;
+    }
+    const uint32_t *content = (const uint32_t *)content_b.view.buf;
+    Py_ssize_t n = content_b.view.len / 4;
+    const PairSlot *slots = (const PairSlot *)slots_b.view.buf;
+    uint64_t mask = (uint64_t)nslots - 1;
+    const unsigned char *function = (const unsigned char *)function_b.view.buf;
+    const double *factors = (const double *)factors_b.view.buf;
+    Py_ssize_t nfactors = factors_b.view.len / 8;
+
+    found = (uint64_t *)PyMem_RawMalloc(sizeof(uint64_t) * (n + 1));
+    tmp = (uint64_t *)PyMem_RawMalloc(sizeof(uint64_t) * (n + 1));
+    words = (StoryWord *)PyMem_RawMalloc(sizeof(StoryWord) * (n + 1));
+    figures = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (n + 1));
+    if (!found || !tmp || !words || !figures) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* Pairs of Chinese characters, neither a function character: code << 32 | position. */
+    Py_ssize_t nfound = 0;
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        uint32_t a = content[i], b = content[i + 1];
+        if (is_han(a) && is_han(b) && !function[a] && !function[b])
+            found[nfound++] = ((uint64_t)(a << 16 | b) << 32) | (uint64_t)i;
+    }
+    radix_sort_high32(found, tmp, nfound);
+    Py_ssize_t nwords = 0;
+    for (Py_ssize_t g = 0; g < nfound;) {
+        Py_ssize_t end = g + 1;
+        while (end < nfound && (found[end] >> 32) == (found[g] >> 32)) end++;
+        Py_ssize_t count = end - g;
+        if (count >= 2) {
+            uint32_t pair = (uint32_t)(found[g] >> 32);
+            /* Open addressing (storywords._pair_slots): an empty slot holds pair code 0. */
+            float idf = (float)UNKNOWN_IDF;
+            for (uint64_t slot = (pair * 0x9E3779B1u) & mask;; slot = (slot + 1) & mask) {
+                if (slots[slot].pair == pair) {
+                    idf = slots[slot].idf;
+                    break;
+                }
+                if (slots[slot].pair == 0) break;
+            }
+            uint16_t spread = 0;
+            for (Py_ssize_t k = g; k < end; k++)
+                spread |= (uint16_t)(1u << ((int64_t)(found[k] & 0xFFFFFFFFu) * bins / n));
+            words[nwords].pair = pair;
+            words[nwords].idf = idf;
+            words[nwords].score = (double)idf * factors[count < nfactors ? count : nfactors - 1];
+            words[nwords].spread = spread;
+            nwords++;
+        }
+        g = end;
+    }
+    qsort(words, (size_t)nwords, sizeof(StoryWord), heavier_first);
+    if (nwords > max_words) nwords = max_words;
+
+    /* Figures: runs of digits, each hashed (xxh64 of the UTF-32-LE bytes, low 32 bits); dates
+     * left out. */
+    Py_ssize_t nfigures = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        if (!is_digit(content[i])) {
+            i++;
+            continue;
+        }
+        Py_ssize_t end = i;
+        while (end < n && is_digit(content[end])) end++;
+        if (end < n && (content[end] == 0x5E74 || content[end] == 0x6708 || content[end] == 0x65E5)) {
+            i = end; /* a date (年, 月, 日): left out */
+            continue;
+        }
+        Py_ssize_t from = i, length = end - from;
+        unsigned char small_run[4 * 64], *run = small_run;
+        if (length > 64) {
+            run = (unsigned char *)PyMem_RawMalloc((size_t)length * 4);
+            if (!run) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
+        for (Py_ssize_t k = 0; k < length; k++) {
+            uint32_t c = content[from + k];
+            run[4 * k] = (unsigned char)c;
+            run[4 * k + 1] = (unsigned char)(c >> 8);
+            run[4 * k + 2] = (unsigned char)(c >> 16);
+            run[4 * k + 3] = (unsigned char)(c >> 24);
+        }
+        figures[nfigures++] = (uint32_t)xxh64(run, (size_t)length * 4);
+        if (run != small_run) PyMem_RawFree(run);
+        i = end;
+    }
+    qsort(figures, (size_t)nfigures, sizeof(uint32_t), u32_order);
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t i = 0; i < nfigures; i++)
+        if (i == 0 || figures[i] != figures[i - 1]) figures[distinct++] = figures[i];
+    if (distinct > max_figures) distinct = max_figures;
+
+    kept_words = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (nwords + 1));
+    kept_idf = (unsigned char *)PyMem_RawMalloc(nwords + 1);
+    kept_spread = (uint16_t *)PyMem_RawMalloc(sizeof(uint16_t) * (nwords + 1));
+    if (!kept_words || !kept_idf || !kept_spread) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nwords; i++) {
+        double q = floor((double)words[i].idf * WORD_WEIGHT_SCALE + 0.5);
+        kept_words[i] = words[i].pair;
+        kept_idf[i] = (unsigned char)(q > 255 ? 255 : q);
+        kept_spread[i] = words[i].spread;
+    }
+    result = Py_BuildValue("(y#y#y#y#)", (const char *)kept_words, nwords * 4, (const char *)kept_idf, nwords,
+                           (const char *)kept_spread, nwords * 2, (const char *)figures, distinct * 4);
+
+done:
+    PyMem_RawFree(found);
+    PyMem_RawFree(tmp);
+    PyMem_RawFree(words);
+    PyMem_RawFree(figures);
+    PyMem_RawFree(kept_words);
+    PyMem_RawFree(kept_idf);
+    PyMem_RawFree(kept_spread);
+    release(&content_b);
+    release(&slots_b);
+    release(&function_b);
+    release(&factors_b);
     return result;
 }
 
@@ -832,6 +1073,7 @@ static PyMethodDef methods[] = {
     {"xxh64", py_xxh64, METH_O, "xxh64 (seed 0) of a bytes-like object."},
     {"fold", py_fold, METH_VARARGS, "Folded code points of BMP text, or None for the exact path."},
     {"parts", py_parts, METH_VARARGS, "Sentence keys, SimHash text and sketch of folded code points."},
+    {"story_words", py_story_words, METH_VARARGS, "Story words and figures of content characters."},
     {"overlap", py_overlap, METH_VARARGS, "Values in both of two bottom-k sketches, and the union's size."},
     {"weigh", py_weigh, METH_VARARGS, "SimHash of a token list with integer tf-idf weights."},
     {"index_find", py_index_find, METH_VARARGS, "For each bucket, its lowest ids in an index table."},

@@ -23,6 +23,7 @@ from .kernel import kernel
 from .notices import strip_notices
 from .simhash import simhash
 from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
+from .storywords import StoryWords, story_words_of
 from .tables import cached_arrays, code_signature, file_signature, package_version
 from .text import (
     MIN_SENTENCE_CHARS,
@@ -189,6 +190,17 @@ class Fingerprint:
     # Jaccard resemblance (MinHash), so a reprint whose every long sentence was edited is
     # still found.
     sketch_keys: list[int] = field(default_factory=list)
+    # The words the text repeats, where, and its figures: what tells a shared passage from a
+    # shared story (storywords.py, engine.samestory).
+    story_words: StoryWords = field(default_factory=StoryWords.empty)
+    # The text itself, as normalised content characters: a page crawled again whose digest
+    # differs was changed (an update), not seen again.
+    digest: int = 0
+
+
+def content_digest(content: np.ndarray) -> int:
+    """A 64-bit hash of the content characters (folded, notices left out), never 0."""
+    return xxhash.xxh64_intdigest(np.asarray(content, dtype="<u4").tobytes()) or 1
 
 
 SKETCH_TAG = ((1 << (64 - SKETCH_KEY_BITS)) - 1) << SKETCH_KEY_BITS  # top 24 bits set
@@ -390,13 +402,15 @@ class Fingerprinter:
             chars=len(sentences.content),
             tokens=tokens,
             sketch_keys=sketch_keys_of(sketch_keys),
+            story_words=story_words_of(sentences.content, compiled=False),
+            digest=content_digest(sentences.content),
         )
 
     def _fingerprint_compiled(self, codes: np.ndarray) -> Fingerprint:
         """The same fingerprint as the numpy path below, from the C kernel's loops."""
         recipe = self.recipe
         tables = text_tables()
-        simhash_text, keys, sketch, distinct, chars, sketch_keys = kernel.parts(
+        simhash_text, keys, sketch, distinct, chars, sketch_keys, places, content = kernel.parts(
             codes,
             tables.ends,
             tables.content,
@@ -411,10 +425,12 @@ class Fingerprinter:
         return Fingerprint(
             sentence_keys=keys,
             simhash=simhash_value,
-            sketch=Sketch.from_bytes(sketch, distinct),
+            sketch=Sketch.from_bytes(sketch, distinct, places),
             chars=chars,
             tokens=tokens,
             sketch_keys=sketch_keys_of(sketch_keys),
+            story_words=story_words_of(np.frombuffer(content, dtype=np.uint32)),
+            digest=content_digest(np.frombuffer(content, dtype=np.uint32)),
         )
 
     def _simhash_text(self, codes: np.ndarray, sentences: Sentences, longest: np.ndarray) -> str:

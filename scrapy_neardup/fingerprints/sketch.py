@@ -9,7 +9,7 @@ site disclaimer or a quoted sentence have low values of both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -72,15 +72,29 @@ SKETCH_KEY_BITS = 40
 def sketch_and_keys(codes: np.ndarray, k: int = 128, width: int = 5, keys: int = 4) -> tuple[Sketch, list[int]]:
     """The sketch of ``codes`` and its ``keys`` sketch keys: for each of its smallest hashes,
     the low :data:`SKETCH_KEY_BITS` bits of the smallest whole hash with those top bits."""
-    tops, whole = _distinct_by_top(np.sort(mixed_shingles(codes, width)))
+    shingles = mixed_shingles(codes, width)
+    tops, whole = _distinct_by_top(np.sort(shingles))
     low_bits = whole[:keys] & np.uint64((1 << SKETCH_KEY_BITS) - 1)
-    return Sketch(tops[:k].copy(), len(tops)), low_bits.tolist()
+    kept = tops[:k].copy()
+    return Sketch(kept, len(tops), first_places(shingles, kept, len(codes))), low_bits.tolist()
+
+
+def first_places(shingles: np.ndarray, kept: np.ndarray, length: int) -> np.ndarray:
+    """For each sketch hash of ``kept``, the place (0-255, :func:`.storywords.place_of`) of
+    the first shingle of ``shingles`` (text order) with those top bits."""
+    tops = (shingles >> np.uint64(32)).astype(np.uint32)
+    order = np.argsort(tops, kind="stable")  # equal tops keep text order: the first comes first
+    ordered = tops[order]
+    first = np.searchsorted(ordered, kept)
+    return (order[first].astype(np.int64) * 256 // max(1, length)).astype(np.uint8)
 
 
 @dataclass(frozen=True)
 class Sketch:
     hashes: np.ndarray  # sorted uint32, at most k of them
     size: int  # distinct shingles in the whole document
+    # The place (0-255 over the content) of each hash's first shingle: where a shared passage sits.
+    places: np.ndarray | None = field(default=None, compare=False)
 
     @classmethod
     def of(cls, chars: str, k: int = 128, width: int = 5) -> Sketch:
@@ -94,9 +108,13 @@ class Sketch:
         return self.hashes.astype("<u4").tobytes()
 
     @classmethod
-    def from_bytes(cls, data: bytes, size: int) -> Sketch:
+    def from_bytes(cls, data: bytes, size: int, places: bytes | None = None) -> Sketch:
         hashes = np.frombuffer(data, dtype="<u4")
-        return cls(hashes if hashes.dtype == np.uint32 else hashes.astype(np.uint32), size)
+        return cls(
+            hashes if hashes.dtype == np.uint32 else hashes.astype(np.uint32),
+            size,
+            None if places is None else np.frombuffer(places, dtype=np.uint8),
+        )
 
 
 def overlap(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..engine.detector import Detector
+from ..engine.samestory import Judgement
+from ..engine.samestory import judge as same_story
 from ..engine.verdicts import Thresholds, Verdict
 from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 from ..fingerprints.simhash import hamming
@@ -35,12 +37,15 @@ class Explanation:
     a_chars: int  # content characters
     b_chars: int
     alignment: Alignment
+    judgement: Judgement  # the engine's rule for the pair: which case it is and why
 
     def signals(self) -> dict:
         """The figures as JSON-ready values."""
         return {
             "verdict": self.verdict.status,
             "method": self.verdict.method,
+            "rule": self.judgement.rule,
+            "reason": self.judgement.reason("A", "B"),
             "containment": round(self.containment, 4),
             "jaccard": round(self.jaccard, 4),
             "simhash_distance": self.distance,
@@ -88,14 +93,15 @@ def explain(
     if store is not None:
         asked = sorted(set(one.sentence_keys + one.sketch_keys) | set(other.sentence_keys + other.sketch_keys))
         noise = boilerplate_keys(store, asked, boilerplate_limit)
-    judge = Detector(
+    checker = Detector(
         open_store("memory://", recipe=fingerprinter.recipe),
         thresholds,
         boilerplate_limit=boilerplate_limit,
         fingerprinter=fingerprinter,
     )
-    judge.check_fingerprint("A", _without(one, noise))
-    verdict = judge.check_fingerprint("B", _without(other, noise))
+    checker.check_fingerprint("A", _without(one, noise))
+    verdict = checker.check_fingerprint("B", _without(other, noise))
+    judgement = same_story(one, other, thresholds)
     texts = {**sentence_texts(a), **sentence_texts(b)}
     shared_keys = [key for key in one.sentence_keys if key in set(other.sentence_keys)]
     jaccard, containment = resemblance(one.sketch, other.sketch)
@@ -110,6 +116,7 @@ def explain(
         a_chars=one.chars,
         b_chars=other.chars,
         alignment=align(a, b),
+        judgement=judgement,
     )
 
 

@@ -23,7 +23,8 @@ from .record import COMMITTED, PENDING, DocRecord
 
 # Bump when the byte layout of records or keys changes (a store class may have its own).
 # 2: every document is filed under its key too (key_bucket).
-FORMAT_VERSION = 2
+# 3: records hold the text's story words and figures and the places of its sketch's hashes.
+FORMAT_VERSION = 3
 
 
 class StoreError(Exception):

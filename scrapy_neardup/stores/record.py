@@ -10,7 +10,10 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..fingerprints.sketch import Sketch
+from ..fingerprints.storywords import StoryWords
 
 COMMITTED = 0
 PENDING = 1  # reserved by a crawl, waiting for the item to pass every pipeline
@@ -25,6 +28,10 @@ HEAD_SIZE = _HEAD.size
 # without them is written as records always were, so stores of either kind read alike.
 _STORY_FLAG = 0x8000
 _STORY = struct.Struct("<QQB")  # story id, replaced id, length of the source
+# The next bit says that the story words follow (and the sketch's places follow its hashes):
+# what tells a passage shared by two stories from one story told twice (engine.samestory).
+_WORDS_FLAG = 0x4000
+_WORDS = struct.Struct("<BBQH")  # story words, figures, the text's digest, its datelines
 
 
 @dataclass
@@ -40,6 +47,8 @@ class DocRecord:
     story: int = 0  # the story's id when it differs from doc_id (a copy that replaced another)
     replaces: int = 0  # the id of the copy this one replaces (pending until it is committed)
     source: str = ""  # the site it came from when given apart from its key (NEARDUP_SOURCE_FIELD)
+    story_words: StoryWords | None = field(default=None, compare=False)
+    digest: int = 0  # the text's (Fingerprint.digest): tells an updated page from one seen again
 
     @property
     def story_id(self) -> int:
@@ -57,6 +66,20 @@ class DocRecord:
         if self.story or self.replaces or self.source:
             source = self.source.encode("utf-8")[:255].decode("utf-8", "ignore").encode("utf-8")
             story = _STORY.pack(self.story, self.replaces, len(source)) + source
+        words, places = b"", b""
+        if self.story_words is not None and self.sketch.places is not None:
+            found = self.story_words
+            words = b"".join(
+                [
+                    _WORDS.pack(len(found.words), len(found.figures), self.digest, found.datelines),
+                    found.words.astype("<u4").tobytes(),
+                    found.idf.tobytes(),
+                    found.spread.astype("<u2").tobytes(),
+                    found.figures.astype("<u4").tobytes(),
+                ]
+            )
+            places = self.sketch.places.tobytes()
+        flags = (_STORY_FLAG if story else 0) | (_WORDS_FLAG if words else 0)
         return b"".join(
             [
                 _HEAD.pack(
@@ -69,10 +92,12 @@ class DocRecord:
                     len(self.sentence_keys),
                 ),
                 struct.pack(f"<{len(self.sentence_keys)}Q", *self.sentence_keys),
-                struct.pack("<H", len(key) | (_STORY_FLAG if story else 0)),
+                struct.pack("<H", len(key) | flags),
                 key,
                 story,
+                words,
                 self.sketch.to_bytes(),
+                places,
             ]
         )
 
@@ -89,7 +114,8 @@ class DocRecord:
         offset += 8 * nkeys
         (key_length,) = struct.unpack_from("<H", data, offset)
         offset += 2
-        has_story, key_length = key_length & _STORY_FLAG, key_length & ~_STORY_FLAG
+        has_story, has_words = key_length & _STORY_FLAG, key_length & _WORDS_FLAG
+        key_length &= ~(_STORY_FLAG | _WORDS_FLAG)
         key = data[offset : offset + key_length].decode("utf-8", "surrogatepass")
         offset += key_length
         story = replaces = 0
@@ -99,8 +125,36 @@ class DocRecord:
             offset += _STORY.size
             source = data[offset : offset + source_length].decode("utf-8", "replace")
             offset += source_length
-        sketch = Sketch.from_bytes(data[offset:], sketch_size)
-        return cls(doc_id, key, time, simhash, sketch, chars, state, sentence_keys, story, replaces, source)
+        story_words, digest = None, 0
+        if has_words:
+            nwords, nfigures, digest, datelines = _WORDS.unpack_from(data, offset)
+            offset += _WORDS.size
+            parts = []
+            for dtype, count in ((np.uint32, nwords), (np.uint8, nwords), (np.uint16, nwords), (np.uint32, nfigures)):
+                stored = np.dtype(dtype).newbyteorder("<")
+                parts.append(np.frombuffer(data, dtype=stored, count=count, offset=offset).astype(dtype))
+                offset += count * stored.itemsize
+            words, idf, spread, figures = parts
+            story_words = StoryWords(words, idf, spread, figures, datelines)
+            hashes = (len(data) - offset) // 5
+            sketch = Sketch.from_bytes(data[offset : offset + 4 * hashes], sketch_size, data[offset + 4 * hashes :])
+        else:
+            sketch = Sketch.from_bytes(data[offset:], sketch_size)
+        return cls(
+            doc_id,
+            key,
+            time,
+            simhash,
+            sketch,
+            chars,
+            state,
+            sentence_keys,
+            story,
+            replaces,
+            source,
+            story_words,
+            digest,
+        )
 
 
 def pack_text(text: str) -> bytes:

@@ -26,7 +26,7 @@ from support.crawls import (
     settings_for,
     url_path,
 )
-from support.local_site import ARTICLES, REPRINT_OF, BadItemsSpider, MovedSpider, NewsSpider
+from support.local_site import ARTICLES, REPRINT_OF, ROUNDUP_OF, BadItemsSpider, MovedSpider, NewsSpider, UpdatedSpider
 
 from scrapy_neardup.stores.memory import MemoryStore
 
@@ -675,6 +675,49 @@ def test_an_item_class_without_the_replaces_field_passes_without_it(local_site, 
     assert result.paths() == PORTAL_FIRST[:3]
     assert result.neardup["neardup/replaces_field_missing"] == 1
     assert sum("has no field 'replaces' (NEARDUP_REPLACES_FIELD)" in r.getMessage() for r in caplog.records) == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_roundup_page_seen_first_drops_none_of_the_articles_it_carries(local_site, tmp_path):
+    """A hostile page carrying three stories in full, crawled before them: every article
+    passes, and a reprint of one of them is still dropped as a duplicate of the article."""
+    paths = ["/hostile/roundup.html", *ROUNDUP_OF, "/b/metro.html"]
+    result = yield run(settings_for(tmp_path / "store"), NewsSpider, root=local_site.root, paths=paths)
+    assert result.paths() == paths[:-1]
+    assert [(url_path(i["url"]), name) for i, name in result.dropped] == [("/b/metro.html", "NearDuplicateItem")]
+    assert result.neardup["neardup/unique"] == 4 and result.neardup["neardup/duplicate"] == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_an_updated_page_is_never_dropped_as_a_revisit(local_site, tmp_path, caplog):
+    """NEARDUP_REVISIT = "drop": a page re-crawled with two sentences added is the same story
+    but not the same text: it passes and replaces the stored text, counted neardup/updated,
+    and the log says what changed; the unchanged page is the only revisit dropped."""
+    store = tmp_path / "store"
+    paths = ["/a/metro.html", "/a/canteen.html"]
+    first = yield run(settings_for(store), NewsSpider, root=local_site.root, paths=paths)
+    assert first.paths() == paths
+    caplog.set_level(logging.INFO)
+    second = yield run(
+        settings_for(store, NEARDUP_REVISIT="drop"),
+        UpdatedSpider,
+        root=local_site.root,
+        paths=paths,
+        updated="/a/metro.html",
+    )
+    assert second.paths() == ["/a/metro.html"]
+    assert [(url_path(i["url"]), name) for i, name in second.dropped] == [("/a/canteen.html", "RevisitedItem")]
+    assert {k: second.neardup.get(k, 0) for k in ("neardup/updated", "neardup/revisit", "neardup/dropped")} == {
+        "neardup/updated": 1,
+        "neardup/revisit": 1,
+        "neardup/dropped": 1,
+    }
+    said = [r.getMessage() for r in caplog.records if "was updated since it was stored" in r.getMessage()]
+    assert len(said) == 1 and local_site.url("/a/metro.html") in said[0]
+    assert "content characters added" in said[0] and "the same story" in said[0]
+    # The stored text is the updated one: the page as it was is now a change of it.
+    third = yield run(settings_for(store, NEARDUP_REVISIT="drop"), NewsSpider, root=local_site.root, paths=paths[:1])
+    assert third.paths() == ["/a/metro.html"] and third.neardup.get("neardup/updated") == 1
 
 
 @pytest_twisted.inlineCallbacks

@@ -1,5 +1,5 @@
 import pytest
-from support.corpus import ARTICLES, DISCLAIMER, SIGNATURE, quoting, reprint, text, with_disclaimer
+from support.corpus import ARTICLES, DISCLAIMER, SIGNATURE, full_width, quoting, reprint, text, with_disclaimer
 
 from scrapy_neardup import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
 from scrapy_neardup.fingerprints.fingerprint import is_sketch_key
@@ -137,10 +137,28 @@ def test_reservation_catches_a_concurrent_copy_and_release_forgets_it(store):
 def test_the_same_key_seen_again_is_a_revisit_not_its_own_duplicate(store):
     detector = Detector(store)
     first = detector.check("url-1", text("museum"))
-    again = detector.check("url-1", reprint("museum", cut=0.9))  # re-rendered: not the same bytes
+    # Re-rendered: other bytes (full-width digits and punctuation, spacing), the same text.
+    again = detector.check("url-1", " " + full_width(text("museum")).replace("\n", "\n\n"))
     assert again.status == REVISIT and again.similar_id == first.similar_id and not again.stored
     assert again.duplicate_of is None and not again.is_duplicate
     assert store.count() == 1
+
+
+def test_a_page_whose_text_changed_at_all_is_an_update_never_a_revisit(store):
+    """Two sentences added, or the end cut: the same story, but not the text stored, so it
+    takes the stored text's place and says what changed."""
+    detector = Detector(store)
+    first = detector.check("url-1", text("museum"))
+    added = (
+        text("museum")
+        + "\n记者从当地文物部门获悉，窑址出土的部分青瓷将在明年春节前后与公众见面。展览期间博物馆将延长开放时间。"
+    )
+    for changed in (added, reprint("museum", cut=0.9, promotion=False)):
+        verdict = detector.check("url-1", changed)
+        assert verdict.status == UNIQUE and verdict.updated and verdict.stored
+        assert verdict.similar_id == first.similar_id and store.count() == 1
+        assert verdict.change.startswith("text changed:") and "the same story" in verdict.change
+        assert detector.check("url-1", changed).status == REVISIT  # now the stored text
 
 
 def test_a_forced_duplicate_is_stored_as_a_story_of_its_own_related_to_the_original(store):

@@ -10,11 +10,12 @@ from scrapy_neardup.engine.prefer import Copy, PreferSources, policy_from, prefe
 from scrapy_neardup.stores.record import _HEAD, DocRecord
 
 
-def test_longest_needs_fifteen_percent_more_content():
+def test_longest_follows_the_engines_judgement_not_a_percentage():
     stored = Copy("https://portal.example/1", 1000, "portal.example")
-    assert prefer_longest(Copy("https://a.example/1", 1150, "a.example"), stored)
-    assert not prefer_longest(Copy("https://a.example/1", 1149, "a.example"), stored)
-    assert not prefer_longest(stored, Copy("https://a.example/1", 1150, "a.example"))
+    # One added sentence of the same story is enough; length alone is not.
+    assert prefer_longest(Copy("https://a.example/1", 1020, "a.example", extends=True), stored)
+    assert not prefer_longest(Copy("https://a.example/1", 1500, "a.example"), stored)
+    assert not prefer_longest(stored, Copy("https://a.example/1", 1150, "a.example", extends=True))
 
 
 def test_sources_rank_domains_with_their_subdomains_and_unlisted_last():

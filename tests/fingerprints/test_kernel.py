@@ -153,3 +153,20 @@ def test_bucket_index_probes_match_the_python_loop_and_a_plain_dict():
         kernel.index_add(bytearray(8 * 3), [b"x"], 1, 10)  # not a power of two of slots
     with pytest.raises(ValueError):
         kernel.index_add(bytearray(8 * 16), [b"x"], 0, 10)  # id 0 marks an empty slot
+
+
+def test_story_words_figures_datelines_digest_and_places_are_the_same_compiled_or_not():
+    """What the one-story rule reads comes out the same from the C kernel and from numpy."""
+    from support.samestory_texts import bridge, letter, roundup, weather
+
+    texts = [text(n) for n in ARTICLES] + [reprint(n) for n in ARTICLES]
+    texts += [bridge(), letter(), roundup(), weather("滨海", 12, 8, 15, 3, 40, 62)]
+    texts.append("新华社北京1月12日电 " + text("rice") + "\n本报讯 " + text("museum"))
+    compiled, plain = Fingerprinter(compiled=True), Fingerprinter(compiled=False)
+    for body in texts:
+        one, other = compiled.fingerprint(body), plain.fingerprint(body)
+        for name in ("words", "idf", "spread", "figures"):
+            assert getattr(one.story_words, name).tolist() == getattr(other.story_words, name).tolist(), name
+        assert one.story_words.datelines == other.story_words.datelines
+        assert one.digest == other.digest and one.sketch.places.tolist() == other.sketch.places.tolist()
+    assert bin(compiled.fingerprint(texts[-1]).story_words.datelines).count("1") == 2

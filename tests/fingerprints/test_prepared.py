@@ -26,7 +26,10 @@ for name in ["jieba"] + (["rjieba"] if fast_tokenizer_available() else []):
     for compiled in (True, False):
         fingerprinter = Fingerprinter(Recipe(tokenizer=name), compiled=compiled)
         for fp in map(fingerprinter.fingerprint, texts):
-            out.append([fp.simhash, fp.sentence_keys, fp.sketch.hashes.tolist(), fp.sketch_keys, fp.tokens])
+            words = fp.story_words
+            story = [words.words.tolist(), words.idf.tolist(), words.spread.tolist(), words.figures.tolist()]
+            story += [words.datelines, fp.digest, fp.sketch.places.tolist()]
+            out.append([fp.simhash, fp.sentence_keys, fp.sketch.hashes.tolist(), fp.sketch_keys, fp.tokens, story])
 json.dump(out, sys.stdout)
 """
 
@@ -46,7 +49,7 @@ def test_fingerprints_are_the_same_with_the_cache_cold_warm_and_off(tmp_path):
     cache = tmp_path / "cache"
     cold = _fingerprints(str(cache))
     cached = sorted(p.name.split("-")[0] for p in cache.glob("*.npz"))
-    assert cached == ["text", "word"]  # text-tables-*.npz, word-weights-*.npz
+    assert cached == ["story", "text", "word"]  # story-pairs-*.npz, text-tables-*.npz, word-weights-*.npz
     warm = _fingerprints(str(cache))
     off = _fingerprints("")  # no cache: built in memory
     assert len(cold) > 40

@@ -8,6 +8,7 @@ The world itself (three sites, seven stories, reprints and bad pages placed by h
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -28,13 +29,37 @@ def nested_page() -> bytes:
     return (head + block * 150 + "</body></html>").encode("utf-8")
 
 
+# The stories a roundup page of another site carries in full, before they are crawled.
+ROUNDUP_OF = ["/a/metro.html", "/a/canteen.html", "/a/oranges.html"]
+
+
+def roundup_page(pages: dict[str, Any]) -> bytes:
+    """A morning roundup on a site of its own that carries the stories of ROUNDUP_OF in full,
+    each under its headline: seen first, it must not make those stories its duplicates."""
+    parts = ["<p>【早报】今日要闻速览，编辑为您精选昨日本地新闻。</p>"]
+    for path in ROUNDUP_OF:
+        page = pages[path].decode("utf-8") if isinstance(pages[path], bytes) else pages[path]
+        title = re.search(r"<h1>(.*?)</h1>", page).group(1)
+        body = re.search(r'<div class="content">(.*?)</div>', page, re.S).group(1)
+        paragraphs = [p for p in re.findall(r"<p>.*?</p>", body, re.S) if "版权" not in p]  # not the site notice
+        parts += [f"<p>【{title}】</p>", *paragraphs]
+    parts.append("<p>以上为今日要闻，明天见。</p>")
+    return (
+        '<!DOCTYPE html>\n<html lang="zh-CN"><head><meta charset="utf-8"><title>今日要闻 - 晨报网</title></head>\n'
+        '<body><div class="main"><article><h1>今日要闻速览</h1><div class="content">\n'
+        + "\n".join(parts)
+        + "\n</div></article></div></body></html>"
+    ).encode("utf-8")
+
+
 class LocalSite:
     """The small news world (``newsworld.small_world()``) on ``127.0.0.1:<free port>``, in a
     background thread, with ``/bad/nested.html`` (:func:`nested_page`) beside it."""
 
     def __enter__(self) -> LocalSite:
         world = small_world()
-        world = dataclasses.replace(world, pages={**world.pages, "/bad/nested.html": nested_page()})
+        extra = {"/bad/nested.html": nested_page(), "/hostile/roundup.html": roundup_page(world.pages)}
+        world = dataclasses.replace(world, pages={**world.pages, **extra})
         self.server, base_url = serve(world)
         self.root = base_url.rstrip("/")
         return self
@@ -310,4 +335,25 @@ class MovedSpider(NewsSpider):
         served = "/" + response.url.split("/", 3)[3]
         if served in self.moved:
             item["url"] = self.root + self.moved[served]
+        return item
+
+
+class UpdatedSpider(NewsSpider):
+    """Yields the pages named in ``updated`` ("/a.html,/b.html") with two sentences added at
+    the end of their article: the page was updated since the last crawl."""
+
+    name = "updated"
+    ADDED = (
+        "<p>记者当天下午再次来到城东客运站，看到换乘通道内仍有不少乘客排队进站。"
+        "轨道交通集团表示，下周起将在早高峰加开三趟区间车。</p>"
+    )
+
+    def __init__(self, updated: str = "", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.updated = set(filter(None, updated.split(",")))
+
+    def make_item(self, response: Any) -> Any:
+        item = super().make_item(response)
+        if "/" + response.url.split("/", 3)[3] in self.updated:
+            item["html"] = item["html"].replace("</div></article>", self.ADDED + "</div></article>")
         return item

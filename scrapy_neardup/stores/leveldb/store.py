@@ -273,8 +273,8 @@ def _path_of(uri: str) -> str:
 
 class LevelDBStore(LocalStore):
     # 1 kept the buckets as LevelDB keys, 2 a time index and a counter per write; 4 files each
-    # document under its key too
-    format_version = 4
+    # document under its key too; 5 records hold story words, figures and sketch places
+    format_version = 5
 
     @classmethod
     def from_uri(cls, uri: str, namespace: str = "default", create: bool = True, **options: Any) -> LevelDBStore:

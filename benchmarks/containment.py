@@ -1,0 +1,425 @@
+"""Texts that share much but are other stories, and excerpts that are the same story.
+
+Four families, made here from the People's Daily corpus (single-story articles only: one
+dateline at most, no signed letters) and from the report templates of ``templates.py``:
+
+- excerpts: a portal's excerpt of an article, its lead paragraphs holding 20-60% of the
+  article's content (cut at a sentence end) under a "来源：… 原标题：…" line, and the complete
+  article. One story: each order should find the second a duplicate of the first.
+- quotes: a commentary on its own subject, written around one whole short story it quotes
+  (most often in its middle, sometimes at its start or end), with at least as much text of
+  its own as the story; and the story alone. Other stories, in either order.
+- digests: a roundup ("新闻早班车") carrying 3-8 short stories in full under headings of
+  several styles (or none), and each of those stories alone. Other stories, in either order.
+- template reports: reports of six kinds written from one template each with other facts
+  (place, date, figures, names): none a duplicate of another; and reposts of some of them
+  (a source line, an editor line, commas changed), each to be matched to its own report.
+
+Every family is checked as a stream in arrival order (batches of 64, as ``neardup dedup``),
+once with each document of a pair first. Printed: the floors of issue 29 and the figures.
+
+    python benchmarks/containment.py --data ../shared/data                 # memory://
+    python benchmarks/containment.py --store leveldb:///tmp/containment-bench --seed 1 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import templates
+from reprints import DEFAULT_DATA, EDITORS, SITES, _overlaps, load_articles
+
+from scrapy_neardup import DUPLICATE, Detector, Fingerprinter, open_store
+from scrapy_neardup.fingerprints.text import content_chars
+from scrapy_neardup.newsworld import transforms
+
+FLOOR_EXCERPT = 0.95  # recognised each way
+FLOOR_AGREE = 0.95  # the two orders agree
+CEILING_QUOTE = 0.005  # quoting texts and digests called duplicates
+CEILING_TEMPLATE = 0.005  # template reports called duplicates of another report
+FLOOR_REPOST = 0.97  # reposts matched to their own report
+FLOOR_LONGEST = 0.95  # with longest, the complete article replaces its excerpt (20-95%)
+LONGEST_SHARE = (0.20, 0.95)
+
+EXCERPT_SHARE = (0.20, 0.60)
+DIGEST_ITEMS = (3, 8)
+MEAN_DELAY = 20.0  # documents between the two of a pair, on average
+_DATELINE = re.compile(r"(本报|新华社|中新社)[^，。：]{0,16}(电|讯)")
+
+
+@dataclass
+class Doc:
+    key: str
+    text: str
+    time: float
+    pair: int = -1  # the pair it belongs to (excerpts, quotes, digests), -1 for reports
+    role: str = ""  # excerpt | complete | story | quoting | digest | report | repost
+    report: str = ""  # a report's own key (reports and reposts)
+
+
+def single_story(text: str) -> bool:
+    """An article that is one story: one dateline at most, no letters signed "———name"."""
+    return len(_DATELINE.findall(text)) <= 1 and "——" not in text
+
+
+def _content_length(text: str) -> int:
+    return len(content_chars(text))
+
+
+def lead(text: str, share: float) -> str:
+    """The article's first sentences, in their paragraphs, until they hold ``share`` of its
+    content characters."""
+    total = _content_length(text)
+    kept: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for sentence in transforms.sentences(paragraph):
+            line += sentence
+            if _content_length("\n".join([*kept, line])) >= share * total:
+                return "\n".join([*kept, line])
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _pools(data: Path, rng: random.Random) -> tuple[list[dict], list[dict]]:
+    """Single-story articles: long ones (for excerpts and commentaries) and short ones (quoted
+    stories and digest items), each used once, in a shuffled order."""
+    articles = load_articles(data)
+    excluded, _ = _overlaps(articles)
+    usable = [a for i, a in enumerate(articles) if i not in excluded and single_story(a["text"].strip())]
+    longs = [
+        a
+        for a in usable
+        if 500 <= len(a["text"]) <= 3000 and len(transforms.sentences(a["text"].replace("\n", ""))) >= 5
+    ]
+    shorts = [a for a in usable if 120 <= len(a["text"]) <= 500]
+    rng.shuffle(longs)
+    rng.shuffle(shorts)
+    return longs, shorts
+
+
+def excerpt_pairs(
+    longs: list[dict], rng: random.Random, count: int, shares: tuple[float, float] = EXCERPT_SHARE
+) -> list[tuple[str, str, float]]:
+    """(excerpt, complete article, share of the article's content in the excerpt)."""
+    pairs = []
+    for article in longs[:count]:
+        text = article["text"].strip()
+        share = rng.uniform(*shares)
+        body = lead(text, share)
+        source = rng.choice([s[1] for s in SITES])
+        head = rng.choice(
+            [
+                f"来源：{source}  原标题：{article['title']}",
+                f"来源：{source}",
+                f"原标题：{article['title']}\n来源：{source}",
+            ]
+        )
+        pairs.append((f"{head}\n{body}", text, _content_length(body) / max(1, _content_length(text))))
+    return pairs
+
+
+QUOTE_INTROS = ["近日，一则新闻引起了笔者的注意：", "据媒体报道：", "先来看一则报道。", "读报时看到这样一条消息："]
+QUOTE_OUTROS = ["读罢这则消息，笔者想到的却是另一件事。", "这条新闻让人感慨良多。", "由此说开去。"]
+
+
+def quote_pairs(longs: list[dict], shorts: list[dict], rng: random.Random, count: int) -> list[tuple[str, str, str]]:
+    """(the story, the commentary quoting it whole, where the quote sits: start, middle, end).
+    The commentary's own text is an article on another subject, at least as long as the story."""
+    pairs = []
+    for story, own in zip(shorts[:count], longs[:count]):
+        story_text, own_paragraphs = story["text"].strip(), own["text"].strip().split("\n")
+        if _content_length(own["text"]) < _content_length(story_text):
+            continue
+        draw = rng.random()
+        where = "start" if draw < 0.15 else "end" if draw < 0.30 else "middle"
+        at = (
+            0
+            if where == "start"
+            else len(own_paragraphs)
+            if where == "end"
+            else rng.randint(1, max(1, len(own_paragraphs) - 1))
+        )
+        quoted = [rng.choice(QUOTE_INTROS), story_text, rng.choice(QUOTE_OUTROS)]
+        paragraphs = own_paragraphs[:at] + quoted + own_paragraphs[at:]
+        pairs.append((story_text, "\n".join(paragraphs), where))
+    return pairs
+
+
+def _heading(style: str, number: int, title: str) -> str:
+    return {"number": f"{number}. {title}", "bracket": f"【{title}】", "square": f"■{title}", "none": ""}[style]
+
+
+def digest_groups(shorts: list[dict], rng: random.Random, count: int) -> list[tuple[str, list[str]]]:
+    """(the digest, the stories it carries in full). No story is more than half of its digest:
+    the rest is the digest's own text, other stories, at least as much as the story."""
+    groups = []
+    at = 0
+    for _ in range(count):
+        size = rng.randint(*DIGEST_ITEMS)
+        items = shorts[at : at + size]
+        while len(items) >= 2 and max(map(_content_length, (i["text"] for i in items))) > 0.5 * sum(
+            _content_length(i["text"]) for i in items
+        ):
+            items = items + shorts[at + len(items) : at + len(items) + 1]
+            if at + len(items) > len(shorts):
+                break
+        at += len(items)
+        if len(items) < DIGEST_ITEMS[0]:
+            break
+        style = rng.choice(["number", "bracket", "square", "none"])
+        month, day = rng.randint(1, 12), rng.randint(1, 28)
+        lines = [
+            rng.choice(
+                [f"【新闻早班车】{month}月{day}日", f"{month}月{day}日新闻摘要", f"早安！{month}月{day}日要闻速览"]
+            )
+        ]
+        for i, item in enumerate(items, 1):
+            heading = _heading(style, i, item["title"])
+            lines += ([heading] if heading else []) + [item["text"].strip()]
+        lines.append(rng.choice(["（本期编辑：王某）", "以上为今日要闻，明天见。", ""]))
+        groups.append(("\n".join(line for line in lines if line), [item["text"].strip() for item in items]))
+    return groups
+
+
+def _stream(pairs: list[tuple[str, str]], rng: random.Random, prefix: str, roles: tuple[str, str]) -> list[Doc]:
+    """Each pair's first text, then its second ``MEAN_DELAY`` documents later on average,
+    pairs interleaved."""
+    docs = []
+    for number, (first, second) in enumerate(pairs):
+        when = float(number)
+        docs.append(Doc(f"{prefix}/{number}-a", first, when, number, roles[0]))
+        docs.append(
+            Doc(f"{prefix}/{number}-b", second, when + 0.01 + rng.expovariate(1.0 / MEAN_DELAY), number, roles[1])
+        )
+    docs.sort(key=lambda d: d.time)
+    return docs
+
+
+def report_streams(rng: random.Random, per_kind: int, reposts: float) -> tuple[list[Doc], list[Doc]]:
+    """Reports of every kind, each with other facts, some reposted: once with each repost after
+    its report, once before it."""
+    made: list[tuple[str, str, str | None]] = []  # (key, text, repost text)
+    seen: set[str] = set()
+    for kind in templates.KINDS:
+        for number in range(per_kind):
+            text = kind.make(rng)
+            if text in seen:
+                continue
+            seen.add(text)
+            site, editor = rng.choice(SITES)[1], rng.choice(EDITORS)
+            copy = templates.repost(text, rng, site, editor) if rng.random() < reposts else None
+            made.append((f"{kind.name}/{number}", text, copy))
+    rng.shuffle(made)
+    streams = []
+    for repost_first in (False, True):
+        docs = []
+        for at, (key, text, copy) in enumerate(made):
+            docs.append(Doc(key, text, float(at), role="report", report=key))
+            if copy is not None:
+                later = float(at) + 0.01 + rng.expovariate(1.0 / MEAN_DELAY)
+                docs.append(
+                    Doc(f"{key}-repost", copy, float(at) - 0.005 if repost_first else later, role="repost", report=key)
+                )
+        docs.sort(key=lambda d: d.time)
+        streams.append(docs)
+    return streams[0], streams[1]
+
+
+def check(docs: list[Doc], store_uri: str, fingerprinter: Fingerprinter, prefer: str | None = None) -> list:
+    """Every document's verdict in arrival order, in a new namespace, batches of 64."""
+    from scrapy_neardup.engine.prefer import policy_from
+
+    with open_store(store_uri, f"containment-{uuid.uuid4().hex[:8]}", fingerprinter.recipe) as store:
+        detector = Detector(store, fingerprinter=fingerprinter, prefer=policy_from(prefer) if prefer else None)
+        verdicts = []
+        for start in range(0, len(docs), 64):
+            chunk = docs[start : start + 64]
+            verdicts += detector.check_many([(d.key, fingerprinter.fingerprint(d.text)) for d in chunk])
+    return verdicts
+
+
+def second_verdicts(docs: list[Doc], verdicts: list) -> dict[int, object]:
+    """The verdict of each pair's second document to arrive."""
+    seen: set[int] = set()
+    out = {}
+    for doc, verdict in zip(docs, verdicts):
+        if doc.pair in seen:
+            out[doc.pair] = verdict
+        seen.add(doc.pair)
+    return out
+
+
+def _share(hit: int, total: int) -> str:
+    return f"{hit}/{total} = {100.0 * hit / max(1, total):.2f}%"
+
+
+def run(data: Path, seed: int, store_uri: str, sizes: dict[str, int]) -> bool:
+    rng = random.Random(seed)
+    longs, shorts = _pools(data, rng)
+    fingerprinter = Fingerprinter()
+    ok = True
+    rows = []
+
+    def floor(label: str, hit: int, total: int, bound: float, at_least: bool = True) -> None:
+        nonlocal ok
+        share = hit / max(1, total)
+        met = share >= bound if at_least else share <= bound
+        ok = ok and met
+        rows.append(
+            f"| {label} | {_share(hit, total)} | {'>=' if at_least else '<='} {100 * bound:g}%{'' if met else ' **missed**'} |"
+        )
+
+    started = time.perf_counter()
+    # Excerpts and complete articles, each order.
+    half = len(longs) // 2
+    excerpts = excerpt_pairs(longs[:half], rng, sizes["excerpts"])
+    found = {}
+    for order, roles in (("excerpt first", ("excerpt", "complete")), ("complete first", ("complete", "excerpt"))):
+        pairs = [(e, c) if roles[0] == "excerpt" else (c, e) for e, c, _ in excerpts]
+        docs = _stream(pairs, random.Random(seed), "x", roles)
+        seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter))
+        found[order] = {p: v.status == DUPLICATE and v.duplicate_of == f"x/{p}-a" for p, v in seconds.items()}
+        floor(
+            f"excerpts: second copy recognised, {order}", sum(found[order].values()), len(found[order]), FLOOR_EXCERPT
+        )
+    agree = sum(found["excerpt first"][p] == found["complete first"][p] for p in found["excerpt first"])
+    floor("excerpts: the two orders agree", agree, len(excerpts), FLOOR_AGREE)
+    by_share = Counter()
+    for p, (_, _, share) in enumerate(excerpts):
+        bucket = f"{int(share * 10) * 10}-{int(share * 10) * 10 + 10}%"
+        by_share[bucket, "n"] += 1
+        by_share[bucket, "both"] += found["excerpt first"][p] and found["complete first"][p]
+
+    # NEARDUP_PREFER = "longest": excerpts of 20-95% first, the complete article later takes
+    # their place; a second copy of the same length (commas changed) never does.
+    wide = excerpt_pairs(longs[:half], random.Random(seed + 2), sizes["excerpts"], LONGEST_SHARE)
+    wide = [(e, c, share) for e, c, share in wide if share < 1.0]  # leads that left something out
+    docs = _stream([(e, c) for e, c, _ in wide], random.Random(seed + 2), "l", ("excerpt", "complete"))
+    seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, prefer="longest"))
+    replaced = sum(v.status != DUPLICATE and v.replaces == f"l/{p}-a" for p, v in seconds.items())
+    floor("longest: the complete article replaces its excerpt (20-95%)", replaced, len(seconds), FLOOR_LONGEST)
+    same = [(c, c.replace("，", ",")) for _, c, _ in wide]
+    docs = _stream(same, random.Random(seed + 3), "s", ("complete", "complete"))
+    seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, prefer="longest"))
+    flipped = sum(v.replaces is not None for v in seconds.values())
+    floor("longest: copies of one length that replace the stored one", flipped, len(seconds), 0.0, at_least=False)
+
+    # Quoting texts and their stories, each order.
+    quotes = quote_pairs(longs[half:], shorts, rng, sizes["quotes"])
+    where_of = [w for _, _, w in quotes]
+    for order, roles in (("story first", ("story", "quoting")), ("quoting text first", ("quoting", "story"))):
+        pairs = [(s, q) if roles[0] == "story" else (q, s) for s, q, _ in quotes]
+        docs = _stream(pairs, random.Random(seed + 1), "q", roles)
+        seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter))
+        dup = [p for p, v in seconds.items() if v.status == DUPLICATE]
+        floor(f"quoting texts called duplicates, {order}", len(dup), len(seconds), CEILING_QUOTE, at_least=False)
+        if dup:
+            rows.append(f"| (where the quote sits in those) | {dict(Counter(where_of[p] for p in dup))} | |")
+
+    # Digests and the stories they carry, each order.
+    groups = digest_groups(shorts[len(quotes) :], rng, sizes["digests"])
+    for order in ("stories first", "digest first"):
+        docs = []
+        for number, (digest, items) in enumerate(groups):
+            when = float(number) * 10
+            docs.append(Doc(f"d/{number}", digest, when + (0 if order == "digest first" else 5), number, "digest"))
+            for i, item in enumerate(items):
+                docs.append(
+                    Doc(
+                        f"d/{number}-{i}",
+                        item,
+                        when + 0.01 * i + (5 if order == "digest first" else 0),
+                        number,
+                        "story",
+                    )
+                )
+        docs.sort(key=lambda d: d.time)
+        verdicts = check(docs, store_uri, fingerprinter)
+        judged = [v for d, v in zip(docs, verdicts) if (d.role == "story") == (order == "digest first")]
+        dup = sum(v.status == DUPLICATE for v in judged)
+        floor(
+            f"digests: {'stories' if order == 'digest first' else 'digests'} called duplicates, {order}",
+            dup,
+            len(judged),
+            CEILING_QUOTE,
+            at_least=False,
+        )
+
+    # Template reports with other facts, and reposts.
+    for name, docs in zip(
+        ("repost after its report", "repost before its report"), report_streams(rng, sizes["reports"], 0.25)
+    ):
+        verdicts = check(docs, store_uri, fingerprinter)
+        reports = [(d, v) for d, v in zip(docs, verdicts) if d.role == "report"]
+        reposts = [(d, v) for d, v in zip(docs, verdicts) if d.role == "repost"]
+        if name == "repost after its report":
+            wrong = [(d, v) for d, v in reports if v.status == DUPLICATE]
+            floor(
+                "template reports called duplicates of another report",
+                len(wrong),
+                len(reports),
+                CEILING_TEMPLATE,
+                at_least=False,
+            )
+            if wrong:
+                rows.append(f"| (by kind) | {dict(Counter(d.key.split('/')[0] for d, _ in wrong))} | |")
+            matched = sum(v.status == DUPLICATE and v.duplicate_of == d.report for d, v in reposts)
+            floor("reposts matched to their own report", matched, len(reposts), FLOOR_REPOST)
+        else:
+            second = {d.report: v for d, v in reports if d.report in {r.report for r, _ in reposts}}
+            matched = sum(v.status == DUPLICATE and v.duplicate_of == f"{key}-repost" for key, v in second.items())
+            floor("reports matched to their repost that came first", matched, len(second), FLOOR_REPOST)
+            others = [(d, v) for d, v in reports if d.report not in second and v.status == DUPLICATE]
+            floor(
+                "template reports called duplicates of another report (reposts first)",
+                len(others),
+                len(reports) - len(second),
+                CEILING_TEMPLATE,
+                at_least=False,
+            )
+
+    print(f"## seed {seed}, {store_uri.split('://')[0]}:// ({time.perf_counter() - started:.0f} s)")
+    print(
+        f"{len(excerpts)} excerpt pairs, {len(quotes)} quoting texts ({dict(Counter(where_of))}), "
+        f"{len(groups)} digests carrying {sum(len(i) for _, i in groups)} stories, "
+        f"{sizes['reports']} reports of each of {len(templates.KINDS)} kinds"
+    )
+    print("| figure | measured | floor |\n|---|---|---|")
+    print("\n".join(rows))
+    shares = sorted({bucket for bucket, _ in by_share})
+    print(
+        "\nexcerpts recognised in both orders, by share of the article: "
+        + ", ".join(f"{b} {_share(by_share[b, 'both'], by_share[b, 'n'])}" for b in shares)
+    )
+    print()
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data directory")
+    parser.add_argument("--seed", type=int, nargs="+", default=[1998])
+    parser.add_argument("--store", default="memory://")
+    parser.add_argument("--excerpts", type=int, default=300)
+    parser.add_argument("--quotes", type=int, default=300)
+    parser.add_argument("--digests", type=int, default=60)
+    parser.add_argument("--reports", type=int, default=120, help="reports of each kind")
+    args = parser.parse_args(argv)
+    sizes = {"excerpts": args.excerpts, "quotes": args.quotes, "digests": args.digests, "reports": args.reports}
+    ok = all([run(args.data, seed, args.store, sizes) for seed in args.seed])  # noqa: C419 (every seed runs)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,330 @@
+"""Are two texts one story? The rule every verdict comes from (the check, a query, a policy's
+choice, ``neardup explain``), on what both stored records hold, so that it gives the same
+answer whichever text came first.
+
+Sharing much is not enough. Four cases share much and only two are one story:
+
+- a reprint: texts of comparable length, most of the smaller found in the larger;
+- a lead excerpt: a portal's first paragraphs of an article. The shared passage is the start
+  of the complete text, and what the complete text adds goes on with the same story: the
+  words its lead repeats (people, places, things) come back after it;
+- a quoted story: a commentary or a roundup holding a whole story amid text of its own. The
+  story may sit anywhere, and what surrounds it repeats words of its own;
+- a template report with other facts: a weather report, a market close, a lottery draw of
+  another day shares the template's sentences, not the figures.
+
+So: a smaller text holding at most ``quote_share`` of the larger is the same story only as its
+lead excerpt (the lead test and the continuity test below); a larger share is a reprint when
+the usual containment and Jaccard floors hold; and either is another story when the smaller
+text's figures are missing from the larger (:class:`Thresholds` ``other_figures``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
+
+import numpy as np
+
+from ..fingerprints.sketch import Sketch, resemblance
+from ..fingerprints.storywords import BINS, FIGURES, StoryWords
+from .verdicts import Thresholds
+
+REPRINT = "reprint"
+LEAD_EXCERPT = "lead excerpt"
+QUOTED_STORY = "quoted story"
+OTHER_FACTS = "other facts"
+TOO_DIFFERENT = "too different"
+
+OPENING = "opening"
+SCATTERED = "scattered"
+INSIDE = "inside"
+
+# Where the shared passage sits: the larger text is cut into BINS parts (storywords.BINS); a
+# part at least PASSAGE_PART of whose sketch hashes the smaller text holds is the passage's,
+# one at most OWN_PART of whose hashes it holds is the larger text's own.
+PASSAGE_PART = 0.6
+OWN_PART = 0.25
+# Figures of the smaller text missing from the larger, past ``Thresholds.other_figures``, make
+# other facts when they are at least this share of the figures compared.
+OTHER_FIGURES_SHARE = 0.25
+# As many figures missing (an edit may turn one date into a figure) and the allowance for a
+# copy's own lines is not given.
+FIGURES_UNFORGIVEN = 2
+# Texts of comparable length whose story words agree (at least AGREEMENT of the smaller's
+# weight, of AGREEMENT_WORDS words or more) and whose figures all agree tell one story even
+# with RESCUE less containment: a reprint edited in many places keeps its people, places,
+# things and figures.
+AGREEMENT = 0.8
+AGREEMENT_WORDS = 5
+RESCUE = 0.15
+# The rest of a complete article keeps telling its lead's story: in at least this share of the
+# parts it adds, a story word of the lead comes back. A roundup's later stories, each on its
+# own subject, bring back the first story's words in a part here and there.
+REACH = 0.5
+# An excerpt is held whole by its article: its own additions (within the allowance) aside, at
+# least this share of it is found there.
+EXCERPT_WHOLE = 0.85
+HELD_SAMPLES = 16
+# A copy holding another whole (forgiving containment at least this) that adds at least
+# ADDED_CHARS content characters (a sentence) extends it: the better copy to keep.
+HOLDS_WHOLE = 0.9
+ADDED_CHARS = 15
+
+
+class Traits(Protocol):
+    """What the rule reads of a text: a fingerprint, or a stored record."""
+
+    @property
+    def chars(self) -> int: ...
+    @property
+    def sketch(self) -> Sketch: ...
+    @property
+    def story_words(self) -> StoryWords | None: ...
+    @property
+    def digest(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The answer for a pair of texts, and the figures it came from."""
+
+    rule: str  # REPRINT, LEAD_EXCERPT, QUOTED_STORY, OTHER_FACTS or TOO_DIFFERENT
+    same_story: bool
+    jaccard: float
+    containment: float  # of the smaller text in the larger, estimated from the sketches
+    share: float  # the smaller text's content characters over the larger's
+    larger: int  # 0: the first text given is the larger, 1: the second, -1: equal length
+    position: str | None = None  # where the shared passage sits in the larger text: OPENING, SCATTERED, INSIDE
+    continuity: float | None = None  # how much the larger text's own parts tell the same story (0-1)
+    reach: float | None = None  # share of the larger text's own parts where words of the passage come back
+    dateline: bool = False  # a news dateline starts another story in the larger text's own parts
+    agreement: float | None = None  # share of the smaller text's story words the larger has
+    other_figures: int = 0  # figures of the smaller text missing from the larger
+    figures: int = 0  # figures of the smaller text compared
+    extends: bool = False  # the larger holds the smaller whole and adds at least a sentence
+
+    def reason(self, first: str = "A", second: str = "B") -> str:
+        """The rule that decided, in words for a reviewer (the texts named ``first``, ``second``)."""
+        small, large = (second, first) if self.larger == 0 else (first, second)
+        percent = f"{100 * self.share:.0f}%"
+        if self.rule == OTHER_FACTS:
+            return (
+                f"template report with other facts: {self.other_figures} of the {self.figures} figures "
+                f"of {small} are not in {large}, though they share {100 * self.containment:.0f}% of "
+                f"{small}'s text (the template): other reports, not one story"
+            )
+        if self.rule == QUOTED_STORY:
+            where = "opens" if self.position == OPENING else "is not the start of"
+            if self.dateline:
+                goes_on = "a dateline in the rest starts another story"
+            elif self.continuity is None:
+                goes_on = "the rest repeats no words of it"
+            else:
+                goes_on = (
+                    f"the rest tells other things (its words and {small}'s agree by {100 * self.continuity:.0f}%, "
+                    f"and {small}'s words come back in {100 * (self.reach or 0):.0f}% of the rest)"
+                )
+            return (
+                f"quoted story: {large} holds {small} ({100 * self.containment:.0f}% of it) amid text of its "
+                f"own ({small} is {percent} of {large}); the shared passage {where} {large}, and {goes_on}: "
+                f"a text quoting or collecting a story, not a copy of it"
+            )
+        if self.rule == LEAD_EXCERPT:
+            return (
+                f"lead excerpt: {small} is the opening {percent} of {large} ({100 * self.containment:.0f}% of it "
+                f"found there), and {large} goes on with the same story (its words and {small}'s agree by "
+                f"{100 * (self.continuity or 0):.0f}%, and {small}'s words come back in "
+                f"{100 * (self.reach or 0):.0f}% of the rest): one story"
+            )
+        if self.rule == REPRINT:
+            return (
+                f"reprint: {100 * self.containment:.0f}% of {small} is in {large} (Jaccard {self.jaccard:.2f}, "
+                f"{small} is {percent} of {large}): one story"
+            )
+        return (
+            f"too different: {100 * self.containment:.0f}% of {small} is in {large}, Jaccard "
+            f"{self.jaccard:.2f}: not enough for one story"
+        )
+
+
+def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgement:
+    """Whether ``a`` and ``b`` are one story, by the rule of this module. Symmetric: the
+    same answer for (a, b) and (b, a), whichever was stored first."""
+    thresholds = thresholds or Thresholds()
+    larger = 0 if a.chars > b.chars else 1 if b.chars > a.chars else -1
+    small, large = (b, a) if larger == 0 else (a, b)
+    share = small.chars / max(1, large.chars)
+    jaccard, containment = resemblance(a.sketch, b.sketch)
+    figures = _figures(small, large) if larger != -1 else max(_figures(a, b), _figures(b, a))
+    # The allowance forgives a copy's own lines (banner, editor, promotion); a text whose
+    # figures differ adds no lines, its facts differ (a template report of another day).
+    forgiving = containment if figures[0] >= FIGURES_UNFORGIVEN else thresholds.forgiving(containment, small.chars)
+    agreement = _agreement(small.story_words, large.story_words)
+    found = partial(
+        Judgement,
+        jaccard=jaccard,
+        containment=containment,
+        share=share,
+        larger=larger,
+        agreement=agreement,
+        other_figures=figures[0],
+        figures=figures[1],
+    )
+    other_facts = figures[0] >= thresholds.other_figures and figures[0] >= OTHER_FIGURES_SHARE * figures[1]
+    # A copy whose story words and figures are the other's may have lost more shingles to edits.
+    words_agree = agreement is not None and agreement >= AGREEMENT and figures[0] == 0
+    floor = thresholds.containment_floor(small.chars) - (RESCUE if words_agree else 0.0)
+    if forgiving < floor:
+        return found(TOO_DIFFERENT, False)
+    if other_facts:
+        return found(OTHER_FACTS, False)
+    extends = forgiving >= HOLDS_WHOLE and large.chars - small.chars >= ADDED_CHARS
+    if share > thresholds.quote_share:
+        whole = forgiving >= HOLDS_WHOLE or words_agree
+        same = jaccard >= (thresholds.excerpt_jaccard if whole else thresholds.jaccard_floor(small.chars))
+        return found(REPRINT if same else TOO_DIFFERENT, same, extends=extends and same)
+    passage, own = _parts(small.sketch, large.sketch)
+    where = _position(passage, own)
+    continuity = _continuity(small.story_words, large.story_words, passage, own)
+    reach = _reach(large.story_words, passage, own)
+    floor = thresholds.inside_continuity if where == INSIDE else thresholds.continuity
+    # An excerpt is found whole in the article; a smaller text with more of its own quotes it.
+    held = thresholds.forgiving(_held(small.sketch, large.sketch, containment), small.chars)
+    # After an opening passage, a dateline in the larger text's own parts starts another story
+    # there: a roundup. (Paragraphs picked out of an article may skip one of its datelines.)
+    another = where == OPENING and large.story_words is not None and bool(large.story_words.datelines & own & ~passage)
+    same = held >= EXCERPT_WHOLE and continuity is not None and continuity >= floor and reach >= REACH and not another
+    return found(
+        LEAD_EXCERPT if same else QUOTED_STORY,
+        same,
+        position=where,
+        continuity=continuity,
+        reach=reach,
+        dateline=another,
+        extends=extends and same,
+    )
+
+
+def _held(small: Sketch, large: Sketch, estimate: float) -> float:
+    """The share of the smaller text's shingles found in the larger, counted directly: of the
+    smaller's sketch hashes below the larger's last one (those the larger's sketch would hold
+    if its text had them), the share it holds. Exact for a text cut out of the other, where
+    ``estimate`` (from Jaccard and the sizes) varies with the sample; ``estimate`` when fewer
+    than HELD_SAMPLES such hashes."""
+    hashes = small.hashes
+    if len(large.hashes) < large.size:
+        hashes = hashes[hashes <= large.hashes[-1]]
+    if len(hashes) < HELD_SAMPLES:
+        return estimate
+    return float(np.isin(hashes, large.hashes).mean())
+
+
+def _agreement(small: StoryWords | None, large: StoryWords | None) -> float | None:
+    """Of the weight of the smaller text's story words, the share the larger text has among
+    its own; None when the smaller text has fewer than AGREEMENT_WORDS of them."""
+    if small is None or large is None or len(small.words) < AGREEMENT_WORDS:
+        return None
+    weights = small.weights()
+    return float(weights[np.isin(small.words, large.words)].sum() / weights.sum())
+
+
+def _figures(small: Traits, large: Traits) -> tuple[int, int]:
+    """(figures of ``small`` missing from ``large``, figures of ``small`` compared). Both keep
+    the smallest figure hashes, so below the larger of their last kept hashes each knows
+    exactly which figures it has."""
+    if small.story_words is None or large.story_words is None:
+        return 0, 0
+    mine, theirs = small.story_words.figures, large.story_words.figures
+    limit = min(
+        int(mine[-1]) if len(mine) >= FIGURES else 1 << 32,
+        int(theirs[-1]) if len(theirs) >= FIGURES else 1 << 32,
+    )
+    compared = mine[mine <= limit]
+    return int(np.count_nonzero(~np.isin(compared, theirs))), len(compared)
+
+
+def _parts(small: Sketch, large: Sketch) -> tuple[int, int]:
+    """Where the smaller text sits in the larger: bit masks over the larger text's BINS parts,
+    of the parts most of whose sketch hashes the smaller holds (the shared passage) and of
+    those it hardly holds (the larger text's own)."""
+    if large.places is None or not len(large.hashes) or not len(small.hashes):
+        return 0, 0
+    hashes, parts = large.hashes, large.places.astype(np.int64) * BINS // 256
+    if len(small.hashes) < small.size:  # a sample: only hashes below its last one are known
+        known = hashes <= small.hashes[-1]
+        hashes, parts = hashes[known], parts[known]
+    shared = np.isin(hashes, small.hashes)
+    total = np.bincount(parts, minlength=BINS)
+    held = np.bincount(parts, weights=shared, minlength=BINS) / np.maximum(total, 1)
+    passage = sum(1 << i for i in range(BINS) if total[i] and held[i] >= PASSAGE_PART)
+    own = sum(1 << i for i in range(BINS) if total[i] and held[i] <= OWN_PART)
+    return passage, own
+
+
+def _position(passage: int, own: int) -> str:
+    """OPENING: the shared passage starts the larger text; SCATTERED: it lies in pieces with
+    the larger text's own parts between them (paragraphs picked out of it); INSIDE: one piece
+    with text of the larger's own before it."""
+    pieces, inside, before = 0, False, False
+    for part in range(BINS):
+        if passage >> part & 1:
+            pieces += not inside
+            inside = True
+        elif own >> part & 1:
+            before = before or pieces == 0
+            inside = False
+    if pieces == 0:
+        return INSIDE
+    return SCATTERED if pieces > 1 else INSIDE if before else OPENING
+
+
+def _reach(large: StoryWords | None, passage: int, own: int) -> float:
+    """Of the larger text's own parts, the share holding a story word that also occurs in the
+    shared passage: 1 when the rest of an article keeps to its lead, low when the rest is
+    other stories (a roundup)."""
+    if large is None or not own or not len(large.words):
+        return 0.0
+    spread = large.spread.astype(np.int64)
+    linked = np.bitwise_or.reduce(spread[(spread & passage) != 0]) if (spread & passage).any() else 0
+    return bin(int(linked) & own).count("1") / bin(own).count("1")
+
+
+def _continuity(small: StoryWords | None, large: StoryWords | None, passage: int, own: int) -> float | None:
+    """Whether the larger text's own parts tell the same story as the shared passage, both
+    ways: of the weight of the larger text's story words in its own parts, the share also in
+    the passage; of the weight of the smaller text's story words, the share the larger text
+    repeats in its own parts. The geometric mean of the two; None when the larger text has no
+    story word in its own parts (nothing to judge by)."""
+    if small is None or large is None or not len(large.words) or not own:
+        return None
+    spread = large.spread.astype(np.int64)
+    mine = (spread & own) != 0
+    if not mine.any():
+        return None
+    weights = large.weights()
+    forward = weights[mine & ((spread & passage) != 0)].sum() / weights[mine].sum()
+    if not len(small.words):
+        return 0.0
+    repeated = np.isin(small.words, large.words[mine])
+    backward = small.weights()[repeated].sum() / small.weights().sum()
+    return float(np.sqrt(forward * backward))
+
+
+def same_text(a: Traits, b: Traits) -> bool:
+    """The same text after normalisation (folding, notices left out): a page seen again. Any
+    other change makes a re-crawled page an update, never a revisit to drop."""
+    return bool(a.digest) and a.digest == b.digest and a.chars == b.chars
+
+
+def what_changed(old_chars: int, new_chars: int, judgement: Judgement) -> str:
+    """An updated page's change, in words for the log."""
+    grown = new_chars - old_chars
+    size = f"{abs(grown)} content characters {'added' if grown > 0 else 'removed'}" if grown else "the same length"
+    story = "the same story" if judgement.same_story else "no longer the same story"
+    return (
+        f"text changed: {old_chars} -> {new_chars} content characters ({size}), "
+        f"{100 * judgement.containment:.0f}% of the shorter text found in the other, Jaccard "
+        f"{judgement.jaccard:.2f}: {story}"
+    )

@@ -1,0 +1,184 @@
+"""Texts that share much: which are one story (a lead excerpt and its article, a reprint) and
+which are not (a text quoting a story, a roundup, a template report with other facts), each
+fed in both orders on the three stores, and the rule's own answer (engine.samestory)."""
+
+import pytest
+from support.samestory_texts import BRIDGE, CLINIC, ROUNDUP_STORIES, bridge, letter, repost, roundup, weather
+
+from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, open_store
+from scrapy_neardup.engine.prefer import policy_from
+from scrapy_neardup.engine.samestory import LEAD_EXCERPT, OTHER_FACTS, QUOTED_STORY, REPRINT, judge
+from scrapy_neardup.fingerprints.passages import passages_of
+
+BRIDGE_LAST = BRIDGE[-1][:20]  # in the complete article, not in its excerpt
+REPORTS = {
+    "binhai/12": weather("滨海", 12, 8, 15, 3, 40, 62),
+    "binhai/13": weather("滨海", 13, 6, 12, 4, 70, 55),
+    "binhai/14": weather("滨海", 14, 5, 11, 5, 20, 71),
+    "linjiang/12": weather("临江", 12, 9, 17, 2, 30, 48),
+}
+
+
+def _checked(store_uri, documents, prefer=None, related=False):
+    """The verdicts of ``documents`` ((key, text) in arrival order) in one store, one batch."""
+    fingerprinter = Fingerprinter()
+    with open_store(store_uri) as store:
+        detector = Detector(store, fingerprinter=fingerprinter, prefer=policy_from(prefer) if prefer else None)
+        prints = [(key, fingerprinter.fingerprint(body)) for key, body in documents]
+        passages = [passages_of(body) for _, body in documents] if related else None
+        return detector.start_many(prints, passages)()
+
+
+@pytest.mark.parametrize("paragraphs", [2, 4])
+@pytest.mark.parametrize("excerpt_first", [True, False])
+def test_a_lead_excerpt_and_its_article_are_one_story_in_either_order(store_uri, paragraphs, excerpt_first):
+    pair = [("portal/excerpt", bridge(paragraphs)), ("daily/article", bridge())]
+    first, second = pair if excerpt_first else pair[::-1]
+    verdicts = _checked(store_uri, [first, second])
+    assert verdicts[0].status == UNIQUE
+    assert verdicts[1].status == DUPLICATE and verdicts[1].duplicate_of == first[0]
+
+
+@pytest.mark.parametrize("story_first", [True, False])
+def test_a_letter_quoting_a_whole_story_is_not_its_duplicate_but_related(store_uri, story_first):
+    pair = [("news/clinic", CLINIC), ("letters/lift", letter())]
+    first, second = pair if story_first else pair[::-1]
+    verdicts = _checked(store_uri, [first, second], related=True)
+    assert [v.status for v in verdicts] == [UNIQUE, UNIQUE]
+    related = verdicts[1].related
+    assert [entry["key"] for entry in related] == [first[0]]
+    assert any("远程会诊" in passage for passage in related[0]["shared"])
+
+
+@pytest.mark.parametrize("roundup_first", [True, False])
+def test_a_roundup_carrying_stories_in_full_drops_none_of_them(store_uri, roundup_first):
+    stories = [(f"news/{number}", story) for number, story in enumerate(ROUNDUP_STORIES.values())]
+    documents = [("news/roundup", roundup()), *stories] if roundup_first else [*stories, ("news/roundup", roundup())]
+    verdicts = _checked(store_uri, documents)
+    assert [v.status for v in verdicts] == [UNIQUE] * len(documents)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_template_reports_with_other_facts_are_not_duplicates_and_a_repost_finds_its_own(store_uri, reverse):
+    documents = list(REPORTS.items())
+    documents = documents[::-1] if reverse else documents
+    reposted = ("weather.example/binhai-13", repost(REPORTS["binhai/13"]))
+    verdicts = _checked(store_uri, [*documents, reposted])
+    assert [v.status for v in verdicts[:-1]] == [UNIQUE] * len(documents)
+    assert verdicts[-1].status == DUPLICATE and verdicts[-1].duplicate_of == "binhai/13"
+
+
+def test_a_repost_seen_first_is_matched_by_its_own_report_only(store_uri):
+    reposted = ("weather.example/binhai-13", repost(REPORTS["binhai/13"]))
+    verdicts = _checked(store_uri, [reposted, *REPORTS.items()])
+    by_key = {v.key: v for v in verdicts}
+    assert by_key["binhai/13"].status == DUPLICATE and by_key["binhai/13"].duplicate_of == reposted[0]
+    assert all(by_key[key].status == UNIQUE for key in REPORTS if key != "binhai/13")
+
+
+@pytest.mark.parametrize("excerpt_first", [True, False])
+def test_longest_keeps_the_complete_article_whichever_came_first(store_uri, excerpt_first):
+    pair = [("portal/excerpt", bridge(2)), ("daily/article", bridge())]
+    first, second = pair if excerpt_first else pair[::-1]
+    verdicts = _checked(store_uri, [first, second], prefer="longest")
+    if excerpt_first:
+        assert verdicts[1].status == UNIQUE and verdicts[1].replaces == "portal/excerpt"
+    else:
+        assert verdicts[1].status == DUPLICATE and verdicts[1].duplicate_of == "daily/article"
+
+
+def test_longest_takes_a_copy_that_adds_one_closing_sentence_and_never_flips_equal_copies(store_uri):
+    documents = [
+        ("daily/article", bridge()),
+        ("other/article", bridge()),  # the same length: no replacement either way
+        ("late/article", bridge(closing=True)),  # one sentence of the same story more
+        ("again/article", bridge()),
+    ]
+    verdicts = _checked(store_uri, documents, prefer="longest")
+    assert verdicts[1].status == DUPLICATE and verdicts[1].duplicate_of == "daily/article"
+    assert verdicts[2].status == UNIQUE and verdicts[2].replaces == "daily/article"
+    assert verdicts[3].status == DUPLICATE and verdicts[3].duplicate_of == "late/article"
+
+
+def test_the_rule_is_symmetric_and_names_its_case():
+    fingerprint = Fingerprinter().fingerprint
+    cases = {
+        LEAD_EXCERPT: (bridge(2), bridge()),
+        REPRINT: (bridge(6), bridge()),
+        QUOTED_STORY: (CLINIC, letter()),
+        OTHER_FACTS: (REPORTS["binhai/12"], REPORTS["binhai/13"]),
+    }
+    for rule, (a, b) in cases.items():
+        one, other = fingerprint(a), fingerprint(b)
+        forth, back = judge(one, other), judge(other, one)
+        assert forth.rule == back.rule == rule
+        assert forth.same_story == back.same_story == (rule in (LEAD_EXCERPT, REPRINT))
+        assert forth.reason("A", "B").startswith(rule.replace("other facts", "template report with other facts"))
+    roundup_print = fingerprint(roundup())
+    for story in ROUNDUP_STORIES.values():
+        assert judge(fingerprint(story), roundup_print).rule == QUOTED_STORY
+
+
+def test_explain_says_which_rule_decided(tmp_path, capsys):
+    from scrapy_neardup.cli import main
+
+    (tmp_path / "story.txt").write_text(CLINIC, encoding="utf-8")
+    (tmp_path / "letter.txt").write_text(letter(), encoding="utf-8")
+    (tmp_path / "excerpt.txt").write_text(bridge(2), encoding="utf-8")
+    (tmp_path / "article.txt").write_text(bridge(), encoding="utf-8")
+    main(["explain", str(tmp_path / "story.txt"), str(tmp_path / "letter.txt"), "--color", "never"])
+    shown = capsys.readouterr().out
+    assert "not a duplicate" in shown and "rule: quoted story: B holds A" in shown
+    main(["explain", str(tmp_path / "article.txt"), str(tmp_path / "excerpt.txt"), "--color", "never"])
+    shown = capsys.readouterr().out
+    assert "duplicate: dedup would call B a reprint of A" in shown
+    assert "rule: lead excerpt: B is the opening" in shown
+
+
+def test_a_store_of_the_previous_format_is_refused_at_open_with_the_versions(store_uri):
+    """Records of the previous format hold no story words: the rule could not judge them, so
+    such a store is refused at open, never misread."""
+    from scrapy_neardup.stores import StoreFormatError
+
+    with open_store(store_uri) as store:
+        previous = store.format_version - 1
+        meta = {**store.read_meta(), "format": previous}
+        if store_uri.startswith("redis"):  # its write_meta only creates a namespace
+            from scrapy_neardup.stores.redis.store import encode_meta
+
+            store.client.set(store._key("meta"), encode_meta(meta))
+        else:
+            store.write_meta(meta)
+    with pytest.raises(StoreFormatError, match=f"format version {previous}, this scrapy-neardup reads version"):
+        open_store(store_uri)
+
+
+def test_the_review_page_shows_the_text_of_the_copy_it_names(tmp_path):
+    """With longest, the complete article takes the excerpt's place; a later copy's section
+    names the complete article and shows its text, not the excerpt's."""
+    import html
+    import json
+    import re
+
+    from scrapy_neardup.cli import main
+
+    records = [
+        {"id": "portal/excerpt", "text": bridge(2)},
+        {"id": "daily/article", "text": bridge()},
+        {"id": "other/article", "text": "转载自清江日报\n" + bridge()},
+    ]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+    page = tmp_path / "review.html"
+    argv = ["dedup", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--no-progress"]
+    assert main([*argv, "--prefer", "longest", "--report", str(page)]) == 0
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r.get("duplicate_of") for r in out] == [None, None, "daily/article"]
+    sections = re.findall(
+        r'<section class="pair" data-key="([^"]*)" data-duplicate-of="([^"]*)">(.*?)</section>',
+        page.read_text(encoding="utf-8"),
+        re.S,
+    )
+    assert [(key, first) for key, first, _ in sections] == [("other/article", "daily/article")]
+    first_copy = re.search(r'<div class="text" data-key="daily/article">(.*?)</div>', sections[0][2], re.S)
+    shown = html.unescape(re.sub(r"<[^>]+>", "", first_copy.group(1)))
+    assert BRIDGE_LAST in shown and bridge(2) not in shown  # the complete article's text, not the excerpt's

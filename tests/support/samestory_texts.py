@@ -1,0 +1,100 @@
+"""Texts that share much with another text, written for these tests: a complete article and
+its lead excerpt, a commentary that quotes a whole story, a roundup that carries several,
+and template reports with other facts. The events, places and people are invented."""
+
+from __future__ import annotations
+
+# A complete article that keeps coming back to its people and places, as news does.
+BRIDGE = [
+    "本报讯 经过三年多建设，横跨清江的青石大桥今天上午正式通车，清江两岸的居民从此告别了绕行四十分钟的历史。",
+    "青石大桥全长两千一百六十米，主跨四百二十米，是清江上第一座双塔斜拉桥。大桥通车后，从青石镇到江北新区的车程缩短到八分钟。",
+    "上午九点，第一批车辆缓缓驶上青石大桥。青石镇居民周立新开着自家的小货车排在车队前面，他说，过去每天去江北新区送菜要绕道上游的老渡口，现在清晨五点出门，六点前就能把菜送到江北新区的市场。",
+    "市交通运输局局长韩志远介绍，青石大桥建设中遇到了清江汛期水位高、江底岩层破碎等难题。施工单位在主塔基础采用了钢围堰和大直径钻孔灌注桩，前后攻克了十四项技术难关，大桥主体工程比计划提前两个月完工。",
+    "为了保护清江的江豚栖息地，青石大桥在设计时把主塔从江心移到了浅滩，施工期间设置了声学驱离装置，并安排专人每天巡查江面。韩志远说，施工三年来，清江这一段的江豚观测数量没有减少。",
+    "青石大桥的通车也让江北新区的企业看到了新的机会。江北新区一家食品企业的负责人说，企业的原料大多来自青石镇的农户，以前运输成本高、损耗大，青石大桥通车后，企业计划在青石镇建一座收购站。",
+    "据了解，青石大桥设有双向六车道和两侧人行道，桥面安装了一百二十套智能照明设备和结冰预警系统。市交通运输局表示，青石大桥通车后的第一个月免收通行费，此后小型客车每次收费五元。",
+    "周立新说，他打算以后每个周末带着孩子走上青石大桥，从桥上看一看清江，看一看自己生活了四十年的青石镇。",
+]
+
+# What a later copy adds: one closing sentence of the same story (a few percent more text).
+BRIDGE_CLOSING = "当天下午，青石大桥上的车流量已经超过三千辆，市交通运输局在青石大桥两端增派了交警疏导交通。"
+
+# A portal's excerpt: its source line and the article's first paragraphs.
+BRIDGE_EXCERPT_HEAD = "来源：清江日报  原标题：青石大桥今天通车 清江两岸八分钟直达"
+
+
+def bridge(paragraphs: int | None = None, closing: bool = False) -> str:
+    """The article, or its lead excerpt of ``paragraphs`` paragraphs under a source line."""
+    if paragraphs is not None:
+        return "\n".join([BRIDGE_EXCERPT_HEAD, *BRIDGE[:paragraphs]])
+    return "\n".join(BRIDGE + ([BRIDGE_CLOSING] if closing else []))
+
+
+# A short story, and a reader's letter on another subject that quotes it whole in its middle.
+CLINIC = (
+    "本报讯 柳河村卫生室日前开通了远程会诊，村民在卫生室就能请县人民医院的医生看病。"
+    "柳河村卫生室的乡村医生马玉兰说，远程会诊开通一个月来，已经有六十多位村民通过视频请县人民医院的医生会诊，"
+    "其中不少是行动不便的老人。县卫生健康局表示，年底前全县一百二十个村卫生室都将开通远程会诊。"
+)
+
+LETTER_OWN = [
+    "编辑同志：我是一名退休的中学语文教师，住在城东的老旧小区里。最近小区加装电梯的事情让我想了很多，写下来和大家交流。",
+    "我们这栋楼建于上世纪九十年代，一共七层，住着二十八户人家，其中一半以上是六十岁以上的老人。三楼以上的老人下楼买菜、看病，都要扶着楼梯歇好几次。",
+    "去年社区提出加装电梯，费用由政府补贴一部分、住户分摊一部分。可是一楼和二楼的住户担心采光和噪音，迟迟不肯签字，这件事就搁置了大半年。",
+]
+LETTER_AFTER = [
+    "读到这条消息，我想，办法总比困难多。加装电梯也是一样，关键在于把各家的难处摆到桌面上，一件一件去商量。",
+    "后来，社区请来设计单位，把电梯井挪到了楼的北侧，不挡一楼的阳光；又和施工方约定，噪音大的工序只在白天进行。一楼的老张第一个签了字，他说，谁家没有老人呢。",
+    "今年春天，我们楼的电梯终于装好了。住在七楼的刘奶奶已经八十三岁，她说，这是她五年来第一次自己下楼晒太阳。邻里之间多一分体谅，日子就多一分方便。",
+    "希望更多的老旧小区能把加装电梯的好事办好，也希望有关部门在审批和补贴上再简化一些手续，让老人们早一天坐上电梯。（读者 陈文清）",
+]
+
+
+def letter() -> str:
+    """The reader's letter: its own text, the quoted story, more of its own (more than the story)."""
+    return "\n".join([*LETTER_OWN, "前几天，我在报纸上读到这样一则消息：", CLINIC, *LETTER_AFTER])
+
+
+# Short stories, and a morning roundup that carries them in full.
+ROUNDUP_STORIES = {
+    "青石镇开通夜间公交": (
+        "本报讯 从下月一日起，青石镇将开通两条夜间公交线路，末班车时间延长到晚上十一点。"
+        "青石镇交通办负责人说，夜间公交主要方便在江北新区上夜班的青石镇居民，两条线路途经青石镇的八个村，"
+        "单程票价两元，持老年卡的乘客免费乘车。"
+    ),
+    "城西图书馆推出送书上门": (
+        "本报讯 城西图书馆近日推出送书上门服务，读者在手机上选好图书，志愿者就会把图书送到家门口。"
+        "城西图书馆馆长孙静说，送书上门服务主要面向行动不便的老人和残疾读者，每位读者每次最多可借十本，"
+        "借期一个月，到期后志愿者会上门收回。"
+    ),
+    "南湖湿地迎来候鸟": (
+        "本报讯 随着气温下降，南湖湿地迎来了今年第一批越冬候鸟，白鹭、苍鹭和小天鹅等二十多种候鸟在湿地栖息觅食。"
+        "南湖湿地管理处的工作人员说，今年南湖湿地新建了三处观鸟平台，提醒市民观鸟时不要投喂、不要惊扰候鸟，"
+        "不要使用无人机靠近鸟群。"
+    ),
+}
+
+
+def roundup() -> str:
+    lines = ["【早间新闻】今日要闻速览"]
+    for title, story in ROUNDUP_STORIES.items():
+        lines += [f"【{title}】", story]
+    lines.append("以上为今日要闻，明天见。")
+    return "\n".join(lines)
+
+
+def weather(city: str, day: int, low: int, high: int, wind: int, rain: int, aqi: int) -> str:
+    """A daily weather report from one template: the facts differ, the sentences do not."""
+    return (
+        f"{city}市气象台{day}日发布天气预报：今天白天到夜间，{city}市多云转阴，部分地区有小雨，"
+        f"最低气温{low}摄氏度，最高气温{high}摄氏度，东北风{wind}级。"
+        f"明天降水概率为百分之{rain}，空气质量指数预计为{aqi}，空气质量等级为良。"
+        f"气象部门提醒，近期早晚温差较大，请市民注意及时增减衣物，出行时携带雨具，驾车注意减速慢行。"
+        f"农业部门建议，{city}市各地抓住晴好间隙抢收晚稻，做好设施大棚的保温和排水工作。"
+        f"{city}市气象台将于明天上午十点发布下一期天气预报，请市民关注。"
+    )
+
+
+def repost(report: str) -> str:
+    """A repost of a report: a source line on top, an editor line below, commas changed."""
+    return "\n".join(["来源：滨海天气网", report.replace("，", ",", 3), "（编辑：林小雨）"])
