@@ -20,8 +20,10 @@ quadratic and carry no passage of their own.
 from __future__ import annotations
 
 import html
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from itertools import accumulate
 
 import numpy as np
 
@@ -67,17 +69,46 @@ class _Content:
         folded, where = fold_with_positions(text)
         if where is None:  # folding joined characters (a combining mark): fold one by one
             folded, where = fold_each_with_positions(text)
-        kept = np.flatnonzero(content_mask(folded))
+        mask = content_mask(folded)
+        kept = np.flatnonzero(mask)
         self.chars = to_text(folded[kept])
-        self.where = where[kept]
-        # A clause starts where the content characters before it are not next to it.
-        breaks = (np.flatnonzero(np.diff(kept) != 1) + 1).tolist() if len(kept) else []
-        self.starts = [0, *breaks]
-        ends = [*breaks, len(self.chars)]
-        self.clauses = [self.chars[s:e] for s, e in zip(self.starts, ends)] if self.chars else []
+        self.where = where[kept].astype(np.int32)  # half the memory of a kept (cached) text
+        # A clause is a run of content characters: the folded text split at the others (as
+        # NUL, which is never content).
+        self.clauses = [run for run in to_text(np.where(mask, folded, 0)).split("\0") if run]
+        self.starts = list(accumulate(map(len, self.clauses[:-1]), initial=0))
 
     def span(self, start: int, length: int) -> Span:
         return int(self.where[start]), int(self.where[start + length - 1]) + 1
+
+
+class FoldedTexts:
+    """Folded texts kept for their next alignment, the least recently used dropped first once
+    they hold more than ``max_chars`` characters: a service lists the same stored entries
+    again and again (an editor's page checks the entry as it is typed), and folding a stored
+    text is a third of what marking it costs."""
+
+    def __init__(self, max_chars: int = 4_000_000) -> None:
+        self.max_chars = max_chars
+        self.chars = 0
+        self._kept: OrderedDict[str, _Content] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def folded(self, text: str) -> _Content:
+        content = self._kept.get(text)
+        if content is not None:
+            self._kept.move_to_end(text)
+            return content
+        content = _Content(text[:MAX_ALIGN_CHARS])
+        if len(content.chars) < self.max_chars:
+            self._kept[text] = content
+            self.chars += 1 + len(content.chars)
+            while self.chars > self.max_chars:
+                _, dropped = self._kept.popitem(last=False)
+                self.chars -= 1 + len(dropped.chars)
+        return content
 
 
 def align(a: str, b: str, min_chars: int = MIN_MARK_CHARS) -> Alignment:
@@ -86,14 +117,18 @@ def align(a: str, b: str, min_chars: int = MIN_MARK_CHARS) -> Alignment:
     return align_each(a, [b], min_chars)[0]
 
 
-def align_each(a: str, others: list[str], min_chars: int = MIN_MARK_CHARS) -> list[Alignment]:
+def align_each(
+    a: str, others: list[str], min_chars: int = MIN_MARK_CHARS, kept: FoldedTexts | None = None
+) -> list[Alignment]:
     """:func:`align` of ``a`` with each of ``others``, folding ``a`` once (a text checked
-    against its similar entries)."""
+    against its similar entries); ``others`` folded earlier are taken from ``kept``."""
+    if not others:
+        return []
     one = _Content(a[:MAX_ALIGN_CHARS])
     alignments = []
     for b in others:
         complete = len(a) <= MAX_ALIGN_CHARS and len(b) <= MAX_ALIGN_CHARS
-        other = _Content(b[:MAX_ALIGN_CHARS])
+        other = kept.folded(b) if kept is not None else _Content(b[:MAX_ALIGN_CHARS])
         blocks, within_budget = _blocks(one, other)
         pairs, shared = [], 0
         for i, j, size in _joined(blocks):
