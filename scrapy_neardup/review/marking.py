@@ -73,10 +73,13 @@ class _Content:
         kept = np.flatnonzero(mask)
         self.chars = to_text(folded[kept])
         self.where = where[kept].astype(np.int32)  # half the memory of a kept (cached) text
-        # A clause is a run of content characters: the folded text split at the others (as
-        # NUL, which is never content).
-        self.clauses = [run for run in to_text(np.where(mask, folded, 0)).split("\0") if run]
-        self.starts = list(accumulate(map(len, self.clauses[:-1]), initial=0))
+        # The content characters with every other one as NUL (never content): split, the clauses.
+        self.runs = to_text(np.where(mask, folded, 0))
+
+    def clauses(self) -> tuple[list[str], list[int]]:
+        """The clauses (runs of content characters) and where each starts in ``chars``."""
+        clauses = [run for run in self.runs.split("\0") if run]
+        return clauses, list(accumulate(map(len, clauses[:-1]), initial=0))
 
     def span(self, start: int, length: int) -> Span:
         return int(self.where[start]), int(self.where[start + length - 1]) + 1
@@ -88,7 +91,7 @@ class FoldedTexts:
     again and again (an editor's page checks the entry as it is typed), and folding a stored
     text is a third of what marking it costs."""
 
-    def __init__(self, max_chars: int = 4_000_000) -> None:
+    def __init__(self, max_chars: int = 3_000_000) -> None:
         self.max_chars = max_chars
         self.chars = 0
         self._kept: OrderedDict[str, _Content] = OrderedDict()
@@ -142,12 +145,14 @@ def align_each(
 def _blocks(one: _Content, other: _Content) -> tuple[list[tuple[int, int, int]], bool]:
     """Matching blocks (start in A, start in B, length) in content characters, and whether
     every unmatched stretch could be aligned within the budget."""
-    clauses = SequenceMatcher(None, one.clauses, other.clauses, autojunk=True)
+    a_clauses, a_starts = one.clauses()
+    b_clauses, b_starts = other.clauses()
+    clauses = SequenceMatcher(None, a_clauses, b_clauses, autojunk=True)
     blocks = []
     budget, complete = CHARACTER_BUDGET, True
     for tag, i1, i2, j1, j2 in clauses.get_opcodes():
-        a_start, a_end = _char_range(one, i1, i2)
-        b_start, b_end = _char_range(other, j1, j2)
+        a_start, a_end = _char_range(a_starts, len(one.chars), i1, i2)
+        b_start, b_end = _char_range(b_starts, len(other.chars), j1, j2)
         if tag == "equal":
             blocks.append((a_start, b_start, a_end - a_start))
         elif tag == "replace":
@@ -161,10 +166,10 @@ def _blocks(one: _Content, other: _Content) -> tuple[list[tuple[int, int, int]],
     return blocks, complete
 
 
-def _char_range(content: _Content, first: int, stop: int) -> Span:
-    """Content characters of clauses [first, stop)."""
-    start = content.starts[first] if first < len(content.starts) else len(content.chars)
-    end = content.starts[stop] if stop < len(content.starts) else len(content.chars)
+def _char_range(starts: list[int], length: int, first: int, stop: int) -> Span:
+    """Content characters of clauses [first, stop), given where each clause starts."""
+    start = starts[first] if first < len(starts) else length
+    end = starts[stop] if stop < len(starts) else length
     return start, end
 
 
