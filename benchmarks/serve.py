@@ -132,6 +132,14 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
+def package_dir(pid: int) -> str:
+    """Where the server's package was imported from, read off its loaded C kernel."""
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        if "scrapy_neardup" in line and "_kernel" in line:
+            return line.split()[-1].split("/scrapy_neardup/")[0]
+    return "?"
+
+
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -155,7 +163,9 @@ def start_server(args: argparse.Namespace, store: str, tree: str | None = None) 
     env = dict(os.environ)
     if tree is not None:  # the package of that source tree, ahead of the installed one
         env["PYTHONPATH"] = os.pathsep.join([str(Path(tree).resolve()), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    # python -m puts the working directory first on the path: run in the tree (or a neutral one)
+    cwd = tree if tree is not None else tempfile.gettempdir()
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     os.close(handle)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -247,7 +257,8 @@ def main(argv: list[str] | None = None) -> None:
             latencies, statuses = asyncio.run(send_all(server.port, adds, args.clients))
             took = time.perf_counter() - started
             print(
-                f"- {server.name} (store {server.store.split('@')[-1]}, pid {server.process.pid}): adds: "
+                f"- {server.name} (package from {package_dir(server.process.pid)}, "
+                f"store {server.store.split('@')[-1]}, pid {server.process.pid}): adds: "
                 f"{len(adds):,} in {took:.1f} s, {len(adds) / took:,.0f}/s ({statuses.count(201):,} added, "
                 f"{statuses.count(409):,} refused as duplicates, p99 {percentile(latencies, 0.99) * 1000:.1f} ms)"
             )
