@@ -11,9 +11,16 @@ everything else on the machine used meanwhile, and the load average. Then it off
 checks a second for ``--rate-seconds`` (each latency counted from the moment its check was due)
 and stops the server with SIGTERM.
 
+With ``--tree A --tree B`` one server runs from each source tree (a checkout whose C kernel is
+built), each over its own store filled the same way, and the checks go to them in turns of
+``--rss-every`` (A, B, A, B, ...), so that both see the same load on a shared machine: compare
+their figures within one run. The client is this process, one asyncio loop over keep-alive
+connections; it uses a small share of a core, printed with the rest.
+
     python benchmarks/serve.py                                     # LevelDB store in a temp dir
     python benchmarks/serve.py --store memory:// --checks 20000
     python benchmarks/serve.py --store redis://127.0.0.1:6379/5 --namespace bench
+    python benchmarks/serve.py --tree ../main --tree .             # before and after, in turns
 """
 
 from __future__ import annotations
@@ -72,7 +79,7 @@ async def _one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, data:
     return status, await reader.readexactly(length)
 
 
-async def send_all(port: int, requests: list[bytes], clients: int, on_done=None) -> tuple[list[float], list[int]]:
+async def send_all(port: int, requests: list[bytes], clients: int) -> tuple[list[float], list[int]]:
     """Send ``requests`` over ``clients`` keep-alive connections, each taking the next one as it
     is answered; the latency of each (seconds) and the status codes."""
     latencies: list[float] = [0.0] * len(requests)
@@ -86,8 +93,6 @@ async def send_all(port: int, requests: list[bytes], clients: int, on_done=None)
                 started = time.perf_counter()
                 statuses[index], _ = await _one(reader, writer, requests[index])
                 latencies[index] = time.perf_counter() - started
-                if on_done is not None:
-                    on_done(index)
         finally:
             writer.close()
 
@@ -127,7 +132,19 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def start_server(args: argparse.Namespace, store: str) -> tuple[subprocess.Popen, int, str]:
+def package_dir(pid: int) -> str:
+    """Where the server's package was imported from, read off its loaded C kernel."""
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        if "scrapy_neardup" in line and "_kernel" in line:
+            return line.split()[-1].split("/scrapy_neardup/")[0]
+    return "?"
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def start_server(args: argparse.Namespace, store: str, tree: str | None = None) -> tuple[subprocess.Popen, int, str]:
     handle, path = tempfile.mkstemp(prefix="neardup-serve-bench-", suffix=".log")
     command = [
         sys.executable,
@@ -143,7 +160,12 @@ def start_server(args: argparse.Namespace, store: str) -> tuple[subprocess.Popen
         "--log-level",
         "INFO",
     ]
-    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+    env = dict(os.environ)
+    if tree is not None:  # the package of that source tree, ahead of the installed one
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(tree).resolve()), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    # python -m puts the working directory first on the path: run in the tree (or a neutral one)
+    cwd = tree if tree is not None else tempfile.gettempdir()
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     os.close(handle)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -157,20 +179,59 @@ def start_server(args: argparse.Namespace, store: str) -> tuple[subprocess.Popen
     raise SystemExit(f"neardup serve did not start:\n{Path(path).read_text(errors='replace')[-3000:]}")
 
 
+class Server:
+    """One ``neardup serve`` process under test and what its checks measured so far."""
+
+    def __init__(self, args: argparse.Namespace, tree: str | None, store: str):
+        self.name = tree or "this checkout"
+        self.clients = args.clients
+        self.store = store
+        self.process, self.port, self.log = start_server(args, store, tree)
+        self.latencies: list[float] = []
+        self.statuses: list[int] = []
+        self.seconds = self.server_cpu = self.client_cpu = self.busy = 0.0
+        self.rss = [(0, rss_mib(self.process.pid))]
+        self.loads: list[float] = []
+
+    def check(self, requests: list[bytes]) -> None:
+        """Send ``requests`` from the clients, adding their latencies, time and CPU to the totals."""
+        server_cpu, client_cpu, busy = cpu_seconds(self.process.pid), cpu_seconds(), machine_busy_seconds()
+        started = time.perf_counter()
+        latencies, statuses = asyncio.run(send_all(self.port, requests, self.clients))
+        self.seconds += time.perf_counter() - started
+        self.server_cpu += cpu_seconds(self.process.pid) - server_cpu
+        self.client_cpu += cpu_seconds() - client_cpu
+        self.busy += machine_busy_seconds() - busy
+        self.latencies += latencies
+        self.statuses += statuses
+        self.rss.append((len(self.statuses), rss_mib(self.process.pid)))
+        self.loads.append(float(load_average().split()[0]))
+
+    def stop(self) -> None:
+        self.process.terminate()
+        code = self.process.wait(60)
+        print(f"- {self.name}: server stopped by SIGTERM, exit code {code}")
+        os.unlink(self.log)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_data_option(parser)
     parser.add_argument("--store", default="", help="store URI (default: a new LevelDB store in a temp dir)")
     parser.add_argument("--namespace", default="serve-bench")
     parser.add_argument("--entries", type=int, default=10_000)
-    parser.add_argument("--checks", type=int, default=100_000)
+    parser.add_argument("--checks", type=int, default=100_000, help="checks sent to each server")
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--distinct", type=int, default=4000, help="distinct check texts, sent in turn")
-    parser.add_argument("--rss-every", type=int, default=10_000)
+    parser.add_argument("--rss-every", type=int, default=10_000, help="checks between RSS samples (and turns)")
     parser.add_argument("--rate", type=float, default=500, help="checks a second offered in the fixed-rate run")
     parser.add_argument("--rate-seconds", type=float, default=30, help="length of the fixed-rate run (0: none)")
+    parser.add_argument("--tree", action="append", help="run the server from this source tree (repeat to compare)")
     parser.add_argument("--seed", type=int, default=1998)
     args = parser.parse_args(argv)
+    trees = args.tree or [None]
+    if args.store and len(trees) > 1:
+        parser.error("--store serves one tree; several trees get a LevelDB store each")
 
     rng = random.Random(args.seed)
     fillers = FillerTexts(sentence_pool(load_articles(args.data)), seed=args.seed, chars=(300, 2000))
@@ -182,74 +243,80 @@ def main(argv: list[str] | None = None) -> None:
     adds = [request_bytes("POST", "/entries", {"key": f"entry-{i}", "text": t}) for i, t in enumerate(entries)]
 
     temp = tempfile.TemporaryDirectory(prefix="neardup-serve-bench-")
-    store = args.store or f"leveldb://{temp.name}/store"
-    process, port, log = start_server(args, store)
+    servers: list[Server] = []
     try:
         print(f"## neardup serve: {args.entries:,} entries, {args.checks:,} checks from {args.clients} clients\n")
         print(
-            f"store {store.split('@')[-1]}, one server process (pid {process.pid}), client on the same machine, "
-            f"{os.cpu_count()} cores, load average before: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}\n"
+            f"one server process per source tree, client on the same machine, {os.cpu_count()} cores, "
+            f"load average before: {load_average()}\n"
         )
-        started = time.perf_counter()
-        latencies, statuses = asyncio.run(send_all(port, adds, args.clients))
-        took = time.perf_counter() - started
-        added = statuses.count(201)
-        print(
-            f"- adds: {len(adds):,} in {took:.1f} s, {len(adds) / took:,.0f}/s "
-            f"({added:,} added, {statuses.count(409):,} refused as duplicates, p99 {percentile(latencies, 0.99) * 1000:.1f} ms)"
-        )
-
-        asyncio.run(send_all(port, checks[:1000], args.clients))  # warm-up
-        order = [checks[i % len(checks)] for i in range(args.checks)]
-        rss = [(0, rss_mib(process.pid))]
-
-        def sample(index: int) -> None:
-            done = index + 1
-            if done % args.rss_every == 0:
-                rss.append((done, rss_mib(process.pid)))
-
-        server_cpu, client_cpu, busy = cpu_seconds(process.pid), cpu_seconds(), machine_busy_seconds()
-        started = time.perf_counter()
-        latencies, statuses = asyncio.run(send_all(port, order, args.clients, sample))
-        took = time.perf_counter() - started
-        server_cpu, client_cpu = cpu_seconds(process.pid) - server_cpu, cpu_seconds() - client_cpu
-        busy = machine_busy_seconds() - busy
-        others = max(0.0, busy - server_cpu - client_cpu)
-        wrong = len(statuses) - statuses.count(200)
-        print(
-            f"- checks, {args.clients} clients each sending its next check when answered: "
-            f"{args.checks:,} in {took:.1f} s: **{args.checks / took:,.0f} checks/s**, "
-            f"latency p50 {percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
-            f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
-            f"{wrong} answers other than 200"
-        )
-        print("- server RSS (MiB) after N checks: " + ", ".join(f"{n:,}: {m:.1f}" for n, m in rss))
-        print(
-            f"- CPU over these checks ({took:.0f} s, {os.cpu_count()} cores = {took * os.cpu_count():.0f} core-s): "
-            f"server {server_cpu:.0f} s ({server_cpu / args.checks * 1000:.2f} ms a check, "
-            f"{server_cpu / took:.2f} cores), client {client_cpu:.0f} s "
-            f"({client_cpu / took:.2f} cores), other processes {others:.0f} s ({others / took:.2f} cores); "
-            f"load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}"
-        )
-        if args.rate_seconds > 0:
-            count = int(args.rate * args.rate_seconds)
-            paced = [checks[i % len(checks)] for i in range(count)]
-            server_cpu = cpu_seconds(process.pid)
-            latencies, statuses, took = asyncio.run(send_at_rate(port, paced, args.clients, args.rate))
-            server_cpu = cpu_seconds(process.pid) - server_cpu
+        for number, tree in enumerate(trees):
+            server = Server(args, tree, args.store or f"leveldb://{temp.name}/store-{number}")
+            servers.append(server)
+            started = time.perf_counter()
+            latencies, statuses = asyncio.run(send_all(server.port, adds, args.clients))
+            took = time.perf_counter() - started
             print(
-                f"- checks offered at {args.rate:,.0f}/s by {args.clients} clients for {args.rate_seconds:.0f} s: "
-                f"{count / took:,.0f} checks/s answered, latency from each check's due time p50 "
-                f"{percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
-                f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
-                f"server CPU {server_cpu / count * 1000:.2f} ms a check; {len(statuses) - statuses.count(200)} answers other than 200"
+                f"- {server.name} (package from {package_dir(server.process.pid)}, "
+                f"store {server.store.split('@')[-1]}, pid {server.process.pid}): adds: "
+                f"{len(adds):,} in {took:.1f} s, {len(adds) / took:,.0f}/s ({statuses.count(201):,} added, "
+                f"{statuses.count(409):,} refused as duplicates, p99 {percentile(latencies, 0.99) * 1000:.1f} ms)"
             )
+            asyncio.run(send_all(server.port, checks[:1000], args.clients))  # warm-up
+            server.rss = [(0, rss_mib(server.process.pid))]
+
+        order = [checks[i % len(checks)] for i in range(args.checks)]
+        for first in range(0, len(order), args.rss_every):
+            for server in servers:
+                server.check(order[first : first + args.rss_every])
+        print()
+        for server in servers:
+            report(server, args)
+        if args.rate_seconds > 0:
+            for server in servers:
+                paced_run(server, checks, args)
     finally:
-        process.terminate()
-        code = process.wait(60)
-        print(f"- server stopped by SIGTERM, exit code {code}")
+        for server in servers:
+            server.stop()
         temp.cleanup()
-        os.unlink(log)
+
+
+def report(server: Server, args: argparse.Namespace) -> None:
+    took, checked, cores = server.seconds, len(server.statuses), os.cpu_count() or 1
+    latencies = server.latencies
+    others = max(0.0, server.busy - server.server_cpu - server.client_cpu)
+    print(f"### {server.name}\n")
+    print(
+        f"- checks, {args.clients} clients each sending its next check when answered: "
+        f"{checked:,} in {took:.1f} s: **{checked / took:,.0f} checks/s**, "
+        f"latency p50 {percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
+        f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
+        f"{checked - server.statuses.count(200)} answers other than 200"
+    )
+    print("- server RSS (MiB) after N checks: " + ", ".join(f"{n:,}: {m:.1f}" for n, m in server.rss))
+    print(
+        f"- CPU over these checks ({took:.0f} s, {cores} cores = {took * cores:.0f} core-s): "
+        f"server {server.server_cpu:.0f} s (**{server.server_cpu / checked * 1000:.2f} ms a check**, "
+        f"{server.server_cpu / took:.2f} cores), client {server.client_cpu:.0f} s "
+        f"({server.client_cpu / took:.2f} cores), other processes {others:.0f} s ({others / took:.2f} cores); "
+        f"1-minute load average {min(server.loads):.1f}-{max(server.loads):.1f}"
+    )
+
+
+def paced_run(server: Server, checks: list[bytes], args: argparse.Namespace) -> None:
+    count = int(args.rate * args.rate_seconds)
+    paced = [checks[i % len(checks)] for i in range(count)]
+    server_cpu = cpu_seconds(server.process.pid)
+    latencies, statuses, took = asyncio.run(send_at_rate(server.port, paced, args.clients, args.rate))
+    server_cpu = cpu_seconds(server.process.pid) - server_cpu
+    print(
+        f"- {server.name}: checks offered at {args.rate:,.0f}/s by {args.clients} clients for {args.rate_seconds:.0f} s: "
+        f"{count / took:,.0f} checks/s answered, latency from each check's due time p50 "
+        f"{percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
+        f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
+        f"server CPU {server_cpu / count * 1000:.2f} ms a check; {len(statuses) - statuses.count(200)} answers "
+        f"other than 200; load average after: {load_average()}"
+    )
 
 
 if __name__ == "__main__":

@@ -104,12 +104,14 @@ def notice_spans(text: str) -> list[tuple[int, int]]:
     spans = [(start, end) for start, end in _line_spans(text, patterns.label) if end - start <= CREDIT_LINE_CHARS]
     # Each sentence is found by bisecting its ends and examined once per kind of anchor, so a
     # long text full of anchor words costs linear time, not a scan per anchor.
-    ends = [found.end() for found in _ENDS.finditer(text)]
+    ends: list[int] | None = None  # found at the first anchor: most texts have none
     examined: dict[tuple[int, str], bool] = {}
     for anchor in patterns.anchors.finditer(text):
         word = anchor.group()
         if word in patterns.self_words and text.startswith(_NOT_SELF, anchor.end()):
             continue
+        if ends is None:
+            ends = [found.end() for found in _ENDS.finditer(text)]
         start, end = _sentence_around(ends, anchor.start(), anchor.end(), len(text))
         if word in patterns.channels:
             kind = "channel"

@@ -271,6 +271,8 @@ def _exact(text: str) -> np.ndarray:
 def content_mask(codes: np.ndarray) -> np.ndarray:
     """Letters and digits (CJK included): what survives re-punctuation and re-spacing."""
     tables = text_tables()
+    if not codes.size or codes.max() <= 0xFFFF:  # nearly every text: the table alone
+        return tables.content[codes]
     small = np.where(codes > 0xFFFF, 0, codes)
     mask = tables.content[small]
     return np.where(codes > 0xFFFF, (codes >= 0x20000) & (codes < 0x40000), mask)

@@ -14,14 +14,18 @@ alignment costs about the product of the two stretches' lengths, so the first pa
 small stretches; a budget bounds the rest, and only the first ``MAX_ALIGN_CHARS`` characters of
 each text are aligned, whatever its size. Popular clauses ("记者", a repeated table cell) are
 left to the character pass (``autojunk`` on clauses only): they would make the clause pass
-quadratic and carry no passage of their own.
+quadratic and carry no passage of their own. With the extra ``fast``, the SequenceMatcher is
+cydifflib's: the same algorithm compiled, the same blocks (the tests compare the two).
 """
 
 from __future__ import annotations
 
 import html
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
+from functools import cache
+from itertools import accumulate
+from typing import Any
 
 import numpy as np
 
@@ -67,17 +71,49 @@ class _Content:
         folded, where = fold_with_positions(text)
         if where is None:  # folding joined characters (a combining mark): fold one by one
             folded, where = fold_each_with_positions(text)
-        kept = np.flatnonzero(content_mask(folded))
+        mask = content_mask(folded)
+        kept = np.flatnonzero(mask)
         self.chars = to_text(folded[kept])
-        self.where = where[kept]
-        # A clause starts where the content characters before it are not next to it.
-        breaks = (np.flatnonzero(np.diff(kept) != 1) + 1).tolist() if len(kept) else []
-        self.starts = [0, *breaks]
-        ends = [*breaks, len(self.chars)]
-        self.clauses = [self.chars[s:e] for s, e in zip(self.starts, ends)] if self.chars else []
+        self.where = where[kept].astype(np.int32)  # half the memory of a kept (cached) text
+        # The content characters with every other one as NUL (never content): split, the clauses.
+        self.runs = to_text(np.where(mask, folded, 0))
+
+    def clauses(self) -> tuple[list[str], list[int]]:
+        """The clauses (runs of content characters) and where each starts in ``chars``."""
+        clauses = [run for run in self.runs.split("\0") if run]
+        return clauses, list(accumulate(map(len, clauses[:-1]), initial=0))
 
     def span(self, start: int, length: int) -> Span:
         return int(self.where[start]), int(self.where[start + length - 1]) + 1
+
+
+class FoldedTexts:
+    """Folded texts kept for their next alignment, the least recently used dropped first once
+    they hold more than ``max_chars`` characters: a service lists the same stored entries
+    again and again (an editor's page checks the entry as it is typed), and folding a stored
+    text is a third of what marking it costs."""
+
+    def __init__(self, max_chars: int = 3_000_000) -> None:
+        self.max_chars = max_chars
+        self.chars = 0
+        self._kept: OrderedDict[str, _Content] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def folded(self, text: str) -> _Content:
+        content = self._kept.get(text)
+        if content is not None:
+            self._kept.move_to_end(text)
+            return content
+        content = _Content(text[:MAX_ALIGN_CHARS])
+        if len(content.chars) < self.max_chars:
+            self._kept[text] = content
+            self.chars += 1 + len(content.chars)
+            while self.chars > self.max_chars:
+                _, dropped = self._kept.popitem(last=False)
+                self.chars -= 1 + len(dropped.chars)
+        return content
 
 
 def align(a: str, b: str, min_chars: int = MIN_MARK_CHARS) -> Alignment:
@@ -86,14 +122,18 @@ def align(a: str, b: str, min_chars: int = MIN_MARK_CHARS) -> Alignment:
     return align_each(a, [b], min_chars)[0]
 
 
-def align_each(a: str, others: list[str], min_chars: int = MIN_MARK_CHARS) -> list[Alignment]:
+def align_each(
+    a: str, others: list[str], min_chars: int = MIN_MARK_CHARS, kept: FoldedTexts | None = None
+) -> list[Alignment]:
     """:func:`align` of ``a`` with each of ``others``, folding ``a`` once (a text checked
-    against its similar entries)."""
+    against its similar entries); ``others`` folded earlier are taken from ``kept``."""
+    if not others:
+        return []
     one = _Content(a[:MAX_ALIGN_CHARS])
     alignments = []
     for b in others:
         complete = len(a) <= MAX_ALIGN_CHARS and len(b) <= MAX_ALIGN_CHARS
-        other = _Content(b[:MAX_ALIGN_CHARS])
+        other = kept.folded(b) if kept is not None else _Content(b[:MAX_ALIGN_CHARS])
         blocks, within_budget = _blocks(one, other)
         pairs, shared = [], 0
         for i, j, size in _joined(blocks):
@@ -104,15 +144,29 @@ def align_each(a: str, others: list[str], min_chars: int = MIN_MARK_CHARS) -> li
     return alignments
 
 
+@cache
+def sequence_matcher() -> Any:
+    """cydifflib's SequenceMatcher when installed, else difflib's; imported on first use, so
+    that a crawl that marks nothing does not pay for the import."""
+    try:
+        from cydifflib import SequenceMatcher
+    except ImportError:
+        from difflib import SequenceMatcher
+    return SequenceMatcher
+
+
 def _blocks(one: _Content, other: _Content) -> tuple[list[tuple[int, int, int]], bool]:
     """Matching blocks (start in A, start in B, length) in content characters, and whether
     every unmatched stretch could be aligned within the budget."""
-    clauses = SequenceMatcher(None, one.clauses, other.clauses, autojunk=True)
+    SequenceMatcher = sequence_matcher()
+    a_clauses, a_starts = one.clauses()
+    b_clauses, b_starts = other.clauses()
+    clauses = SequenceMatcher(None, a_clauses, b_clauses, autojunk=True)
     blocks = []
     budget, complete = CHARACTER_BUDGET, True
     for tag, i1, i2, j1, j2 in clauses.get_opcodes():
-        a_start, a_end = _char_range(one, i1, i2)
-        b_start, b_end = _char_range(other, j1, j2)
+        a_start, a_end = _char_range(a_starts, len(one.chars), i1, i2)
+        b_start, b_end = _char_range(b_starts, len(other.chars), j1, j2)
         if tag == "equal":
             blocks.append((a_start, b_start, a_end - a_start))
         elif tag == "replace":
@@ -126,10 +180,10 @@ def _blocks(one: _Content, other: _Content) -> tuple[list[tuple[int, int, int]],
     return blocks, complete
 
 
-def _char_range(content: _Content, first: int, stop: int) -> Span:
-    """Content characters of clauses [first, stop)."""
-    start = content.starts[first] if first < len(content.starts) else len(content.chars)
-    end = content.starts[stop] if stop < len(content.starts) else len(content.chars)
+def _char_range(starts: list[int], length: int, first: int, stop: int) -> Span:
+    """Content characters of clauses [first, stop), given where each clause starts."""
+    start = starts[first] if first < len(starts) else length
+    end = starts[stop] if stop < len(starts) else length
     return start, end
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from ..engine.detector import Detector
 from ..engine.verdicts import DUPLICATE, REVISIT, Similar, Verdict
 from ..fingerprints.extract import ExtractionError, html_to_text
-from ..review.marking import align_each
+from ..review.marking import FoldedTexts, align_each
 from ..stores import Store, StoreError, StoreUnavailable, redact
 from ..stores.record import DocRecord, clip_key
 
@@ -54,6 +54,7 @@ class Entries:
         self.detector = detector
         self.store: Store = detector.store
         self.counts = Counts()
+        self.folded = FoldedTexts()  # the stored texts last listed, ready to be marked again
 
     # -- requests -------------------------------------------------------------------------
 
@@ -163,7 +164,7 @@ class Entries:
                 records[similar.key] = chosen[-1]
         texts = self._guarded(lambda: self.store.texts([record.doc_id for record in records.values()]))
         stored = [texts.get(records[s.key].doc_id) if s.key in records else None for s in found]
-        alignments = iter(align_each(text, [t for t in stored if t is not None]))
+        alignments = iter(align_each(text, [t for t in stored if t is not None], kept=self.folded))
         listed = []
         for similar, entry_text in zip(found, stored):
             alignment = next(alignments) if entry_text is not None else None

@@ -1,5 +1,7 @@
 """`neardup explain A B` through the command line: verdict, signals, marked passages."""
 
+import difflib
+import itertools
 import json
 import re
 
@@ -9,7 +11,7 @@ from support.corpus import ARTICLES, BANNER, DISCLAIMER, EDITOR, reprint, text, 
 from support.news_corpus import SIGNATURE
 
 from scrapy_neardup.cli import main
-from scrapy_neardup.review.marking import MAX_ALIGN_CHARS
+from scrapy_neardup.review.marking import MAX_ALIGN_CHARS, FoldedTexts, align, align_each
 
 NAMES = list(ARTICLES)
 
@@ -158,3 +160,36 @@ def test_a_page_that_is_not_an_article_is_not_judged(tmp_path, capsys):
     assert code == 0
     assert out.startswith("not judged: B's extracted text is not an article (menu)")
     assert "neardup/not_article" in out
+
+
+def test_stored_texts_folded_once_mark_the_same_passages_and_stay_within_their_bound():
+    """A service keeps the folded stored texts for the next check: the passages must be the
+    ones found without it, and the oldest texts give way once the bound is reached."""
+    stored = [text(name) for name in NAMES]
+    checked = [reprint(name, edits=3) for name in NAMES]
+    bound = 2 * max(len(t) for t in stored)
+    kept = FoldedTexts(max_chars=bound)
+    for _ in range(2):  # folded on the first round, taken from ``kept`` (or folded again) on the second
+        for copy in checked:
+            assert align_each(copy, stored, kept=kept) == align_each(copy, stored)
+            assert kept.chars <= bound
+            assert 1 <= len(kept) <= 2
+    last = stored[-1]
+    assert kept.folded(last) is kept.folded(last)  # the most recent stays kept
+    assert align_each(checked[0], []) == []
+
+
+def test_the_compiled_sequence_matcher_marks_exactly_as_difflib(monkeypatch):
+    """cydifflib (extra "fast") stands in for difflib only if every passage comes out the same."""
+    pytest.importorskip("cydifflib")
+    from scrapy_neardup.review import marking
+
+    assert marking.sequence_matcher().__module__.startswith("cydifflib")
+    converted = opencc.OpenCC("s2t").convert
+    pairs = [(reprint(name, edits=4), text(name)) for name in NAMES]
+    pairs += [(converted(with_disclaimer(name)), text(other)) for name, other in itertools.pairwise(NAMES)]
+    pairs += [(text(name) + "，" + text(name)[::-1], BANNER + text(name)[: len(text(name)) // 2]) for name in NAMES]
+    compiled = [align(a, b) for a, b in pairs]
+    monkeypatch.setattr(marking, "sequence_matcher", lambda: difflib.SequenceMatcher)
+    assert [align(a, b) for a, b in pairs] == compiled
+    assert any(alignment.pairs for alignment in compiled)
