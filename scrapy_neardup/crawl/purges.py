@@ -2,7 +2,7 @@
 
 Documents older than the window are purged when the spider opens. A store that can purge in
 a thread of its own (``Store.purges_in_background``: LevelDB) does it there, so the crawl
-starts at once and goes on at its rate while a large store is purged, and again every
+starts at once and goes on while a large store is purged, and again every
 ``ttl / 4`` while the spider runs, so a long crawl keeps at most 1.25 windows of documents
 (as Redis, whose keys expire by themselves). Other stores purge once, at open, in place. The
 detector matches no document older than its window, so verdicts do not wait for a purge.

@@ -64,7 +64,7 @@ logger = logging.getLogger(__name__)
 
 _ID = 8
 PURGE_BATCH = 10_000  # documents a write batch of purge deletes
-PURGE_SHARE = 0.1  # of the process's time a purge beside checks takes
+PURGE_SHARE = 0.05  # of the process's time a purge beside checks takes
 # Record reads are of ids that exist; the bloom filter saves a block read per level missed.
 # LevelDB maps its first 1,000 open table files into memory (their pages count in RSS) and
 # reads the others through its block cache (lru_cache_size). Records come in id order, so
@@ -511,13 +511,14 @@ class LevelDBStore(LocalStore):
 
         They go in write batches of :data:`PURGE_BATCH`; after each, the bucket index skips
         every id below the first one left (its floor) and drops the runs that hold no other,
-        so nothing is read to take a document out of its buckets. LevelDB then compacts the
-        range they held: the store is smaller on disk when purge returns. Only records are
-        deleted and only the floor moves, so a purge in another thread leaves the checks of
-        this one alone (their candidates are at or above the floor already: the detector
-        matches no document older than its window). A ``background`` purge, beside checks,
-        rests after each batch so that it takes about :data:`PURGE_SHARE` of the process's
-        time: Python runs one thread at a time, and the checks keep their rate.
+        so nothing is read to take a document out of its buckets. Only records are deleted
+        and only the floor moves, so a purge in another thread leaves the checks of this one
+        alone (their candidates are at or above the floor already: the detector matches no
+        document older than its window). In place, LevelDB then compacts the range they held:
+        the store is smaller on disk when purge returns. A ``background`` purge, beside
+        checks, rests after each batch so that it takes about :data:`PURGE_SHARE` of the
+        process's time (Python runs one thread at a time), and leaves the compaction to
+        LevelDB's own, over time: compacting at once took the CPU the checks needed.
         """
         with self._shared.purging:
             return self._purge(older_than, background)
@@ -556,7 +557,7 @@ class LevelDBStore(LocalStore):
                 break
             if background:
                 self._shared.closing.wait((time.perf_counter() - started) * (1 / PURGE_SHARE - 1))
-        if removed and not self._shared.closing.is_set():
+        if removed and not background and not self._shared.closing.is_set():
             for family in (b"d", b"x", b"p"):
                 self._shared.db.compact_range(start=self._prefix + family, stop=self._prefix + family + _u64(after + 1))
         return removed
