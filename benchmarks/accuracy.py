@@ -55,14 +55,29 @@ def _rows_of(doc: Doc) -> tuple[str, ...]:
 
 
 class EngineMethod(Method):
-    """scrapy_neardup's Detector on a fresh memory:// store."""
+    """scrapy_neardup's Detector on a fresh store (memory://, or a LevelDB store in a new folder)."""
 
     def __init__(
-        self, name: str, recipe: Recipe, thresholds: Thresholds, methods: tuple[str, ...], boilerplate_limit: int
+        self,
+        name: str,
+        recipe: Recipe,
+        thresholds: Thresholds,
+        methods: tuple[str, ...],
+        boilerplate_limit: int,
+        store: str = "memory",
     ):
         self.name = name
+        uri = "memory://"
+        if store == "leveldb":
+            import atexit
+            import shutil
+            import tempfile
+
+            folder = tempfile.mkdtemp(prefix="neardup-accuracy-")
+            atexit.register(shutil.rmtree, folder, True)
+            uri = f"leveldb://{folder}"
         self.detector = Detector(
-            open_store("memory://", recipe=recipe),
+            open_store(uri, recipe=recipe),
             thresholds=thresholds,
             methods=methods,
             boilerplate_limit=boilerplate_limit,
@@ -429,6 +444,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-baselines", action="store_true", help="run only scrapy_neardup's detectors")
     p.add_argument("--show", type=int, default=10, help="false positives and negatives listed")
     p.add_argument("--sweep", action="store_true", help="also run the combined detector over a threshold grid")
+    p.add_argument(
+        "--store", default="memory", choices=("memory", "leveldb"), help="the engine's store (default memory)"
+    )
+    p.add_argument(
+        "--leveldb-flush-entries",
+        type=int,
+        default=0,
+        help="write the LevelDB bucket index's table as a run every N entries (default: the store's own)",
+    )
+    p.add_argument("--verdicts", type=Path, help="write every method's verdict on every document here (JSON lines)")
     return p.parse_args(argv)
 
 
@@ -448,8 +473,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"## Reprint benchmark (seed {args.seed})\n\n{describe(docs)}\n")
     print(f"recipe: {recipe.as_dict()}\nthresholds: {thresholds}\n")
 
+    if args.leveldb_flush_entries:  # runs on disk even at this size (engines that have them)
+        try:
+            from scrapy_neardup.stores.leveldb import tieredindex
+        except ImportError:
+            print("(this engine's LevelDB store keeps its buckets in memory: --leveldb-flush-entries ignored)\n")
+        else:
+            tieredindex.FLUSH_ENTRIES = args.leveldb_flush_entries
+
     def engine(name: str, methods: tuple[str, ...]) -> EngineMethod:
-        return EngineMethod(name, recipe, thresholds, methods, args.boilerplate_limit)
+        return EngineMethod(name, recipe, thresholds, methods, args.boilerplate_limit, args.store)
 
     methods: list[Method] = [
         engine("scrapy_neardup combined", METHODS),
@@ -471,6 +504,13 @@ def main(argv: list[str] | None = None) -> int:
         outcomes, seconds = run(method, docs)
         scores.append(score(method.name, docs, dup, outcomes, seconds))
         print(f"ran {method.name}: {seconds:.1f} s", file=sys.stderr)
+    if args.verdicts:  # every verdict, to compare two engines or stores line by line
+        import json
+
+        with open(args.verdicts, "w", encoding="utf-8") as out:
+            for s in scores:
+                for d, o in zip(docs, s.outcomes):
+                    out.write(json.dumps({"method": s.name, "key": d.key, "duplicate_of": o.match}) + "\n")
 
     print(f"## Accuracy (floors: precision >= {FLOOR_PRECISION}, recall >= {FLOOR_RECALL} combined)\n")
     print(main_table(scores, len(docs)))

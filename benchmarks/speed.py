@@ -84,6 +84,23 @@ def rss_bytes() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def rss_parts() -> dict[str, int]:
+    """The resident memory split as Linux counts it (after :func:`rss_bytes` has trimmed the
+    heap): ``anon`` (the heap: Python objects, the bucket index, LevelDB's cache and write
+    buffer) and ``file`` (pages of mapped files: libraries, and the LevelDB table files that
+    LevelDB maps to read them). Empty where /proc/self/status is not there."""
+    parts = {}
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                name, _, value = line.partition(":")
+                if name in ("RssAnon", "RssFile", "RssShmem"):
+                    parts[name[3:].lower()] = int(value.split()[0]) * 1024
+    except OSError:
+        pass
+    return parts
+
+
 def disk_bytes(path: str) -> int:
     total = 0
     for root, _, files in os.walk(path):
@@ -277,6 +294,11 @@ class EngineSubject(Subject):
             self.store.remove(doc_id)
         self._stored_by_batch = []
 
+    def index_bytes(self) -> int:
+        """Bytes of the store's bucket index held in this process's memory."""
+        index = getattr(self.store, "_index", None)
+        return index.memory_bytes() if hasattr(index, "memory_bytes") else len(getattr(index, "table", b""))
+
     def compact(self) -> dict:
         """Compact the LevelDB (so that deleted and overwritten entries do not count) and size it."""
         start = time.perf_counter()
@@ -288,7 +310,18 @@ class EngineSubject(Subject):
             if db is None:
                 return {"disk_bytes": disk_bytes(self.path), "compacted": False}
             db.compact_range()
-        return {"compact_s": time.perf_counter() - start, "disk_bytes": disk_bytes(self.path), "compacted": True}
+        import glob
+
+        index = sum(
+            disk_bytes(folder) if os.path.isdir(folder) else os.path.getsize(folder)
+            for folder in glob.glob(os.path.join(self.path, "neardup-index-*"))
+        )
+        return {
+            "compact_s": time.perf_counter() - start,
+            "disk_bytes": disk_bytes(self.path),
+            "index_disk_bytes": index,
+            "compacted": True,
+        }
 
     def reopen(self) -> dict:
         """Close and open the store again, timed: reading the saved bucket index, then (with
@@ -301,8 +334,8 @@ class EngineSubject(Subject):
         for case in ("index_load_s", "index_refile_s"):
             self.store.close()
             if case == "index_refile_s":
-                for saved in glob.glob(os.path.join(self.path, "neardup-index-*.bin")):
-                    os.remove(saved)
+                for saved in glob.glob(os.path.join(self.path, "neardup-index-*")):
+                    shutil.rmtree(saved) if os.path.isdir(saved) else os.remove(saved)
             start = time.perf_counter()
             self.store = open_store(f"leveldb://{self.path}", recipe=self.detector.recipe)
             times[case] = time.perf_counter() - start
@@ -374,7 +407,7 @@ class BaselineSubject(Subject):
 
 
 def fill_steps(sizes: list[int]) -> list[int]:
-    """Where the fill stops to report: every STEP documents, and at each measured size."""
+    """Where the fill stops to report: every STEP documents (``--step``), and at each measured size."""
     top = max(sizes)
     return sorted(set(sizes) | set(range(STEP, top, STEP)))
 
@@ -392,6 +425,7 @@ def run_subject(
     try:
         subject.warm_up(fillers.chunk(10**9, 10**9 + 200))  # texts never used in a fill
         base_rss = rss_bytes()
+        base_parts = rss_parts()
         stored = 0
         next_filler = 0
         step_start_stored, step_wall, step_cpu, step_dups = 0, 0.0, 0.0, 0
@@ -418,13 +452,14 @@ def run_subject(
             if isinstance(subject, EngineSubject):
                 step["candidates_per_lookup"] = sum(subject.candidates) / max(1, len(subject.candidates))
                 subject.candidates.clear()
+            step["rss_per_doc"] = (rss_bytes() - base_rss) / max(1, stored)
             result.fill.append(step)
             candidates = step.get("candidates_per_lookup")
             report(
                 f"  {subject.name}: fill {step['from']:,} -> {stored:,}: {step['docs_per_s']:,.0f} docs/s "
                 f"({step['docs_per_cpu_s']:,.0f}/CPU-s), "
                 + ("" if candidates is None else f"{candidates:.2f} candidates/lookup, ")
-                + f"{step_dups} filler(s) judged duplicate, load {step['load']}"
+                + f"{step_dups} filler(s) judged duplicate, RSS +{step['rss_per_doc']:,.0f} B/doc, load {step['load']}"
             )
             step_start_stored, step_wall, step_cpu, step_dups = stored, 0.0, 0.0, 0
             if stop not in sizes:
@@ -455,6 +490,10 @@ def run_subject(
                 subject.undo_batch()
             entry["rss_growth_bytes"] = rss_bytes() - base_rss
             entry["rss_per_doc"] = entry["rss_growth_bytes"] / stored
+            parts = rss_parts()
+            entry["rss_parts_per_doc"] = {name: (parts[name] - base_parts.get(name, 0)) / stored for name in parts}
+            if isinstance(subject, EngineSubject):
+                entry["index_bytes_per_doc"] = subject.index_bytes() / stored
             if isinstance(subject, EngineSubject):
                 entry.update(subject.compact())
                 entry["disk_per_doc"] = entry["disk_bytes"] / stored
@@ -480,10 +519,20 @@ def describe_size(e: dict) -> str:
             f"(CPU {e['fingerprint_cpu_us']:,.0f} + {e['store_cpu_us']:,.0f})"
         )
     if "disk_per_doc" in e:
-        parts.append(f"{e['disk_per_doc']:,.0f} B/doc on disk")
+        parts.append(
+            f"{e['disk_per_doc']:,.0f} B/doc on disk"
+            + (
+                f" ({e['index_disk_bytes'] / e['stored']:,.0f} of them the bucket index)"
+                if "index_disk_bytes" in e
+                else ""
+            )
+        )
     if "index_load_s" in e:
         parts.append(f"reopen {e['index_load_s']:.2f} s (refiling without the index file {e['index_refile_s']:.2f} s)")
-    parts.append(f"RSS +{e['rss_per_doc']:,.0f} B/doc")
+    split_rss = ", ".join(f"{name} {value:+,.0f}" for name, value in e.get("rss_parts_per_doc", {}).items())
+    parts.append(f"RSS +{e['rss_per_doc']:,.0f} B/doc" + (f" ({split_rss})" if split_rss else ""))
+    if "index_bytes_per_doc" in e:
+        parts.append(f"bucket index in memory {e['index_bytes_per_doc']:,.0f} B/doc")
     parts.append(f"caught {e['caught']}/{e['reprints']}, false dup {e['false_duplicates']}/{e['new']}")
     parts.append(f"load {e['load_before']}")
     return ", ".join(parts)
@@ -588,10 +637,25 @@ def print_report(results: list[Result], batch: Batch, fillers_mean: float, batch
                     f"{s['docs_per_cpu_s']:,.0f}",
                     "-" if candidates is None else f"{candidates:.2f}",
                     str(s["filler_duplicates"]),
+                    f"{s.get('rss_per_doc', 0):,.0f}",
                     s["load"],
                 ]
             )
-    print(table(rows, ["method", "stored", "docs/s", "docs/CPU-s", "candidates/lookup", "fillers judged dup", "load"]))
+    print(
+        table(
+            rows,
+            [
+                "method",
+                "stored",
+                "docs/s",
+                "docs/CPU-s",
+                "candidates/lookup",
+                "fillers judged dup",
+                "RSS B/doc",
+                "load",
+            ],
+        )
+    )
     print("\n## Compared on the same documents (measured batch)\n")
     rows = []
     reference = next((r for r in engines if "rjieba" in r.method), engines[0] if engines else None)
@@ -720,6 +784,8 @@ def run_base(base: Path, tokenizer: str, sizes: list[int], args: argparse.Namesp
             args.workdir,
             "--json",
             str(figures),
+            "--step",
+            str(args.step),
         ] + (["--no-split"] if args.no_split else [])
         done = subprocess.run(command, stdout=subprocess.DEVNULL)
         if done.returncode != 0 or not figures.exists():
@@ -736,6 +802,7 @@ def parse_sizes(value: str) -> list[int]:
 
 
 def main(argv: Iterable[str] | None = None) -> None:
+    global STEP
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     corpus.add_data_option(parser)
     parser.add_argument("--sizes", default="10000,100000,1000000", help="store sizes to measure at")
@@ -752,6 +819,9 @@ def main(argv: Iterable[str] | None = None) -> None:
         default="10000,100000",
         help="store sizes for the baselines (MinHashLSH at 1M takes ~30 min and GBs)",
     )
+    parser.add_argument(
+        "--step", type=int, default=STEP, help=f"report the fill every this many documents (default {STEP:,})"
+    )
     parser.add_argument("--quick", action="store_true", help="sizes 2000,10000 for everything: a smoke run")
     parser.add_argument("--no-split", action="store_true", help="skip the fingerprint/store split")
     parser.add_argument("--workdir", default=tempfile.gettempdir(), help="where the LevelDB stores go")
@@ -763,6 +833,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--base", type=Path, help="source tree of another commit, measured in the same run")
     parser.add_argument("--engine-path", type=Path, help=argparse.SUPPRESS)  # the --base child
     args = parser.parse_args(argv)
+    STEP = args.step
     if args.engine_path:
         sys.path.insert(0, str(args.engine_path.resolve()))
 

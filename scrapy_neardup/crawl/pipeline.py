@@ -28,10 +28,11 @@ from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 from ..fingerprints.passages import passages_of
 from ..fingerprints.prepare import ERROR, NO_TEXT, NOT_ARTICLE, TIMEOUT, Prepared, Preparer
 from ..fingerprints.text import get_tokenizer
-from ..stores import StoreError, redact
+from ..stores import redact
 from .compat import closing_result
 from .failures import BAD_SETTING, CrawlStopper, Outages, open_failure, stop_at_open
 from .items import ItemFields
+from .purges import Purges
 from .reservations import Reservations
 from .review import CrawlReview
 from .runfiles import crawl_files
@@ -77,6 +78,7 @@ class NearDupPipeline:
     access: StoreAccess
     fields: ItemFields
     outages: Outages
+    purges: Purges
     reservations: Reservations
 
     def __init__(self, crawler: Crawler, config: NearDupConfig):
@@ -166,11 +168,8 @@ class NearDupPipeline:
         )
         self.access = access = StoreAccess(self._shared, detector)
         self.fields = ItemFields(config, self.log, by_source=detector.prefer is not None)
-        if config.ttl:
-            try:
-                self.log.inc("purged", access.purge())
-            except StoreError as exc:
-                self.log.once("purge", logging.WARNING, "Could not purge old documents: %s", exc)
+        self.purges = Purges(access, self.log)
+        self.purges.start()
         self.outages = Outages(self.crawler, access.calls, self.log)
         self.reservations = Reservations(
             access.commit, access.release, config.key_field, access.waiting, self.outages.store_failed
@@ -205,6 +204,7 @@ class NearDupPipeline:
 
     def close_spider(self, spider: Spider | None = None) -> Any:
         if self.opened:
+            self.purges.stop()
             self.outages.close(self.reservations)
         if self.pool is not None:
             self.pool.close()

@@ -131,9 +131,10 @@ class StoreAccess:
         else kept by the store."""
         return await maybe_await(self.calls.run(review.first_copy, verdict))
 
-    def purge(self) -> int:
-        """Remove the documents older than the time window (at open, before any check)."""
-        return self.detector.purge()
+    def purge(self, background: bool = False) -> int:
+        """Remove the documents older than the time window: at open before any check, or in
+        a thread of its own beside the checks (``background``, on a store that can)."""
+        return self.detector.purge(background)
 
     def _check_many(self, checks: list[tuple[str, Fingerprint, str, str | None]]) -> Any:
         documents = [(key, fingerprint) for key, fingerprint, _, _ in checks]

@@ -518,10 +518,14 @@ class Detector:
         if verdict.stored and verdict.doc_id is not None:
             self.store.remove(verdict.doc_id)
 
-    def purge(self) -> int:
-        """Remove documents older than the time window; 0 when there is no window."""
+    def purge(self, background: bool = False) -> int:
+        """Remove documents older than the time window; 0 when there is no window.
+        ``background``: it runs in a thread beside checks, on a store that can
+        (``purges_in_background``), which then leaves them most of the process's time."""
         if not self.ttl:
             return 0
+        if background and self.store.purges_in_background:
+            return self.store.purge(self.clock() - self.ttl, background=True)  # type: ignore[call-arg]
         return self.store.purge(self.clock() - self.ttl)
 
 

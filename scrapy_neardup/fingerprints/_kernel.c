@@ -1069,6 +1069,505 @@ static PyObject *py_index_move(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------------ bucket runs
+ *
+ * bucketruns.py: a run file holds sorted uint64 entries (key << 32 | id, little-endian) in
+ * pages of 512; in memory, the first entry of each page (fences), an xxh64 of each page, and
+ * a blocked Bloom filter of the keys: 64-byte blocks, the block chosen by the key's order,
+ * six bits in it by the key's mix. bucketruns.py does the same with numpy.
+ */
+
+#include <errno.h>
+#include <unistd.h>
+
+enum { RUN_PAGE = 512, BLOOM_BLOCK = 64, BLOOM_PROBES = 6 };
+static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
+
+static inline int bloom_has(const unsigned char *bloom, uint64_t blocks, uint32_t key) {
+    const unsigned char *block = bloom + (((uint64_t)key * blocks) >> 32) * BLOOM_BLOCK;
+    uint64_t h = mix64((uint64_t)key + GOLDEN);
+    for (int i = 0; i < BLOOM_PROBES; i++) {
+        unsigned bit = (unsigned)((h >> (9 * i)) & 511);
+        if (!(block[bit >> 3] & (1u << (bit & 7)))) return 0;
+    }
+    return 1;
+}
+
+/* bloom_add(bloom, entries, blocks): set the filter bits of each entry's key. */
+static PyObject *py_bloom_add(PyObject *self, PyObject *args) {
+    PyObject *bloom_obj, *entries_obj;
+    unsigned long long blocks;
+    if (!PyArg_ParseTuple(args, "OOK", &bloom_obj, &entries_obj, &blocks)) return NULL;
+    Py_buffer bloom;
+    Buffer entries = {0};
+    if (PyObject_GetBuffer(bloom_obj, &bloom, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) return NULL;
+    if (get_buffer(entries_obj, &entries, 8, "entries") < 0 || blocks == 0 ||
+        (uint64_t)bloom.len != blocks * BLOOM_BLOCK) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a filter is blocks * 64 bytes");
+        release(&entries);
+        PyBuffer_Release(&bloom);
+        return NULL;
+    }
+    unsigned char *bits = bloom.buf;
+    const unsigned char *at = entries.view.buf;
+    Py_ssize_t n = entries.view.len / 8;
+    uint32_t last = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t key = (uint32_t)(read64(at + 8 * i) >> 32);
+        if (i > 0 && key == last) continue;
+        last = key;
+        unsigned char *block = bits + (((uint64_t)key * blocks) >> 32) * BLOOM_BLOCK;
+        uint64_t h = mix64((uint64_t)key + GOLDEN);
+        for (int p = 0; p < BLOOM_PROBES; p++) {
+            unsigned bit = (unsigned)((h >> (9 * p)) & 511);
+            block[bit >> 3] |= (unsigned char)(1u << (bit & 7));
+        }
+    }
+    release(&entries);
+    PyBuffer_Release(&bloom);
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    int fd;
+    uint64_t count, pages, blocks;
+    Buffer fences, sums, bloom;
+} Run;
+
+static void release_runs(Run *runs, Py_ssize_t n) {
+    for (Py_ssize_t r = 0; r < n; r++) {
+        release(&runs[r].fences);
+        release(&runs[r].sums);
+        release(&runs[r].bloom);
+    }
+}
+
+/* A run from its spec (fd, count, fences, sums, bloom). */
+static int get_run(PyObject *spec, Run *run) {
+    PyObject *fences, *sums, *bloom;
+    unsigned long long count;
+    if (!PyArg_ParseTuple(spec, "iKOOO", &run->fd, &count, &fences, &sums, &bloom)) return -1;
+    run->count = count;
+    if (get_buffer(fences, &run->fences, 8, "fences") < 0 || get_buffer(sums, &run->sums, 8, "sums") < 0 ||
+        get_buffer(bloom, &run->bloom, BLOOM_BLOCK, "filter") < 0)
+        return -1;
+    run->pages = (uint64_t)run->fences.view.len / 8;
+    run->blocks = (uint64_t)run->bloom.view.len / BLOOM_BLOCK;
+    if (run->blocks == 0 || run->pages != (count + RUN_PAGE - 1) / RUN_PAGE ||
+        (uint64_t)run->sums.view.len != 8 * run->pages) {
+        PyErr_SetString(PyExc_ValueError, "a run's fences, sums and filter do not match its count");
+        return -1;
+    }
+    return 0;
+}
+
+static inline uint64_t fence(const Run *run, uint64_t page) {
+    return read64((const unsigned char *)run->fences.view.buf + 8 * page);
+}
+
+/* Read page ``page`` of ``run`` into ``out``, checked; its entry count, or -1 (error set). */
+static Py_ssize_t read_page(const Run *run, uint64_t page, unsigned char *out) {
+    uint64_t first = page * RUN_PAGE, n = run->count - first < RUN_PAGE ? run->count - first : RUN_PAGE;
+    size_t want = (size_t)n * 8, got = 0;
+    while (got < want) {
+        ssize_t done = pread(run->fd, out + got, want - got, (off_t)(first * 8 + got));
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) {
+            if (done < 0) PyErr_SetFromErrno(PyExc_OSError);
+            else PyErr_SetString(PyExc_OSError, "a bucket run is shorter than its footer says");
+            return -1;
+        }
+        got += (size_t)done;
+    }
+    uint64_t sum = read64((const unsigned char *)run->sums.view.buf + 8 * page);
+    if (xxh64(out, want) != sum) {
+        PyErr_Format(PyExc_OSError, "a page of a bucket run does not match its checksum (page %llu)",
+                     (unsigned long long)page);
+        return -1;
+    }
+    return (Py_ssize_t)n;
+}
+
+typedef struct {
+    const uint32_t *dead;
+    Py_ssize_t dead_n;
+    uint32_t floor;
+} Live;
+
+static inline int is_live(const Live *live, uint32_t id) {
+    if (id < live->floor) return 0;
+    Py_ssize_t lo = 0, hi = live->dead_n;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (live->dead[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return !(lo < live->dead_n && live->dead[lo] == id);
+}
+
+typedef struct {
+    uint32_t *ids;
+    Py_ssize_t n, room;
+} Ids;
+
+static int push_id(Ids *out, uint32_t id) {
+    if (out->n == out->room) {
+        uint32_t *more = PyMem_Realloc(out->ids, 2 * out->room * sizeof(uint32_t));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        out->ids = more;
+        out->room *= 2;
+    }
+    out->ids[out->n++] = id;
+    return 0;
+}
+
+/* Append the live ids of ``key`` in ``run`` to ``out``, oldest first, until it holds ``limit``. */
+static int run_members(const Run *run, uint32_t key, const Live *live, Ids *out, Py_ssize_t limit,
+                       unsigned char *page_buf) {
+    if (!bloom_has(run->bloom.view.buf, run->blocks, key)) return 0;
+    uint64_t low = (uint64_t)key << 32, high = low + (1ULL << 32);
+    uint64_t lo = 0, hi = run->pages; /* lo: how many pages have a fence <= low */
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        if (fence(run, mid) <= low) lo = mid + 1;
+        else hi = mid;
+    }
+    for (uint64_t page = lo ? lo - 1 : 0; page < run->pages && out->n < limit; page++) {
+        Py_ssize_t n = read_page(run, page, page_buf);
+        if (n < 0) return -1;
+        uint64_t e = 0;
+        for (Py_ssize_t i = 0; i < n && out->n < limit; i++) {
+            e = read64(page_buf + 8 * i);
+            if (e >= high) break;
+            if (e > low && is_live(live, (uint32_t)e) && push_id(out, (uint32_t)e) < 0) return -1;
+        }
+        if (e >= high || page + 1 >= run->pages || fence(run, page + 1) >= high) break;
+    }
+    return 0;
+}
+
+/* runs_find(runs, tables, buckets, limit, dead, floor) -> for each bucket, its lowest
+ * ``limit`` live ids: from the runs (oldest first), then the tables (the newest last). */
+static PyObject *py_runs_find(PyObject *self, PyObject *args) {
+    PyObject *run_specs, *table_objs, *buckets, *dead_obj;
+    Py_ssize_t limit;
+    unsigned long floor;
+    if (!PyArg_ParseTuple(args, "O!O!O!nOk", &PyList_Type, &run_specs, &PyList_Type, &table_objs, &PyList_Type,
+                          &buckets, &limit, &dead_obj, &floor))
+        return NULL;
+    Py_ssize_t nruns = PyList_GET_SIZE(run_specs), ntables = PyList_GET_SIZE(table_objs);
+    Py_ssize_t nbuckets = PyList_GET_SIZE(buckets), got_runs = 0, got_tables = 0;
+    Run *runs = PyMem_Calloc(nruns ? nruns : 1, sizeof(Run));
+    Table *tables = PyMem_Calloc(ntables ? ntables : 1, sizeof(Table));
+    unsigned char *page_buf = PyMem_Malloc(8 * RUN_PAGE);
+    Ids out = {PyMem_Malloc(64 * sizeof(uint32_t)), 0, 64};
+    Buffer dead = {0};
+    PyObject *result = NULL;
+    if (!runs || !tables || !page_buf || !out.ids) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; got_runs < nruns; got_runs++)
+        if (get_run(PyList_GET_ITEM(run_specs, got_runs), &runs[got_runs]) < 0) {
+            got_runs++;
+            goto done;
+        }
+    for (; got_tables < ntables; got_tables++)
+        if (get_table(PyList_GET_ITEM(table_objs, got_tables), &tables[got_tables]) < 0) goto done;
+    if (get_buffer(dead_obj, &dead, 4, "dead ids") < 0) goto done;
+    Live live = {dead.view.buf, dead.view.len / 4, (uint32_t)floor};
+    if ((result = PyList_New(nbuckets)) == NULL) goto done;
+    for (Py_ssize_t b = 0; b < nbuckets; b++) {
+        uint32_t key;
+        if (bucket_key(PyList_GET_ITEM(buckets, b), &key) < 0) goto fail;
+        out.n = 0;
+        for (Py_ssize_t r = 0; r < nruns && out.n < limit; r++)
+            if (run_members(&runs[r], key, &live, &out, limit, page_buf) < 0) goto fail;
+        for (Py_ssize_t t = 0; t < ntables && out.n < limit; t++) {
+            Py_ssize_t start = out.n;
+            Table *tab = &tables[t];
+            for (uint64_t i = key & tab->mask; tab->slots[2 * i + 1] != 0; i = (i + 1) & tab->mask) {
+                uint32_t id = tab->slots[2 * i + 1];
+                if (tab->slots[2 * i] == key && is_live(&live, id) && push_id(&out, id) < 0) goto fail;
+            }
+            if (out.n - start > 1) qsort(out.ids + start, (size_t)(out.n - start), sizeof(uint32_t), compare_u32);
+            if (out.n > limit) out.n = limit;
+        }
+        PyObject *members = PyList_New(out.n);
+        if (members == NULL) goto fail;
+        for (Py_ssize_t m = 0; m < out.n; m++) PyList_SET_ITEM(members, m, PyLong_FromUnsignedLong(out.ids[m]));
+        PyList_SET_ITEM(result, b, members);
+    }
+    goto done;
+fail:
+    Py_CLEAR(result);
+done:
+    release_runs(runs, got_runs);
+    for (Py_ssize_t t = 0; t < got_tables; t++) PyBuffer_Release(&tables[t].view);
+    release(&dead);
+    PyMem_Free(runs);
+    PyMem_Free(tables);
+    PyMem_Free(page_buf);
+    PyMem_Free(out.ids);
+    return result;
+}
+
+/* ------------------------------------------------------------------ writing runs */
+
+typedef struct {
+    const unsigned char *mem; /* sorted entries in memory, or NULL: read from ``run`` */
+    uint64_t count, next;     /* entries in all, and the next one to take */
+    Run run;
+    unsigned char *buf; /* pages of the run read ahead */
+    uint64_t buf_first, buf_n;
+} Source;
+
+enum { READ_AHEAD = 64 }; /* pages a source reads at once: 256 KB */
+
+typedef struct {
+    int failed; /* errno, or -1 for a checksum that does not match */
+    uint64_t page;
+} WriteError;
+
+/* The entry at ``src->next``, reading ahead from its run when needed; 0 on error. */
+static int source_peek(Source *src, uint64_t *entry, WriteError *err) {
+    if (src->mem) {
+        *entry = read64(src->mem + 8 * src->next);
+        return 1;
+    }
+    uint64_t page = src->next / RUN_PAGE;
+    if (page < src->buf_first || page >= src->buf_first + src->buf_n) {
+        uint64_t pages = src->run.pages - page < READ_AHEAD ? src->run.pages - page : READ_AHEAD;
+        uint64_t first = page * RUN_PAGE, stop = (page + pages) * RUN_PAGE;
+        if (stop > src->count) stop = src->count;
+        size_t want = (size_t)(stop - first) * 8, got = 0;
+        while (got < want) {
+            ssize_t done = pread(src->run.fd, src->buf + got, want - got, (off_t)(first * 8 + got));
+            if (done < 0 && errno == EINTR) continue;
+            if (done <= 0) {
+                err->failed = done < 0 ? errno : EIO;
+                return 0;
+            }
+            got += (size_t)done;
+        }
+        for (uint64_t p = 0; p < pages; p++) {
+            uint64_t start = p * RUN_PAGE * 8, len = want - start < RUN_PAGE * 8 ? want - start : RUN_PAGE * 8;
+            if (xxh64(src->buf + start, len) != read64((const unsigned char *)src->run.sums.view.buf + 8 * (page + p))) {
+                err->failed = -1;
+                err->page = page + p;
+                return 0;
+            }
+        }
+        src->buf_first = page;
+        src->buf_n = pages;
+    }
+    *entry = read64(src->buf + 8 * (src->next - src->buf_first * RUN_PAGE));
+    return 1;
+}
+
+typedef struct {
+    uint64_t *items;
+    size_t n, room;
+} U64s;
+
+static int push_u64(U64s *a, uint64_t v) {
+    if (a->n == a->room) {
+        size_t room = a->room ? 2 * a->room : 1024;
+        uint64_t *more = realloc(a->items, room * sizeof(uint64_t));
+        if (more == NULL) return -1;
+        a->items = more;
+        a->room = room;
+    }
+    a->items[a->n++] = v;
+    return 0;
+}
+
+static int write_all(int fd, const unsigned char *data, size_t len) {
+    while (len) {
+        ssize_t done = write(fd, data, len);
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) return done < 0 ? errno : EIO;
+        data += done;
+        len -= (size_t)done;
+    }
+    return 0;
+}
+
+/* run_write(fd, sources, dead, floor, cap, bloom, blocks, stop) -> (count, min_id, max_id,
+ * fences, sums): write the entries of ``sources`` (each sorted: a buffer of entries, or a run
+ * spec) merged in order to ``fd``, in pages of 512 with the last one padded with zeros,
+ * leaving out dead ids, ids below ``floor`` and a bucket's members past its ``cap`` oldest,
+ * and set the filter bits of their keys. Runs without the GIL; gives up (None) once
+ * ``stop[0]`` is set. */
+static PyObject *py_run_write(PyObject *self, PyObject *args) {
+    int fd;
+    PyObject *source_objs, *dead_obj, *bloom_obj, *stop_obj;
+    unsigned long floor;
+    Py_ssize_t cap;
+    unsigned long long blocks;
+    if (!PyArg_ParseTuple(args, "iO!OknOKO", &fd, &PyList_Type, &source_objs, &dead_obj, &floor, &cap, &bloom_obj,
+                          &blocks, &stop_obj))
+        return NULL;
+    Py_ssize_t nsources = PyList_GET_SIZE(source_objs), got = 0;
+    Source *sources = PyMem_Calloc(nsources ? nsources : 1, sizeof(Source));
+    Buffer *mems = PyMem_Calloc(nsources ? nsources : 1, sizeof(Buffer));
+    Buffer dead = {0};
+    Py_buffer bloom = {0}, stop = {0};
+    int have_bloom = 0, have_stop = 0;
+    PyObject *result = NULL;
+    U64s fences = {0}, sums = {0};
+    unsigned char *page = NULL;
+    if (!sources || !mems) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; got < nsources; got++) {
+        PyObject *obj = PyList_GET_ITEM(source_objs, got);
+        Source *src = &sources[got];
+        if (PyTuple_Check(obj)) {
+            if (get_run(obj, &src->run) < 0) {
+                got++;
+                goto done;
+            }
+            src->count = src->run.count;
+            if ((src->buf = PyMem_Malloc(READ_AHEAD * RUN_PAGE * 8)) == NULL) {
+                got++;
+                PyErr_NoMemory();
+                goto done;
+            }
+            src->buf_n = 0;
+        } else {
+            if (get_buffer(obj, &mems[got], 8, "entries") < 0) {
+                got++;
+                goto done;
+            }
+            src->mem = mems[got].view.buf;
+            src->count = (uint64_t)mems[got].view.len / 8;
+        }
+    }
+    if (get_buffer(dead_obj, &dead, 4, "dead ids") < 0) goto done;
+    if (PyObject_GetBuffer(bloom_obj, &bloom, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) goto done;
+    have_bloom = 1;
+    if (PyObject_GetBuffer(stop_obj, &stop, PyBUF_C_CONTIGUOUS) < 0) goto done;
+    have_stop = 1;
+    if (blocks == 0 || (uint64_t)bloom.len != blocks * BLOOM_BLOCK || stop.len < 1) {
+        PyErr_SetString(PyExc_ValueError, "a filter is blocks * 64 bytes, and stop a flag");
+        goto done;
+    }
+    if ((page = PyMem_Malloc(READ_AHEAD * RUN_PAGE * 8)) == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Live live = {dead.view.buf, dead.view.len / 4, (uint32_t)floor};
+    WriteError err = {0, 0};
+    uint64_t count = 0, min_id = UINT32_MAX, max_id = 0, held = 0, filled = 0;
+    uint32_t key = 0;
+    int stopped = 0, nomemory = 0;
+    const volatile unsigned char *stop_flag = stop.buf;
+    unsigned char *bits = bloom.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (;;) {
+        Source *least = NULL;
+        uint64_t best = 0, e;
+        for (Py_ssize_t i = 0; i < nsources; i++) {
+            Source *src = &sources[i];
+            if (src->next >= src->count) continue;
+            if (!source_peek(src, &e, &err)) goto stopped;
+            if (least == NULL || e < best) {
+                least = src;
+                best = e;
+            }
+        }
+        if (least == NULL) break;
+        least->next++;
+        uint32_t id = (uint32_t)best, k = (uint32_t)(best >> 32);
+        if (!is_live(&live, id)) continue;
+        if (count == 0 || k != key) {
+            key = k;
+            held = 0;
+            unsigned char *block = bits + (((uint64_t)k * blocks) >> 32) * BLOOM_BLOCK;
+            uint64_t h = mix64((uint64_t)k + GOLDEN);
+            for (int p = 0; p < BLOOM_PROBES; p++) {
+                unsigned bit = (unsigned)((h >> (9 * p)) & 511);
+                block[bit >> 3] |= (unsigned char)(1u << (bit & 7));
+            }
+        }
+        if (held >= (uint64_t)cap) continue;
+        held++;
+        if (id < min_id) min_id = id;
+        if (id > max_id) max_id = id;
+        if (filled % RUN_PAGE == 0 && push_u64(&fences, best) < 0) {
+            nomemory = 1;
+            goto stopped;
+        }
+        for (int b = 0; b < 8; b++) page[8 * filled + b] = (unsigned char)(best >> (8 * b));
+        filled++;
+        count++;
+        if (filled == READ_AHEAD * RUN_PAGE) {
+            for (uint64_t p = 0; p < READ_AHEAD; p++)
+                if (push_u64(&sums, xxh64(page + p * RUN_PAGE * 8, RUN_PAGE * 8)) < 0) {
+                    nomemory = 1;
+                    goto stopped;
+                }
+            if ((err.failed = write_all(fd, page, filled * 8)) != 0) goto stopped;
+            filled = 0;
+            if (*stop_flag) {
+                stopped = 1;
+                goto stopped;
+            }
+        }
+    }
+    if (filled) {
+        for (uint64_t at = 0; at < filled; at += RUN_PAGE) {
+            uint64_t n = filled - at < RUN_PAGE ? filled - at : RUN_PAGE;
+            if (push_u64(&sums, xxh64(page + at * 8, (size_t)n * 8)) < 0) {
+                nomemory = 1;
+                goto stopped;
+            }
+        }
+        uint64_t padded = (filled + RUN_PAGE - 1) / RUN_PAGE * RUN_PAGE;
+        memset(page + filled * 8, 0, (size_t)(padded - filled) * 8);
+        err.failed = write_all(fd, page, padded * 8);
+    }
+stopped:
+    Py_END_ALLOW_THREADS
+    if (nomemory) {
+        PyErr_NoMemory();
+    } else if (err.failed == -1) {
+        PyErr_Format(PyExc_OSError, "a page of a bucket run does not match its checksum (page %llu)",
+                     (unsigned long long)err.page);
+    } else if (err.failed) {
+        errno = err.failed;
+        PyErr_SetFromErrno(PyExc_OSError);
+    } else if (stopped) {
+        result = Py_NewRef(Py_None);
+    } else {
+        result = Py_BuildValue("KKKy#y#", (unsigned long long)count, (unsigned long long)min_id,
+                               (unsigned long long)max_id, (const char *)fences.items, (Py_ssize_t)(fences.n * 8),
+                               (const char *)sums.items, (Py_ssize_t)(sums.n * 8));
+    }
+done:
+    for (Py_ssize_t i = 0; i < got; i++) {
+        if (sources[i].mem == NULL) {
+            release_runs(&sources[i].run, 1);
+            PyMem_Free(sources[i].buf);
+        }
+        release(&mems[i]);
+    }
+    release(&dead);
+    if (have_bloom) PyBuffer_Release(&bloom);
+    if (have_stop) PyBuffer_Release(&stop);
+    PyMem_Free(sources);
+    PyMem_Free(mems);
+    PyMem_Free(page);
+    free(fences.items);
+    free(sums.items);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"xxh64", py_xxh64, METH_O, "xxh64 (seed 0) of a bytes-like object."},
     {"fold", py_fold, METH_VARARGS, "Folded code points of BMP text, or None for the exact path."},
@@ -1080,6 +1579,9 @@ static PyMethodDef methods[] = {
     {"index_add", py_index_add, METH_VARARGS, "File one document id under buckets of an index table."},
     {"index_remove", py_index_remove, METH_VARARGS, "Take one document id out of buckets of an index table."},
     {"index_move", py_index_move, METH_VARARGS, "Put every entry of one index table into a larger one."},
+    {"bloom_add", py_bloom_add, METH_VARARGS, "Set the filter bits of the keys of sorted run entries."},
+    {"runs_find", py_runs_find, METH_VARARGS, "For each bucket, its lowest live ids in bucket runs and tables."},
+    {"run_write", py_run_write, METH_VARARGS, "Write sorted entries, merged and filtered, as the pages of a run."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -256,6 +256,11 @@ class Store(ABC):
     def purge(self, older_than: float) -> int:
         """Remove documents stored before ``older_than`` (epoch seconds); return how many."""
 
+    # True when :meth:`purge` may run in a thread of its own while this store is used by
+    # another, and takes ``background=True`` there: a crawl then goes on while its old
+    # documents are purged.
+    purges_in_background = False
+
     @abstractmethod
     def count(self) -> int:
         """Documents stored in this namespace."""

@@ -292,6 +292,45 @@ async def test_time_window_purges_old_documents_at_open():
     pipeline.close_spider()
 
 
+@deferred_f_from_coro_f
+async def test_time_window_purges_a_leveldb_store_in_a_thread_while_the_crawl_goes_on(tmp_path):
+    """A LevelDB store purges beside the crawl (a large store takes minutes), when the spider
+    opens and then every NEARDUP_TTL / 4; the first check does not wait for it."""
+    uri = f"leveldb://{tmp_path}/db"
+    with open_store(uri, namespace="window") as store:
+        Detector(store, clock=lambda: time.time() - 7200).check("https://a/old", TEXT)
+    pipeline = make_pipeline(NEARDUP_STORE=uri, NEARDUP_NAMESPACE="window", NEARDUP_TTL=3600)
+    purges = pipeline.purges
+    assert purges.running is not None and purges._loop.running
+    item = {"url": "https://b/1", "text": REPRINT}
+    assert await pipeline.process_item(item) is item  # the old copy is outside the window
+    await maybe_deferred_to_future(purges.running)
+    assert neardup_stats(pipeline)["neardup/purged"] == 1
+    assert store_of(pipeline).count() == 1  # the new item's reservation
+    pipeline.close_spider()
+    assert not purges._loop
+
+
+@deferred_f_from_coro_f
+async def test_time_window_purges_a_leveldb_store_again_while_the_spider_runs(tmp_path):
+    """A long crawl keeps at most 1.25 windows of documents: every NEARDUP_TTL / 4 a purge."""
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    pipeline = make_pipeline(NEARDUP_STORE=f"leveldb://{tmp_path}/db", NEARDUP_TTL=1.0)
+    item = {"url": "https://a/1", "text": TEXT}
+    assert await pipeline.process_item(item) is item
+    pipeline.item_scraped(item)
+    assert store_of(pipeline).count() == 1
+    for _ in range(150):  # the window passes; one of the purges after it takes the document
+        await maybe_deferred_to_future(deferLater(reactor, 0.2, lambda: None))
+        if neardup_stats(pipeline).get("neardup/purged"):
+            break
+    assert neardup_stats(pipeline)["neardup/purged"] == 1
+    assert store_of(pipeline).count() == 0
+    pipeline.close_spider()
+
+
 def test_spiders_of_one_process_share_one_store_object():
     one = make_pipeline(NEARDUP_STORE="memory://shared", NEARDUP_NAMESPACE="together")
     two = make_pipeline(NEARDUP_STORE="memory://shared", NEARDUP_NAMESPACE="together")

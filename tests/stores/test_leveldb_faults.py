@@ -6,6 +6,7 @@ import logging
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import plyvel
 import pytest
@@ -15,7 +16,7 @@ from support.crawls import run_failing_open, settings_for
 from support.folders import mounted_tmpfs
 
 from scrapy_neardup import Detector, open_store
-from scrapy_neardup.stores.leveldb.store import LevelDBError, index_path
+from scrapy_neardup.stores.leveldb.store import LevelDBError, index_folder
 
 FRESH = "\n".join(text(name) for name in ARTICLES)[::-1]  # like none of them
 
@@ -95,7 +96,7 @@ def test_a_failed_index_save_leaves_no_partial_file_and_costs_a_refiling(tmp_pat
     path = tmp_path / "db"
     filled_store(path)
     with open_store(f"leveldb://{path}") as store:
-        saved = index_path(str(path), store._prefix)
+        saved = os.path.join(index_folder(str(path), store._prefix), "MANIFEST.json")
         os.remove(saved)
         os.mkdir(saved)  # the rename over it fails
         assert Detector(store).check("fresh", FRESH).stored
@@ -104,22 +105,30 @@ def test_a_failed_index_save_leaves_no_partial_file_and_costs_a_refiling(tmp_pat
     os.rmdir(saved)
     with open_store(f"leveldb://{path}") as store:  # every record is filed again
         assert Detector(store).check("copy", reprint("rice")).duplicate_of == "rice"
+        assert Detector(store).check("copy2", FRESH).duplicate_of == "fresh"
 
 
-def test_the_index_is_never_written_through_a_link_planted_at_its_partial_name(tmp_path):
+def test_the_index_is_never_written_through_a_link_planted_at_its_partial_names(tmp_path):
     path = tmp_path / "db"
     outside = tmp_path / "outside.txt"
     outside.write_text("keep me")
     filled_store(path)
     with open_store(f"leveldb://{path}") as store:
-        saved = index_path(str(path), store._prefix)
-        os.symlink(outside, saved + ".partial")
+        folder = index_folder(str(path), store._prefix)
+        manifest = json.loads(Path(folder, "MANIFEST.json").read_text())
+        planted = [
+            os.path.join(folder, "MANIFEST.json.partial"),
+            os.path.join(folder, f"run-{manifest['next_run']:08d}.bin.partial"),
+        ]
+        for link in planted:
+            os.symlink(outside, link)
         assert Detector(store).check("fresh", FRESH).stored
     assert outside.read_text() == "keep me"
-    assert not os.path.lexists(saved + ".partial")
+    assert not any(os.path.lexists(link) for link in planted)
     with open_store(f"leveldb://{path}") as store:
-        assert store._index.last_id == store._last[0]  # the saved index was read back whole
+        assert store._index.flushed_upto == store._last[0]  # the saved index was read back whole
         assert Detector(store).check("copy", reprint("rice")).duplicate_of == "rice"
+        assert Detector(store).check("copy2", FRESH).duplicate_of == "fresh"
 
 
 @pytest.fixture

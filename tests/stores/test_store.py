@@ -1,19 +1,24 @@
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import plyvel
 import pytest
 from support import child_env
-from support.corpus import reprint, text
+from support.corpus import random_news, reprint, text
 
 from scrapy_neardup import Detector, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.stores import StoreError, redact
+from scrapy_neardup.stores.leveldb import store as leveldb
+from scrapy_neardup.stores.leveldb import tieredindex
 from scrapy_neardup.stores.leveldb.bucketindex import BUCKET_CAP, BucketIndex
-from scrapy_neardup.stores.leveldb.store import index_path
+from scrapy_neardup.stores.leveldb.store import index_folder, index_path
 
 
 def test_another_format_version_is_refused(tmp_path):
@@ -165,33 +170,216 @@ def test_leveldb_index_of_a_run_that_died_is_refiled_from_the_records(tmp_path, 
     uri = f"leveldb://{path}"
     with open_store(uri) as store:
         Detector(store).check("rice", text("rice"))
-    saved_file = index_path(str(path), b"ns:default\x00")
-    saved = Path(saved_file).read_bytes()
-    assert BucketIndex.load(saved_file).last_id == 1
+    folder = index_folder(str(path), b"ns:default\x00")
+    saved = {name: (Path(folder) / name).read_bytes() for name in os.listdir(folder)}
+    assert json.loads(saved["MANIFEST.json"])["flushed_upto"] == 1
+
+    def restore(files):  # the index as a run that died before closing the store left it
+        shutil.rmtree(folder)
+        os.mkdir(folder)
+        for name, data in files.items():
+            (Path(folder) / name).write_bytes(data)
+
     with open_store(uri) as store:
         Detector(store).check("museum", text("museum"))
-    Path(saved_file).write_bytes(saved)  # as if the run that stored "museum" had died
+    restore(saved)
     caplog.set_level("INFO", logger="scrapy_neardup.stores.leveldb")
     with open_store(uri) as store:
         assert "filed 1 documents written after the saved bucket index" in caplog.text
         assert Detector(store).check("copy", reprint("museum")).duplicate_of == "museum"
         assert Detector(store).check("copy-rice", reprint("rice")).duplicate_of == "rice"
-    Path(saved_file).write_bytes(b"garbage")
+    restore({**saved, "MANIFEST.json": b"garbage"})
     with open_store(uri) as store:
         assert Detector(store).check("copy2", reprint("museum")).duplicate_of == "museum"
-    os.remove(saved_file)
+    shutil.rmtree(folder)
     with open_store(uri) as store:
         assert Detector(store).check("copy3", reprint("rice")).duplicate_of == "rice"
-    # A store opened and closed without a change leaves its saved index as it was.
+    # A store opened and closed without a change leaves its index as it was.
     with open_store(uri) as store:
         pass
-    written = os.stat(saved_file).st_ino
+    written = sorted(os.listdir(folder))
     with open_store(uri) as store:
         assert store.count() == 2
-    assert os.stat(saved_file).st_ino == written
+    assert sorted(os.listdir(folder)) == written
     # An index that claims more documents than the store holds (a store restored from an
     # older copy) is not trusted: every record is filed again.
-    ahead = BucketIndex(last_id=10**6)
-    ahead.save(saved_file)
+    manifest = json.loads((Path(folder) / "MANIFEST.json").read_text())
+    (Path(folder) / "MANIFEST.json").write_text(json.dumps({**manifest, "flushed_upto": 10**6}))
     with open_store(uri) as store:
         assert Detector(store).check("copy4", reprint("museum")).duplicate_of == "museum"
+
+
+FORMAT5_STORE = Path(__file__).parent / "data" / "leveldb-format5-index-file" / "store"
+
+
+def test_leveldb_store_whose_index_is_one_file_of_an_earlier_version_is_read_whole(tmp_path, caplog):
+    """A store written by commit e1e6f5f (format 5, the index in one file, neardup-index-*.bin;
+    see make_store.py beside it): three articles covered by the index file, two stored after
+    it by a run that never closed. Opened here, the file becomes the first run of the index
+    and is removed, the two are filed from their records, and every article is found."""
+    path = tmp_path / "db"
+    shutil.copytree(FORMAT5_STORE, path)
+    old_file = index_path(str(path), b"ns:default\x00")
+    assert os.path.exists(old_file) and not os.path.exists(index_folder(str(path), b"ns:default\x00"))
+    caplog.set_level("INFO", logger="scrapy_neardup.stores.leveldb")
+    with open_store(f"leveldb://{path}") as store:
+        assert "filed 2 documents written after the saved bucket index" in caplog.text
+        assert store.count() == 5
+        assert len(store._index.runs) == 1  # the three of the index file, as a run
+        detector = Detector(store)
+        for topic in ("rice", "museum", "battery", "reservoir", "marathon"):
+            assert [found.key for found in detector.query(reprint(topic)) if found.duplicate] == [topic]
+        assert detector.query(text("library")) == []
+        assert detector.check("copy-rice", reprint("rice")).duplicate_of == "rice"
+    assert not os.path.exists(old_file)
+    with open_store(f"leveldb://{path}") as store:  # and again, from the index's own files
+        assert [found.key for found in Detector(store).query(reprint("battery"))] == ["battery"]
+
+
+def test_leveldb_store_of_an_earlier_format_is_refused_at_open(tmp_path):
+    """A store of another format version is refused with what to do, its files untouched."""
+    path = tmp_path / "db"
+    shutil.copytree(FORMAT5_STORE, path)
+    db = plyvel.DB(str(path))
+    meta = json.loads(db.get(b"ns:default\x00m"))
+    db.put(b"ns:default\x00m", json.dumps({**meta, "format": 4}).encode())
+    db.close()
+    with pytest.raises(StoreFormatError, match="written by format version 4"):
+        open_store(f"leveldb://{path}")
+    assert os.path.exists(index_path(str(path), b"ns:default\x00"))
+
+
+def store_bytes(path) -> int:
+    return sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(path) for name in names)
+
+
+def test_leveldb_purge_drops_the_old_runs_and_leaves_a_smaller_store(tmp_path, monkeypatch):
+    """Purged ids fall below the index's floor: lookups skip them at once, and the runs that
+    hold nothing else are deleted; LevelDB compacts the range the records held."""
+    monkeypatch.setattr(tieredindex, "FLUSH_ENTRIES", 3000)
+    path, now = tmp_path / "db", [1_000.0]
+    texts = random_news(1200)
+    with open_store(f"leveldb://{path}") as store:
+        detector = Detector(store, clock=lambda: now[0])
+        for number, news in enumerate(texts):
+            now[0] = 1_000.0 + number
+            assert detector.check(f"n{number}", news).stored
+        store._index.wait()
+        runs_before = {run.name for run in store._index.runs}
+        assert len(runs_before) >= 2
+        store.compact()
+        before = store_bytes(path)
+        assert store.purge(1_000.0 + 900) == 900
+        store._index.wait()
+        assert store.count() == 300 and store._index.floor == 901
+        assert all(run.max_id >= 901 for run in store._index.runs)
+        after = store_bytes(path)
+        assert after < 0.5 * before, (before, after)
+        found = detector.query_many([detector.fingerprint(texts[n]) for n in (0, 899, 900, 1199)])
+        assert [[s.key for s in similar if s.duplicate] for similar in found] == [[], [], ["n900"], ["n1199"]]
+    with open_store(f"leveldb://{path}") as store:  # the floor comes back from the records
+        assert store._index.floor == 901 and store.count() == 300
+        assert Detector(store).check("again", texts[1100]).duplicate_of == "n1100"
+        assert Detector(store).check("new", texts[10]).stored
+
+
+def test_leveldb_purge_in_a_thread_leaves_the_checks_of_another_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(tieredindex, "FLUSH_ENTRIES", 3000)
+    monkeypatch.setattr(leveldb, "PURGE_BATCH", 50)
+    path = tmp_path / "db"
+    texts = random_news(1400, seed=9)
+    now = [1_000.0]
+    with open_store(f"leveldb://{path}") as store:
+        detector = Detector(store, clock=lambda: now[0])
+        for number, news in enumerate(texts[:1000]):
+            now[0] = 1_000.0 + number
+            detector.check(f"n{number}", news)
+        now[0] = 5_000.0
+        purge = threading.Thread(target=lambda: results.append(store.purge(1_000.0 + 800)))
+        results: list[int] = []
+        purge.start()
+        verdicts = [detector.check(f"copy{n}", texts[n]).duplicate_of for n in range(800, 1000)]
+        verdicts += [detector.check(f"m{n}", texts[n]).stored for n in range(1000, 1400)]
+        purge.join()
+        assert results == [800] and store.count() == 600
+        assert verdicts == [f"n{n}" for n in range(800, 1000)] + [True] * 400
+
+
+def test_closing_the_store_stops_a_purge_in_another_thread_at_its_next_batch(tmp_path, monkeypatch):
+    monkeypatch.setattr(leveldb, "PURGE_BATCH", 10)
+    path = tmp_path / "db"
+    texts = random_news(600, seed=11)
+    store = open_store(f"leveldb://{path}")
+    detector = Detector(store, clock=lambda: 1_000.0)
+    for number, news in enumerate(texts):
+        detector.check(f"n{number}", news)
+    results: list[int] = []
+    batches = threading.Semaphore(0)
+    original = store._index.set_floor
+
+    def slow_floor(floor):  # a purge batch that takes its time: the close comes meanwhile
+        original(floor)
+        batches.release()
+        time.sleep(0.05)
+
+    store._index.set_floor = slow_floor
+    purge = threading.Thread(target=lambda: results.append(store.purge(2_000.0)))
+    purge.start()
+    batches.acquire()
+    store.close()
+    purge.join()
+    assert 10 <= results[0] < 600
+    with open_store(f"leveldb://{path}") as reopened:
+        assert reopened.count() == 600 - results[0]
+        assert Detector(reopened).check("copy", texts[599]).duplicate_of == "n599"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_run_killed_while_its_index_writes_and_merges_runs_loses_no_stored_document(tmp_path, seed):
+    """SIGKILL while the index writes a run (small tables: a run is written every few
+    documents, merged every few runs): every document the run had stored is found at open."""
+    uri, log = f"leveldb://{tmp_path}/db", tmp_path / "stored"
+    killed = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
+            import os
+            from support.corpus import random_news
+            from scrapy_neardup import Detector, open_store
+            from scrapy_neardup.stores.leveldb import tieredindex
+            tieredindex.FLUSH_ENTRIES = 300
+            texts = random_news(3000, seed={seed})
+            detector = Detector(open_store({uri!r}))
+            log = os.open({str(log)!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            for number, news in enumerate(texts):
+                if detector.check(f"n{{number}}", news).stored:
+                    os.write(log, b"%d\\n" % number)
+        """),
+        ],
+        env=child_env(),
+    )
+
+    def stored_so_far() -> int:
+        return len(log.read_bytes().split()) if log.exists() else 0
+
+    def writing_a_run() -> bool:  # a flush or a merge in the middle of its file
+        return any(name.endswith(".partial") for _, _, names in os.walk(tmp_path / "db") for name in names)
+
+    deadline = time.monotonic() + 120
+    while stored_so_far() < 100 * seed and time.monotonic() < deadline and killed.poll() is None:
+        time.sleep(0.05)
+    deadline = time.monotonic() + 10
+    while not writing_a_run() and time.monotonic() < deadline and killed.poll() is None:
+        time.sleep(0.001)
+    killed.kill()
+    assert killed.wait() == -9, "the run ended before it was killed"
+    stored = [int(number) for number in log.read_bytes().split()]
+    assert stored, "the killed run stored nothing before the deadline"
+    texts = random_news(3000, seed=seed)
+    with open_store(uri) as store:
+        detector = Detector(store)
+        found = detector.query_many([detector.fingerprint(texts[n]) for n in stored])
+        missing = [n for n, similar in zip(stored, found) if f"n{n}" not in [s.key for s in similar if s.duplicate]]
+        assert missing == []
+        assert store.count() >= len(stored)

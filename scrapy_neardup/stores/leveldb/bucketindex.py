@@ -9,7 +9,7 @@ A table of 8-byte slots: a bucket's key (the low 32 bits of the xxh64 of its byt
 document id, by linear probing; id 0 marks an empty slot. Two buckets sharing 32 bits
 (rarely) only add a candidate, which verification then rejects. The table is saved to a
 file when the store closes, with the last document id it covers; after a crash the
-documents written since are filed again from their records (see leveldb.py).
+documents written since are filed again from their records (see store.py).
 
 The C kernel runs the probes when it is built; the Python below does the same on the
 same table (tests compare the two).

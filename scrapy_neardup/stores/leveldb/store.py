@@ -15,10 +15,12 @@ At open the last id is the larger of ``n`` and the highest record or pending id;
 written with each removal, so an id is never given out twice. Ids
 follow arrival order, so purging old documents reads records from the lowest id on.
 
-The buckets (sentence hash or SimHash table key -> documents) are held in memory
-(bucketindex.py) and saved beside the DB, one file a namespace, when the store closes. A
-record names its buckets, so the documents written after the saved index (a run that was
-killed) are filed again at open, in id order; without a saved index, all of them.
+The buckets (sentence hash or SimHash table key -> documents) are an index of their own
+beside the DB, one folder a namespace (tieredindex.py): the newest documents in memory, the
+others in sorted runs on disk, written by a thread of the index. A record names its buckets,
+so the documents the index's runs do not cover yet (a run that was killed) are filed again at
+open, in id order; without a usable index, all of them. A store whose index is still the
+single file of earlier versions (``neardup-index-*.bin``) has it turned into a run at open.
 
 Every change of one document is one write batch, so a process killed at any moment leaves
 either all or none of it.
@@ -26,6 +28,7 @@ either all or none of it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import logging
@@ -42,6 +45,8 @@ import xxhash
 from ..base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
 from ..record import COMMITTED, PENDING, DocRecord, pack_text, unpack_text
 from .bucketindex import BucketIndex
+from .bucketruns import RunDamaged
+from .tieredindex import IndexDamaged, TieredIndex
 
 try:
     import plyvel
@@ -58,12 +63,22 @@ _FAILURES: tuple[type[BaseException], ...] = (plyvel.Error, OSError) if plyvel e
 logger = logging.getLogger(__name__)
 
 _ID = 8
+PURGE_BATCH = 10_000  # documents a write batch of purge deletes
+PURGE_SHARE = 0.05  # of the process's time a purge beside checks takes
 # Record reads are of ids that exist; the bloom filter saves a block read per level missed.
+# LevelDB maps its first 1,000 open table files into memory (their pages count in RSS) and
+# reads the others through its block cache (lru_cache_size). Records come in id order, so
+# compaction mostly moves the tables a write buffer makes: small write buffers make tables of
+# 0.5-1 MB (LevelDB merges into tables of at least 1 MB), which bounds the mapped part at about
+# 1 GB whatever the store's size; tables of 32 MB let it grow with the store. Every table stays
+# open (max_open_files): a read that has to open its table again costs ten times more.
 _DB_OPTIONS = {
     "create_if_missing": True,
     "bloom_filter_bits": 10,
     "lru_cache_size": 64 << 20,
-    "write_buffer_size": 32 << 20,
+    "write_buffer_size": 512 << 10,
+    "max_file_size": 512 << 10,
+    "max_open_files": 50_000,
 }
 # Reads check block checksums, so a garbled table is an error rather than records read wrong.
 # Not paranoid_checks: it also refuses to open a database whose log ends in a torn write, which
@@ -78,10 +93,12 @@ class _Shared:
         self.db = db
         self.users = 0
         self.last_ids: dict[bytes, list[int]] = {}  # namespace prefix -> [last document id]
-        self.indexes: dict[bytes, BucketIndex] = {}  # namespace prefix -> its buckets
+        self.indexes: dict[bytes, TieredIndex] = {}  # namespace prefix -> its buckets
         # namespace prefix -> copies being replaced -> the pending copy replacing each; like
         # the pending copies themselves, they do not outlive the process
         self.claims: dict[bytes, dict[int, int]] = {}
+        self.purging = threading.Lock()  # held by a purge, which may run in a thread of its own
+        self.closing = threading.Event()  # a purge stops at its next batch
 
 
 class LevelDBError(StoreError):
@@ -110,6 +127,12 @@ def _detail(exc: BaseException) -> str:
 def _failure(path: str, exc: BaseException) -> LevelDBError:
     """The store's own error for a failed read or write of the files at ``path``."""
     detail = _detail(exc)
+    if isinstance(exc, RunDamaged):
+        return LevelDBError(
+            f"the bucket index of LevelDB store {path} is damaged ({detail}): stop every process "
+            "using the store and delete its neardup-index-* folders; the next open files every "
+            "document again from its record"
+        )
     if getattr(exc, "errno", None) == errno.ENOSPC or "No space left" in detail:
         return LevelDBError(
             f"no space left on the device holding the store at {path}: free space there and "
@@ -220,20 +243,21 @@ def _open_db(path: str) -> _Shared:
         return entry
 
 
+def index_folder(db_path: str, prefix: bytes) -> str:
+    """Where a namespace's bucket index is kept: beside LevelDB's own files."""
+    return os.path.join(db_path, f"neardup-index-{xxhash.xxh64_hexdigest(prefix)}")
+
+
 def index_path(db_path: str, prefix: bytes) -> str:
-    """Where a namespace's bucket index is saved: beside LevelDB's own files."""
-    return os.path.join(db_path, f"neardup-index-{xxhash.xxh64_hexdigest(prefix)}.bin")
+    """Where earlier versions saved a namespace's bucket index, as one file."""
+    return index_folder(db_path, prefix) + ".bin"
 
 
 def _save_indexes(path: str, entry: _Shared) -> None:
-    """Save each changed bucket index with the last id it covers; a failure costs a refiling
-    at open. An unchanged one, large as it is, is not written again."""
-    for prefix, index in entry.indexes.items():
-        if not index.unsaved and index.last_id == entry.last_ids[prefix][0]:
-            continue
-        index.last_id = entry.last_ids[prefix][0]
+    """Close each bucket index, writing its table as a run; a failure costs a refiling at open."""
+    for index in entry.indexes.values():
         try:
-            index.save(index_path(path, prefix))
+            index.close()
         except OSError as exc:
             logger.warning(
                 "LevelDB store %s: bucket index not saved (%s); the next open files the documents "
@@ -259,6 +283,9 @@ def _close_db(path: str) -> None:
             return
         entry.users -= 1
         if entry.users <= 0:
+            entry.closing.set()
+            with entry.purging:  # a purge in another thread ends its batch first
+                pass
             if not entry.db.closed:
                 _save_counters(entry)
                 _save_indexes(path, entry)
@@ -335,13 +362,26 @@ class LevelDBStore(LocalStore):
         return max(ids)
 
     @_guarded
-    def _load_index(self) -> BucketIndex:
-        """The saved index, with the documents written after it filed again from their records."""
-        index = BucketIndex.load(index_path(self.path, self._prefix))
-        if index is None or index.last_id > self._last[0]:
-            index = BucketIndex()  # none, damaged, or newer than the records: file them all
+    def _load_index(self) -> TieredIndex:
+        """The saved index, with the documents its runs do not cover filed again from their
+        records; a new one filed from all of them when it is missing, damaged, or newer than
+        the records (a store restored from an older copy)."""
+        folder = index_folder(self.path, self._prefix)
+        try:
+            index = TieredIndex.open(folder)
+            if index.flushed_upto > self._last[0]:
+                index.close()
+                raise IndexDamaged(f"bucket index {folder} covers documents the store does not hold")
+        except IndexDamaged as exc:
+            if os.path.exists(folder):
+                logger.warning("%s: %s; filing every document again from its record", self.describe(), exc)
+            index = TieredIndex.create(folder)
+            self._import_saved_table(index)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(index_path(self.path, self._prefix))  # an earlier version's index, now stale
         started, filed = time.perf_counter(), 0
-        recent = self._db.iterator(start=b"d" + _u64(index.last_id + 1), stop=b"e", verify_checksums=_VERIFY)
+        index.start(self._lowest_id())
+        recent = self._db.iterator(start=b"d" + _u64(index.flushed_upto + 1), stop=b"e", verify_checksums=_VERIFY)
         for _, data in recent:
             record = DocRecord.from_bytes(data)
             index.add(self.buckets_of(record), record.doc_id)
@@ -353,8 +393,21 @@ class LevelDBStore(LocalStore):
                 filed,
                 time.perf_counter() - started,
             )
-        index.last_id = self._last[0]
         return index
+
+    def _import_saved_table(self, index: TieredIndex) -> None:
+        """The single-file index of earlier versions, if whole and not newer than the records,
+        written as the new index's first run."""
+        table = BucketIndex.load(index_path(self.path, self._prefix))
+        if table is not None and 0 < table.last_id <= self._last[0]:
+            index.frozen, index.frozen_upto, index.highest = table, table.last_id, table.last_id
+            index._flush_frozen()
+
+    def _lowest_id(self) -> int:
+        """The lowest id of a stored record: every id below it is gone."""
+        for key in self._db.iterator(prefix=b"d", include_value=False, verify_checksums=_VERIFY):
+            return int.from_bytes(key[1:], "big")
+        return self._last[0] + 1
 
     @_guarded
     def _drop_stale_reservations(self) -> None:
@@ -375,9 +428,11 @@ class LevelDBStore(LocalStore):
     def _claims(self) -> dict[int, int]:
         return self._shared.claims.setdefault(self._prefix, {})
 
+    @_guarded
     def _members(self, bucket: bytes, limit: int) -> list[int]:
         return self._index.members_each([bucket], limit)[0]
 
+    @_guarded
     def _members_of(self, buckets: list[bytes], limit: int) -> list[list[int]]:
         return self._index.members_each(buckets, limit)
 
@@ -446,18 +501,66 @@ class LevelDBStore(LocalStore):
             batch.put(b"n", _u64(self._last[0]))  # the removed id may have been the highest
         self._index.remove(buckets, record.doc_id)
 
+    # Purging may run in a thread of its own while the store checks documents (see purge).
+    purges_in_background = True
+
     @_guarded
-    def purge(self, older_than: float) -> int:
+    def purge(self, older_than: float, background: bool = False) -> int:
         """Remove the documents stored before ``older_than``: from the oldest id on, up to the
-        first one stored at or after it (ids follow arrival order)."""
-        old = []
-        for _, data in self._db.iterator(prefix=b"d", verify_checksums=_VERIFY):
-            if DocRecord.time_of(data) >= older_than:
+        first one stored at or after it (ids follow arrival order).
+
+        They go in write batches of :data:`PURGE_BATCH`; after each, the bucket index skips
+        every id below the first one left (its floor) and drops the runs that hold no other,
+        so nothing is read to take a document out of its buckets. Only records are deleted
+        and only the floor moves, so a purge in another thread leaves the checks of this one
+        alone (their candidates are at or above the floor already: the detector matches no
+        document older than its window). In place, LevelDB then compacts the range they held:
+        the store is smaller on disk when purge returns. A ``background`` purge, beside
+        checks, rests after each batch so that it takes about :data:`PURGE_SHARE` of the
+        process's time (Python runs one thread at a time), and leaves the compaction to
+        LevelDB's own, over time: compacting at once took the CPU the checks needed.
+        """
+        with self._shared.purging:
+            return self._purge(older_than, background)
+
+    def _purge(self, older_than: float, background: bool) -> int:
+        removed, after = 0, 0
+        while not self._shared.closing.is_set():
+            started = time.perf_counter()
+            gone, left = [], None
+            for key, data in self._db.iterator(start=b"d" + _u64(after + 1), stop=b"e", verify_checksums=_VERIFY):
+                if DocRecord.time_of(data) >= older_than:
+                    left = int.from_bytes(key[1:], "big")
+                    break
+                gone.append(key)
+                if len(gone) == PURGE_BATCH:
+                    break
+            if not gone:
                 break
-            old.append(DocRecord.from_bytes(data))
-        for record in old:  # decoded once: no second read of each record to remove it
-            self._delete(record, self.buckets_of(record))
-        return len(old)
+            stop = _u64(int.from_bytes(gone[-1][1:], "big") + 1)
+            with self._db.write_batch() as batch:
+                for family in (b"x", b"p"):  # kept texts and pending marks: only those there are
+                    for key in self._db.iterator(
+                        start=family + _u64(after + 1),
+                        stop=family + stop,
+                        include_value=False,
+                        verify_checksums=_VERIFY,
+                    ):
+                        batch.delete(key)
+                for key in gone:
+                    batch.delete(key)
+                batch.put(b"n", _u64(self._last[0]))
+            after = int.from_bytes(gone[-1][1:], "big")
+            self._index.set_floor(after + 1)
+            removed += len(gone)
+            if left is not None:
+                break
+            if background:
+                self._shared.closing.wait((time.perf_counter() - started) * (1 / PURGE_SHARE - 1))
+        if removed and not background and not self._shared.closing.is_set():
+            for family in (b"d", b"x", b"p"):
+                self._shared.db.compact_range(start=self._prefix + family, stop=self._prefix + family + _u64(after + 1))
+        return removed
 
     @_guarded
     def texts(self, doc_ids: list[int]) -> dict[int, str]:
@@ -480,10 +583,11 @@ class LevelDBStore(LocalStore):
 
     @_guarded
     def compact(self) -> None:
-        """Compact the DB and save the bucket indexes now (as close does): for backups and
-        for measuring the size on disk."""
+        """Compact the DB and merge each bucket index into one run: for backups and for
+        measuring the size on disk."""
         self._shared.db.compact_range()
-        _save_indexes(self.path, self._shared)
+        for index in self._shared.indexes.values():
+            index.merge_all()
 
     def close(self) -> None:
         if not self._closed:
