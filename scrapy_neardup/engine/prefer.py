@@ -26,7 +26,7 @@ class Copy:
     chars: int  # content characters (letters, digits, CJK), as the engine counts them
     source: str  # the site: the source field, else the key's host without "www."
     # This copy holds the other one whole and adds at least one sentence of the same story
-    # (the engine's judgement, engine.samestory): the complete article beside its excerpt.
+    # beyond a reprint's own lines (the engine's judgement, engine.samestory): the complete article beside its excerpt.
     extends: bool = False
 
 

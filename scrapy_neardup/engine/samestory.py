@@ -68,7 +68,9 @@ REACH = 0.5
 EXCERPT_WHOLE = 0.85
 HELD_SAMPLES = 16
 # A copy holding another whole (forgiving containment at least this) that adds at least
-# ADDED_CHARS content characters (a sentence) extends it: the better copy to keep.
+# ADDED_CHARS content characters (a sentence) beyond what a reprint adds of its own (the
+# thresholds' allowance: a banner, an editor line, a promotion) extends it: the better copy to
+# keep. A reprint that only adds such lines is no more complete than its source.
 HOLDS_WHOLE = 0.9
 ADDED_CHARS = 15
 
@@ -180,7 +182,8 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         return found(TOO_DIFFERENT, False)
     if other_facts:
         return found(OTHER_FACTS, False)
-    extends = forgiving >= HOLDS_WHOLE and large.chars - small.chars >= ADDED_CHARS
+    added = large.chars - small.chars - min(thresholds.allowance, small.chars // 5)
+    extends = forgiving >= HOLDS_WHOLE and added >= ADDED_CHARS
     if share > thresholds.quote_share:
         whole = forgiving >= HOLDS_WHOLE or words_agree
         same = jaccard >= (thresholds.excerpt_jaccard if whole else thresholds.jaccard_floor(small.chars))

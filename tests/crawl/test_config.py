@@ -152,8 +152,8 @@ def test_stores_merge_the_base_and_the_users_registry():
         ("NEARDUP_PREFER", "no.such.policy", "NEARDUP_PREFER: cannot import 'no.such.policy'"),
         (
             "NEARDUP_PREFER",
-            "scrapy_neardup.engine.prefer.LONGER_BY",
-            "NEARDUP_PREFER: 'scrapy_neardup.engine.prefer.LONGER_BY' is not callable",
+            "scrapy_neardup.engine.prefer.PREFER_CHOICES",
+            "NEARDUP_PREFER: 'scrapy_neardup.engine.prefer.PREFER_CHOICES' is not callable",
         ),
         ("NEARDUP_PREFER_SOURCES", [1, 2], "NEARDUP_PREFER_SOURCES: must be a list of domains or site names"),
         ("NEARDUP_REPLACES_FIELD", "", "NEARDUP_REPLACES_FIELD: must be a non-empty string"),

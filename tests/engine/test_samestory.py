@@ -87,11 +87,11 @@ def test_longest_keeps_the_complete_article_whichever_came_first(store_uri, exce
         assert verdicts[1].status == DUPLICATE and verdicts[1].duplicate_of == "daily/article"
 
 
-def test_longest_takes_a_copy_that_adds_one_closing_sentence_and_never_flips_equal_copies(store_uri):
+def test_longest_takes_a_copy_that_adds_a_closing_paragraph_and_never_flips_equal_copies(store_uri):
     documents = [
         ("daily/article", bridge()),
         ("other/article", bridge()),  # the same length: no replacement either way
-        ("late/article", bridge(closing=True)),  # one sentence of the same story more
+        ("late/article", bridge(closing=True)),  # a paragraph of the same story more
         ("again/article", bridge()),
     ]
     verdicts = _checked(store_uri, documents, prefer="longest")
@@ -182,3 +182,17 @@ def test_the_review_page_shows_the_text_of_the_copy_it_names(tmp_path):
     first_copy = re.search(r'<div class="text" data-key="daily/article">(.*?)</div>', sections[0][2], re.S)
     shown = html.unescape(re.sub(r"<[^>]+>", "", first_copy.group(1)))
     assert BRIDGE_LAST in shown and bridge(2) not in shown  # the complete article's text, not the excerpt's
+
+
+def test_longest_keeps_the_source_when_a_reprint_adds_only_its_own_lines(store_uri):
+    dressed = "\n".join(
+        [
+            "青石大桥今天通车",
+            "发布时间：2024-06-22 来源：网络",
+            bridge(),
+            "【推广】下载本地新闻客户端，每天第一时间推送权威资讯，新用户注册即可领取话费券。",
+        ]
+    )
+    verdicts = _checked(store_uri, [("daily/article", bridge()), ("portal/reprint", dressed)], prefer="longest")
+    assert verdicts[1].status == DUPLICATE and verdicts[1].duplicate_of == "daily/article"
+    assert not verdicts[1].replaces

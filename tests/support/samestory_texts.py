@@ -16,8 +16,12 @@ BRIDGE = [
     "周立新说，他打算以后每个周末带着孩子走上青石大桥，从桥上看一看清江，看一看自己生活了四十年的青石镇。",
 ]
 
-# What a later copy adds: one closing sentence of the same story (a few percent more text).
-BRIDGE_CLOSING = "当天下午，青石大桥上的车流量已经超过三千辆，市交通运输局在青石大桥两端增派了交警疏导交通。"
+# What a later copy adds: a closing paragraph of the same story (a few percent more text, more
+# than a reprint's own lines).
+BRIDGE_CLOSING = (
+    "当天下午，青石大桥上的车流量已经超过三千辆，市交通运输局在青石大桥两端增派了交警疏导交通。"
+    "据介绍，大桥通车后，城东片区居民前往老城区的车程将由原来的四十分钟缩短到十五分钟左右。"
+)
 
 # A portal's excerpt: its source line and the article's first paragraphs.
 BRIDGE_EXCERPT_HEAD = "来源：清江日报  原标题：青石大桥今天通车 清江两岸八分钟直达"
