@@ -1,4 +1,5 @@
-"""Stores chosen by URI: ``memory://``, ``leveldb:///path``, ``redis://host:port/db``."""
+"""Stores chosen by URI: ``memory://``, ``leveldb:///path``, ``redis://host:port/db``,
+``redis+cluster://host:port,...``."""
 
 from __future__ import annotations
 
@@ -89,6 +90,8 @@ STORES_BASE: dict[str, str] = {
     "rediss": "scrapy_neardup.stores.redis.RedisStore",
     "unix": "scrapy_neardup.stores.redis.RedisStore",
     "redis+sentinel": "scrapy_neardup.stores.redis.RedisStore",
+    "redis+cluster": "scrapy_neardup.stores.redis.RedisClusterStore",
+    "rediss+cluster": "scrapy_neardup.stores.redis.RedisClusterStore",
 }
 
 

@@ -22,7 +22,7 @@ import ssl
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from itertools import count
 from typing import Any, TypeVar
@@ -66,6 +66,7 @@ from ..base import (
     sentence_bucket,
 )
 from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
+from .cluster import cluster_client, is_cluster, parse_cluster_uri
 from .sentinel import is_sentinel, parse_sentinel_uri, sentinel_client
 
 T = TypeVar("T")
@@ -112,7 +113,8 @@ LOST = "NEARDUP_STORE_LOST"  # the error of a script whose namespace marker is g
 
 
 def get_redis(uri: str, params: dict[str, Any] | None = None) -> Any:
-    """A client for ``uri`` (redis://, rediss://, unix://; password and db in the URI).
+    """A client for ``uri`` (redis://, rediss://, unix://; password and db in the URI;
+    redis+sentinel:// and redis+cluster:// as their modules say).
 
     ``params`` update :data:`DEFAULT_PARAMS` (any ``redis.Redis`` argument), as
     scrapy-redis's ``REDIS_PARAMS`` do; ``retries`` sets how often a command is retried
@@ -128,6 +130,8 @@ def get_redis(uri: str, params: dict[str, Any] | None = None) -> Any:
     params["decode_responses"] = False  # records and bucket names are bytes
     if is_sentinel(uri):
         return sentinel_client(uri, params)
+    if is_cluster(uri):
+        return cluster_client(uri, params)
     return redis.Redis.from_url(uri, **params)
 
 
@@ -163,6 +167,8 @@ def _address(uri: str) -> str:
     sentinels and service of a ``redis+sentinel://`` URI."""
     if is_sentinel(uri):
         return parse_sentinel_uri(uri).address()
+    if is_cluster(uri):
+        return parse_cluster_uri(uri).address()
     options = parse_url(uri)
     return options.get("path") or f"{options.get('host', 'localhost')}:{options.get('port', 6379)}"
 
@@ -336,7 +342,12 @@ class RedisStore(Store):
             )
         self._params = {**DEFAULT_PARAMS, **(redis_params or {})}
         try:
-            parse_sentinel_uri(uri) if is_sentinel(uri) else _check_db(uri)
+            if is_sentinel(uri):
+                parse_sentinel_uri(uri)
+            elif is_cluster(uri):
+                parse_cluster_uri(uri)
+            else:
+                _check_db(uri)
         except ValueError as exc:
             raise StoreUnavailable(f"bad Redis store URI {redact(uri)}: {_scrub(str(exc), self._secrets)}") from exc
         try:
@@ -460,8 +471,10 @@ class RedisStore(Store):
     def _check_server(self) -> None:
         """Refuse a server that may evict keys (unless allowed); warn once about one that keeps
         nothing across a restart. CONFIG may be refused (managed Redis): INFO tells the policy."""
-        found = self._server_settings()
-        address = _address(self.uri)
+        self._check_settings(self._server_settings(self.client), _address(self.uri))
+
+    def _check_settings(self, found: dict[str, str], address: str) -> None:
+        """:meth:`_check_server` on the settings ``found`` on the server at ``address``."""
         policy, maxmemory = found.get("maxmemory-policy"), int(found.get("maxmemory") or 0)
         if policy is None:
             self._tell(
@@ -513,10 +526,10 @@ class RedisStore(Store):
             "NEARDUP_REDIS_PARAMS), or protect the server with requirepass"
         )
 
-    def _server_settings(self) -> dict[str, str]:
+    def _server_settings(self, client: Any) -> dict[str, str]:
         names = ("maxmemory", "maxmemory-policy", "save", "appendonly")
         try:
-            pipe = self.client.pipeline(transaction=False)
+            pipe = client.pipeline(transaction=False)
             for name in names:
                 pipe.config_get(name)
             replies = self._call(pipe.execute)
@@ -524,7 +537,7 @@ class RedisStore(Store):
             if not isinstance(exc.__cause__, ResponseError):
                 raise
             try:  # CONFIG refused or renamed
-                info = self._call(self.client.info, "memory")
+                info = self._call(client.info, "memory")
             except StoreError as exc:
                 if not isinstance(exc.__cause__, ResponseError):
                     raise
@@ -569,7 +582,7 @@ class RedisStore(Store):
         return self.start_check_and_add_many(probes, records)()
 
     def start_check_and_add_many(
-        self, probes: list[Probe], records: list[DocRecord]
+        self, probes: list[Probe], records: list[DocRecord], confirms: Sequence[Confirm | None] | None = None
     ) -> Callable[[], list[Reservation]]:
         """Send the batch's script call and return at once; the function returned reads the
         answer. The server checks the batch while the caller works (fingerprints the next).
