@@ -1,0 +1,143 @@
+"""The Redis Cluster store's own behaviour, on a real local cluster (three masters, three
+replicas): the URI, keys spread over every master, a master killed mid-run, a master that lost
+its data. The store contract (test_stores.py) and the races (test_redis_race.py) run on it too."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import news_corpus
+import pytest
+from redis_cluster import RedisClusterGroup, start_cluster
+from test_redis_race import _copies, _story
+
+from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, StoreUnavailable, open_store
+from scrapy_neardup.stores import redact
+from scrapy_neardup.stores.base import StoreLost
+from scrapy_neardup.stores.redis.cluster import parse_cluster_uri
+
+
+@pytest.fixture(scope="module")
+def own_cluster():
+    """A cluster of this module's own, for tests that kill or flush a master."""
+    group = start_cluster()
+    yield group
+    group.stop()
+
+
+def stories(count: int, seed: int = 7) -> list[tuple[str, str, str]]:
+    """(key, story, text): ``count`` distinct stories, each followed later by two reprints."""
+    rng = random.Random(seed)
+    texts = [_story(rng) for _ in range(count)]
+    stream = [(f"https://a.example/{n}", f"s{n}", text) for n, text in enumerate(texts)]
+    for n, text in enumerate(texts):
+        copies = _copies(text, rng)
+        stream.insert(min(len(stream), 2 * n + 3), (f"https://b.example/{n}", f"s{n}", copies[0]))
+        stream.append((f"https://c.example/{n}", f"s{n}", copies[2]))
+    return stream
+
+
+def test_the_uri_names_any_nodes_and_the_store_finds_the_rest(redis_cluster, cluster_url):
+    one, three = redis_cluster.url(0), redis_cluster.url(1, 3, 5)
+    with open_store(one, "uri") as store:
+        Detector(store).check("https://a.example/1", news_corpus.ARTICLES["rail"])
+    with open_store(three, "uri") as store:  # other nodes, replicas among them: the same store
+        assert Detector(store).check("https://b.example/1", news_corpus.ARTICLES["rail"]).status == DUPLICATE
+    target = parse_cluster_uri("redis+cluster://u:p%23w@h1:7000,[::1]:7001,h3/?shards=4096")
+    assert target.nodes == (("h1", 7000), ("::1", 7001), ("h3", 6379))
+    assert (target.username, target.password, target.shards) == ("u", "p#w", 4096)
+    assert redact("redis+cluster://:secret@h1:7000,h2:7001/") == "redis+cluster://:***@h1:7000,h2:7001/"
+    for bad, said in [
+        ("redis+cluster://h1:7000/3", "one database"),
+        ("redis+cluster://h1:7000/?db=1", "takes only shards"),
+        ("redis+cluster://h1:x/", "not a number"),
+    ]:
+        with pytest.raises(StoreUnavailable, match=said):
+            open_store(bad)
+
+
+def test_unreachable_nodes_are_named(capsys):
+    with pytest.raises(StoreUnavailable, match=r"cluster nodes 127\.0\.0\.1:1,127\.0\.0\.1:2"):
+        open_store("redis+cluster://:pw@127.0.0.1:1,127.0.0.1:2/")
+
+
+def test_keys_spread_over_every_master(redis_cluster, cluster_url):
+    """No namespace-wide hash tag: each master holds a share of the keys and of the memory
+    within 25% of the mean (benchmarks/cluster.py measures it at 100,000 documents)."""
+    masters = redis_cluster.masters()
+    before = {node.port: node.client().info("memory")["used_memory"] for node in masters}
+    with open_store(cluster_url, "spread") as store:
+        detector = Detector(store)
+        fingerprinter = Fingerprinter()
+        rng = random.Random(3)
+        documents = [(f"https://a.example/{n}", fingerprinter.fingerprint(_story(rng))) for n in range(1500)]
+        for start in range(0, len(documents), 100):
+            assert all(v.status == UNIQUE for v in detector.check_many(documents[start : start + 100]))
+    keys = {node.port: node.client().dbsize() for node in masters}
+    grown = {node.port: node.client().info("memory")["used_memory"] - before[node.port] for node in masters}
+    for figures in (keys, grown):
+        mean = sum(figures.values()) / len(figures)
+        assert all(abs(value - mean) <= 0.25 * mean for value in figures.values()), figures
+
+
+def test_a_master_killed_mid_run_loses_no_story_and_keeps_none_twice(own_cluster: RedisClusterGroup):
+    """A master is killed (SIGKILL) while a batch run is under way; its replica is promoted,
+    the run goes on, and every story is kept exactly once: none lost, none stored twice."""
+    own_cluster.wait_ok()
+    own_cluster.flush()
+    stream = stories(150)
+    fingerprinter = Fingerprinter()
+    documents = [(key, fingerprinter.fingerprint(body)) for key, _, body in stream]
+    story_of = {key: story for key, story, _ in stream}
+    verdicts = []
+    checked = threading.Event()
+
+    def run() -> None:
+        with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "failover") as store:
+            detector = Detector(store)
+            for start in range(0, len(documents), 10):
+                verdicts.extend(detector.check_many(documents[start : start + 10]))
+                if len(verdicts) >= len(documents) // 3:
+                    checked.set()
+                time.sleep(0.05)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    assert checked.wait(300)
+    victim = own_cluster.masters()[1]
+    victim.kill()
+    worker.join(600)
+    assert not worker.is_alive() and len(verdicts) == len(documents)
+    kept = [story_of[v.key] for v in verdicts if v.status == UNIQUE]
+    assert sorted(kept) == sorted(set(story_of.values()))  # each story once
+    assert all(story_of[v.duplicate_of] == story_of[v.key] for v in verdicts if v.status == DUPLICATE)
+    with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "failover") as store:
+        assert store.count() == len(kept)
+        assert {record.key for record in store.records()} == {v.key for v in verdicts if v.status == UNIQUE}
+        detector = Detector(store)
+        again = detector.check_many([(f"https://d.example/{n}", fp) for n, (_, fp) in enumerate(documents)])
+        assert all(v.status == DUPLICATE for v in again)  # every stored story still catches its copies
+    victim.start()  # it comes back as a replica of the master that took its place
+    own_cluster.wait_ok(60)
+
+
+def test_a_master_that_lost_its_data_stops_the_store(own_cluster: RedisClusterGroup):
+    """A master flushed (or restarted without persistence) has lost its slots' markers: the
+    process using the store stops when it next writes there, and a new open is refused."""
+    own_cluster.wait_ok()
+    own_cluster.flush()
+    with open_store(own_cluster.url(0), "lost") as store:
+        detector = Detector(store)
+        fingerprinter = Fingerprinter()
+        rng = random.Random(5)
+        detector.check_many([(f"https://a.example/{n}", fingerprinter.fingerprint(_story(rng))) for n in range(20)])
+        with own_cluster.masters()[0].client() as client:
+            client.flushall()
+        with pytest.raises(StoreLost, match="lost its data"):
+            detector.check_many([(f"https://b.example/{n}", fingerprinter.fingerprint(_story(rng))) for n in range(20)])
+    with pytest.raises(
+        StoreLost, match=r"masters? .* lost the namespace's marker|master serving its meta lost its data"
+    ):
+        open_store(own_cluster.url(0), "lost")
