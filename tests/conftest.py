@@ -7,6 +7,13 @@ from support.redis_cluster import cluster_url, redis_cluster  # noqa: F401
 from support.redis_server import redis_server, redis_url  # noqa: F401
 
 
+@pytest.fixture(autouse=True)
+def receipts_of_this_test(tmp_path_factory, monkeypatch):
+    """Each test keeps its stores' receipts (stores/receipts.py) in a folder of its own, never
+    in the user's: a store one test made is not reported lost by another."""
+    monkeypatch.setenv("NEARDUP_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture(params=["memory", "leveldb", "redis", "cluster"])
 def store_uri(request, tmp_path):
     """One URI of each backend, empty: the store contract tests run on all four (Redis Cluster:

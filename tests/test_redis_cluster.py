@@ -141,3 +141,18 @@ def test_a_master_that_lost_its_data_stops_the_store(own_cluster: RedisClusterGr
         StoreLost, match=r"masters? .* lost the namespace's marker|master serving its meta lost its data"
     ):
         open_store(own_cluster.url(0), "lost")
+
+
+def test_a_node_that_keeps_nothing_across_a_restart_is_refused_unless_allowed(redis_cluster, cluster_url):
+    """Every node is checked, replicas too: one that would come back empty is named."""
+    replica = next(node for node in redis_cluster.nodes if node not in redis_cluster.masters())
+    with replica.client() as client:
+        client.config_set("appendonly", "no")
+        client.config_set("save", "")
+    try:
+        with pytest.raises(StoreUnavailable, match=rf"127\.0\.0\.1:{replica.port} keeps no data across a restart"):
+            open_store(cluster_url, "persistence")
+        open_store(cluster_url, "persistence", redis_allow_no_persistence=True).close()
+    finally:
+        with replica.client() as client:
+            client.config_set("appendonly", "yes")

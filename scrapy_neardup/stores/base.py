@@ -127,6 +127,7 @@ class Store(ABC):
         self.tables = PermutedTables(recipe.simhash_k)
         wanted = {"format": self.format_version, "recipe": recipe.as_dict()}
         found = self.read_meta()
+        self.created = found is None
         if found is None and not create:
             raise StoreUnavailable(f"there is no store at {self.describe()}: check --store and --namespace")
         if found is None:
@@ -161,6 +162,24 @@ class Store(ABC):
                 f"store {self.describe()} holds fingerprints made with another recipe ({details}); "
                 f"fingerprints of different recipes cannot be compared: {advice}"
             )
+
+    # Made by the last open (there was no store); what it lost since this machine last used it,
+    # found at open (see receipts.py).
+    created = False
+    lost_since_last_use: str | None = None
+
+    def location(self) -> str | None:
+        """Where the store lives, as this machine reaches it (its URI without credentials), for
+        the receipts of stores.receipts; None for a store that keeps nothing across runs."""
+        return None
+
+    def last_id(self) -> int | None:
+        """The highest document id handed out (ids only grow); None when unknown."""
+        return None
+
+    def marker(self) -> str | None:
+        """A token written when the store was made, that a store made anew does not share."""
+        return None
 
     def describe(self) -> str:
         return f"{self.uri} (namespace {self.namespace!r})"

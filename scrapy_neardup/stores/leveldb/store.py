@@ -39,6 +39,7 @@ from urllib.parse import unquote
 
 import xxhash
 
+from .. import receipts
 from ..base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
 from ..record import COMMITTED, PENDING, DocRecord, pack_text, unpack_text
 from .bucketindex import BucketIndex
@@ -485,7 +486,15 @@ class LevelDBStore(LocalStore):
         self._shared.db.compact_range()
         _save_indexes(self.path, self._shared)
 
+    def location(self) -> str:
+        return f"leveldb://{os.path.abspath(self.path)}"
+
+    def last_id(self) -> int:
+        return self._last[0]
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            if hasattr(self, "_index"):  # opened: what it held now is this machine's receipt
+                receipts.record(self)
             _close_db(self.path)

@@ -51,6 +51,7 @@ import xxhash
 from redis.crc import key_slot
 
 from ...fingerprints.fingerprint import Recipe
+from .. import receipts
 from ..base import (
     GONE,
     REPLACED,
@@ -417,6 +418,8 @@ class RedisClusterStore(RedisStore):
                     where.append((bucket, current))
         replies = self._run(calls)
         last = int(replies[0])
+        self._check_id(last - len(docs) + 1)
+        self._highest_id = last  # the batch's other ids
         for offset, doc in enumerate(docs):
             doc.record.doc_id = last - len(docs) + 1 + offset
         counts: dict[int, int] = {}
@@ -922,5 +925,7 @@ class RedisClusterStore(RedisStore):
         if self._closed:
             return
         self._closed = True
+        if self._mark:  # opened: what it held now is this machine's receipt
+            receipts.record(self)
         self._router.close()
         self.client.close()

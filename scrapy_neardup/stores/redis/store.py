@@ -48,7 +48,7 @@ from redis.sentinel import MasterNotFoundError
 
 from ...fingerprints.fingerprint import Recipe
 from ...seconds import seconds
-from .. import names_a_secret, redact
+from .. import names_a_secret, receipts, redact
 from ..base import (
     REPLACED,
     Confirm,
@@ -277,6 +277,8 @@ class RedisStore(Store):
     ``redis_params``: extra ``redis.Redis`` arguments (timeouts, TLS files, ...).
     ``allow_eviction``: open a server whose maxmemory-policy may evict keys (with a warning);
     it is refused otherwise, since evicted fingerprints let reprints through unseen.
+    ``allow_no_persistence``: open a server that keeps nothing across a restart (``save ''``
+    and ``appendonly no``), with a warning; refused otherwise, since a restart empties it.
     """
 
     files_before_verifying = True
@@ -284,15 +286,17 @@ class RedisStore(Store):
     @classmethod
     def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> RedisStore:
         """Takes ``ttl`` (the time window: keys expire with it), ``redis_params`` (client
-        arguments over the URI's), ``redis_allow_eviction`` and the constructor's own keywords
-        from the options."""
+        arguments over the URI's), ``redis_allow_eviction``, ``redis_allow_no_persistence`` and
+        the constructor's own keywords from the options."""
         own = {
             name: options[name]
-            for name in ("key_prefix", "pending_timeout", "retries", "allow_eviction")
+            for name in ("key_prefix", "pending_timeout", "retries", "allow_eviction", "allow_no_persistence")
             if name in options
         }
         if options.get("redis_allow_eviction"):  # NEARDUP_REDIS_ALLOW_EVICTION, --allow-eviction
             own["allow_eviction"] = True
+        if options.get("redis_allow_no_persistence"):  # NEARDUP_REDIS_ALLOW_NO_PERSISTENCE, --allow-no-persistence
+            own["allow_no_persistence"] = True
         ttl, params = options.get("ttl") or None, dict(options.get("redis_params") or {})
         return cls(uri, namespace, ttl=ttl, redis_params=params, **own)
 
@@ -307,6 +311,7 @@ class RedisStore(Store):
         retries: int = 3,
         redis_params: dict[str, Any] | None = None,
         allow_eviction: bool = False,
+        allow_no_persistence: bool = False,
     ):
         ttl = _seconds("ttl", ttl) if ttl is not None else None
         pending_timeout = _seconds("pending_timeout", pending_timeout)
@@ -332,6 +337,8 @@ class RedisStore(Store):
         self._to_remove: list[int] = []  # documents to take out with the next call (remove_later)
         self._closed = False
         self.allow_eviction = allow_eviction
+        self.allow_no_persistence = allow_no_persistence
+        self._highest_id = 0  # the highest id this process was handed: ids never go back
         self._mark = b""  # the namespace's marker, read at open (see lua/mark.lua)
         netloc = urlsplit(uri).netloc
         if netloc and "@" in uri.partition("://")[2][len(netloc) :]:
@@ -409,6 +416,18 @@ class RedisStore(Store):
             if LOST in str(exc):
                 raise self._lost("its marker is gone") from exc
             raise StoreError(f"Redis store {self.describe()} failed: {self._cause(exc)}") from exc
+
+    def _check_id(self, doc_id: int) -> None:
+        """Ids handed to this process only grow: one below an earlier one means the server went
+        back to an older copy of its data (restarted from a snapshot), and the ids since are
+        being handed out again. (The same id again is the answer to a call sent twice.)"""
+        if doc_id < self._highest_id:
+            raise self._lost(
+                f"its id counter went back (id {doc_id} handed out, after {self._highest_id}): Redis "
+                "restarted from an older snapshot of its data"
+            )
+        self._highest_id = max(self._highest_id, doc_id)
+        receipts.record_now_and_then(self)
 
     def _lost(self, what: str) -> StoreLost:
         return StoreLost(
@@ -496,13 +515,17 @@ class RedisStore(Store):
                 )
             self._tell(address, "%s (accepted: NEARDUP_REDIS_ALLOW_EVICTION)", risk)
         if found.get("save") == "" and found.get("appendonly") == "no":
-            self._tell(
-                address,
-                "Redis at %s keeps no data across a restart (save '' and appendonly no): a restart "
-                "empties its stores, and the processes using them stop. Enable persistence: appendonly "
-                "yes, or save points such as 'save 300 10' (redis.conf, or CONFIG SET)",
-                address,
+            risk = (
+                f"Redis at {address} keeps no data across a restart (save '' and appendonly no): a restart "
+                "empties its stores, and every story stored before is forgotten"
             )
+            if not self.allow_no_persistence:
+                raise StoreUnavailable(
+                    f"{risk}. Enable persistence on the server: appendonly yes, or save points such as "
+                    "'save 300 10' (redis.conf, or CONFIG SET), or accept it with "
+                    "NEARDUP_REDIS_ALLOW_NO_PERSISTENCE = True (neardup --allow-no-persistence)"
+                )
+            self._tell(address, "%s (accepted: NEARDUP_REDIS_ALLOW_NO_PERSISTENCE)", risk)
 
     def _check_password(self) -> None:
         """Refuse a password that the server ignores: a server whose default user has no
@@ -688,6 +711,7 @@ class RedisStore(Store):
     def _reserved(self, record: DocRecord, reply: list, sentence_keys: list[int], filing: tuple) -> Reservation:
         sentences, file_entries = filing
         record.doc_id = int(reply[0])
+        self._check_id(record.doc_id)
         filed = [int(i) - 1 for i in reply[1]]
         record.sentence_keys = [sentence_keys[i] for i in filed]
         # Remember where it was filed, so that removing a duplicate costs no read.
@@ -844,6 +868,21 @@ class RedisStore(Store):
         # that expired since the primary's last call.
         return int(self._call(self.client.zcount, self._key("t"), self._cutoff(now) or "-inf", "+inf"))
 
+    def location(self) -> str:
+        return redact(self.uri)
+
+    def last_id(self) -> int:
+        """The namespace's id counter, or the highest id this process was handed when that is
+        higher (the server lost its data: the receipt keeps what it had)."""
+        try:
+            counter = int(self._call(self.client.get, self._key("n")) or 0)
+        except StoreError:
+            counter = 0  # gone or lost: what this process saw is all there is to record
+        return max(counter, self._highest_id)
+
+    def marker(self) -> str | None:
+        return self._mark.decode("ascii", "replace") if self._mark else None
+
     def close(self) -> None:
         if self._closed:
             return
@@ -852,6 +891,8 @@ class RedisStore(Store):
             self._remove_now(self._removals())
         except StoreError:
             pass  # the server went away: they stay, as documents of their own
+        if self._mark:  # opened: what it held now is this machine's receipt
+            receipts.record(self)
         try:
             self.client.hdel(self._key("ops"), f"{self._client_id}-{threading.get_ident()}")
         except RedisError:
