@@ -51,7 +51,7 @@ def test_the_uri_names_any_nodes_and_the_store_finds_the_rest(redis_cluster, clu
     assert redact("redis+cluster://:secret@h1:7000,h2:7001/") == "redis+cluster://:***@h1:7000,h2:7001/"
     for bad, said in [
         ("redis+cluster://h1:7000/3", "one database"),
-        ("redis+cluster://h1:7000/?db=1", "takes only shards"),
+        ("redis+cluster://h1:7000/?db=1", "takes only shards and slots"),
         ("redis+cluster://h1:x/", "not a number"),
     ]:
         with pytest.raises(StoreUnavailable, match=said):

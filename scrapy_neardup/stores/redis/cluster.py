@@ -1,11 +1,11 @@
 """``redis+cluster://``: a Redis Cluster, found from any of its nodes.
 
-``redis+cluster://[[user]:password@]host:port[,host:port...]/[?shards=N]`` names one or more
+``redis+cluster://[[user]:password@]host:port[,host:port...]/[?shards=N&slots=M]`` names one or more
 nodes of the cluster (port 6379 when left out); the client asks them for the others and for the
 master serving each hash slot, so any reachable nodes will do. ``rediss+cluster://`` talks TLS.
-The password, percent-encoded like any store URI's, is the nodes'. ``shards`` is read by the
-store when it creates a namespace (see ``redis_cluster.py``); nothing else goes in the query:
-client options go in ``NEARDUP_REDIS_PARAMS``.
+The password, percent-encoded like any store URI's, is the nodes'. ``shards`` and ``slots`` are
+read by the store when it creates a namespace (see ``cluster_store.py``); nothing else goes in
+the query: client options go in ``NEARDUP_REDIS_PARAMS``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class ClusterTarget:
     password: str | None = None
     tls: bool = False
     shards: int | None = None  # bucket hashes per time window of a namespace it creates
+    slots: int | None = None  # hash slots a namespace it creates spreads over
 
     def address(self) -> str:
         """The nodes named, for messages."""
@@ -56,18 +57,19 @@ def parse_cluster_uri(uri: str) -> ClusterTarget:
     if path.strip("/") not in ("", "0"):
         raise ValueError(f"a cluster has one database, 0: the path must be '/' or '/0', not '/{path}'")
     username, password, nodes = parse_hosts(netloc, PORT, "cluster node")
-    shards = None
+    layout: dict[str, int] = {}
     for param in filter(None, query.split("&")):
         name, _, value = param.partition("=")
-        if name != "shards":
+        if name not in ("shards", "slots"):
             raise ValueError(
-                f"a redis+cluster:// URI takes only shards in its query, not {unquote(name)!r}: "
+                f"a redis+cluster:// URI takes only shards and slots in its query, not {unquote(name)!r}: "
                 "client options go in NEARDUP_REDIS_PARAMS"
             )
         if not value.isdigit() or int(value) < 1:
-            raise ValueError(f"shards must be a positive whole number, got {unquote(value)!r}")
-        shards = int(value)
-    return ClusterTarget(tuple(nodes), username, password, scheme.lower() == TLS_SCHEME, shards)
+            raise ValueError(f"{name} must be a positive whole number, got {unquote(value)!r}")
+        layout[name] = int(value)
+    tls = scheme.lower() == TLS_SCHEME
+    return ClusterTarget(tuple(nodes), username, password, tls, layout.get("shards"), layout.get("slots"))
 
 
 def cluster_client(uri: str, params: dict[str, Any]) -> RedisCluster:

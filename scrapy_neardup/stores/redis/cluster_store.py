@@ -73,6 +73,7 @@ logger = logging.getLogger(__name__)
 
 SLOTS = 16384
 DEFAULT_SHARDS = 1 << 20  # bucket shard hashes per window: compact (listpack) up to ~9M documents a window
+DEFAULT_SPREAD = 1024  # hash slots a namespace's buckets and records use, evenly spaced
 LEASE = 30.0  # seconds an undecided document lives: its check settles it long before
 BOUNDARY = 60.0  # a document this close after a window's start is filed in the window before too
 _STATE = HEAD_SIZE  # 1-based position of a record's state byte in a value (after the status byte)
@@ -154,17 +155,22 @@ class RedisClusterStore(RedisStore):
         namespace: str = "default",
         *,
         shards: int | None = None,
+        slots: int | None = None,
         failover_wait: float = 15.0,
         **options: Any,
     ):
         if "{" in namespace or "}" in namespace:
             raise StoreUnavailable(f"a Redis Cluster namespace may not hold '{{' or '}}': {namespace!r}")
         try:
-            given = parse_cluster_uri(uri).shards
+            target = parse_cluster_uri(uri)
+            given_shards, given_slots = target.shards, target.slots
         except ValueError:
-            given = None  # RedisStore names the fault
-        self.shards = shards or given
-        self._given_shards = self.shards
+            given_shards = given_slots = None  # RedisStore names the fault
+        self.shards = shards or given_shards
+        self.slots = slots or given_slots
+        if self.slots is not None and (self.slots < 1 or SLOTS % self.slots):
+            raise StoreUnavailable(f"slots must be a power of two from 1 to {SLOTS}, got {self.slots}")
+        self._given = (self.shards, self.slots)
         super().__init__(uri, namespace, **options)
         self._router = SlotRouter(self.client, failover_wait)
         self._sha = {name: self._router.script(source) for name, source in CLUSTER_SCRIPTS.items()}
@@ -177,7 +183,9 @@ class RedisClusterStore(RedisStore):
 
     def _set_ttl(self, ttl: float | None) -> None:
         super()._set_ttl(ttl)
-        self._layout = {"shards": self.shards or DEFAULT_SHARDS, "window": self._window, "slots": SLOTS}
+        spread = self.slots or DEFAULT_SPREAD
+        self._layout = {"shards": self.shards or DEFAULT_SHARDS, "slots": spread, "window": self._window}
+        self._step = SLOTS // spread  # the slots used: every step-th one
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -190,9 +198,16 @@ class RedisClusterStore(RedisStore):
             ]
         return prefixes[slot] + name
 
-    @staticmethod
-    def _slot_of_id(doc_id: int) -> int:
-        return xxhash.xxh32_intdigest(_member(doc_id)) % SLOTS
+    def _used_slots(self) -> range:
+        """The hash slots the namespace's buckets, records and time index live in: evenly
+        spaced, so that masters serving equal ranges of slots hold equal shares."""
+        return range(0, SLOTS, self._step)
+
+    def _slot_of_id(self, doc_id: int) -> int:
+        return xxhash.xxh32_intdigest(_member(doc_id)) % (SLOTS // self._step) * self._step
+
+    def _slot_of_shard(self, shard: int) -> int:
+        return shard % (SLOTS // self._step) * self._step
 
     def _record_key(self, doc_id: int, kind: bytes = b"r") -> bytes:
         return self._in_slot(self._slot_of_id(doc_id), b"%s:%d" % (kind, doc_id))
@@ -201,7 +216,7 @@ class RedisClusterStore(RedisStore):
         return xxhash.xxh32_intdigest(bucket) % (self.shards or DEFAULT_SHARDS)
 
     def _shard_key(self, window: bytes, shard: int) -> bytes:
-        return self._in_slot(shard % SLOTS, b"h:%s:%d" % (window, shard))
+        return self._in_slot(self._slot_of_shard(shard), b"h:%s:%d" % (window, shard))
 
     def _shard_keys(self) -> Callable[[bytes, int], bytes]:
         """:meth:`_shard_key`, remembered for the calls of one batch."""
@@ -277,18 +292,18 @@ class RedisClusterStore(RedisStore):
         self._check_server()
         Store.open(self, recipe, create)
         layout = (self.read_meta() or {}).get("layout") or {}
-        if self._given_shards is None and layout.get("shards"):
-            self.shards = layout["shards"]
+        given_shards, given_slots = self._given
+        self.shards, self.slots = given_shards or layout.get("shards"), given_slots or layout.get("slots")
         if self.ttl is None and layout.get("window"):
             self._set_ttl(layout["window"] * WINDOWS_PER_TTL)  # no TTL given: the store's own
         self._set_ttl(self.ttl)
         if layout != self._layout:
             stored_ttl = layout["window"] * WINDOWS_PER_TTL if layout.get("window") else None
             raise StoreFormatError(
-                f"store {self.describe()} was created with ttl {stored_ttl!r} and {layout.get('shards')} "
-                f"shards (layout {layout}), this process configures ttl {self.ttl!r} and "
-                f"{self._layout['shards']} shards: every process sharing a namespace must use the same; "
-                "use the stored ones or a new namespace"
+                f"store {self.describe()} was created with ttl {stored_ttl!r}, {layout.get('shards')} shards "
+                f"and {layout.get('slots')} slots, this process asks for ttl {self.ttl!r}, "
+                f"{self._layout['shards']} shards and {self._layout['slots']} slots: every process sharing "
+                "a namespace must use the same; leave them out to use the stored ones, or use a new namespace"
             )
         self._mark = self._read_mark()
         remember(self._mark)
@@ -307,14 +322,13 @@ class RedisClusterStore(RedisStore):
                 f"its meta key is gone, but {', '.join(held)} still hold its markers: the master serving its meta lost its data"
             )
         self._mark = self._read_mark()
-        tags = slot_tags()
-        self._run([(slot, ("SET", self._marker(slot), self._mark, "NX")) for slot in range(len(tags))])
+        self._run([(slot, ("SET", self._marker(slot), self._mark, "NX")) for slot in self._used_slots()])
         super().write_meta(meta)
 
     def _first_markers(self) -> dict[str, bytes | None]:
-        """Each master's marker in the first slot it serves."""
+        """Each master's marker in the first of the namespace's slots it serves."""
         firsts: dict[str, int] = {}
-        for slot in range(SLOTS):
+        for slot in self._used_slots():
             firsts.setdefault(self._router.master_of(slot), slot)
         replies = self._run([(slot, ("GET", self._marker(slot))) for slot in firsts.values()])
         return dict(zip(firsts, replies))
@@ -394,7 +408,7 @@ class RedisClusterStore(RedisStore):
 
     def _hget(self, window: bytes, bucket: bytes) -> Call:
         shard = self._shard_of(bucket)
-        return (shard % SLOTS, ("HGET", self._shard_key(window, shard), bucket))
+        return (self._slot_of_shard(shard), ("HGET", self._shard_key(window, shard), bucket))
 
     def _number_and_count(self, docs: list[_Doc]) -> None:
         """Step 1: ids for the batch; the ids of older windows and the sentence buckets' counts."""
@@ -414,7 +428,9 @@ class RedisClusterStore(RedisStore):
                     current = window in doc.windows
                     if current and not bucket.sentence:
                         continue  # read as it is filed (step 3)
-                    calls.append((bucket.shard % SLOTS, ("HGET", shard_key(window, bucket.shard), bucket.name)))
+                    calls.append(
+                        (self._slot_of_shard(bucket.shard), ("HGET", shard_key(window, bucket.shard), bucket.name))
+                    )
                     where.append((bucket, current))
         replies = self._run(calls)
         last = int(replies[0])
@@ -499,7 +515,7 @@ class RedisClusterStore(RedisStore):
                     if not bucket.file:
                         continue
                     shard = bucket.shard
-                    keys, ops, where = groups.setdefault(shard % SLOTS, ({}, [], []))
+                    keys, ops, where = groups.setdefault(self._slot_of_shard(shard), ({}, [], []))
                     index = keys.setdefault(shard_key(window, shard), len(keys) + 2)
                     head = sentence_head if bucket.sentence else other_head
                     ops.append(b"%c%s%c%s" % (index, head, len(bucket.name), bucket.name))
@@ -669,7 +685,7 @@ class RedisClusterStore(RedisStore):
         shard_key = self._shard_keys()
         for window, bucket, doc_id in entries:
             shard = self._shard_of(bucket)
-            keys, ops = groups.setdefault(shard % SLOTS, ({}, []))
+            keys, ops = groups.setdefault(self._slot_of_shard(shard), ({}, []))
             index = keys.setdefault(shard_key(window, shard), len(keys) + 2)
             ops.append(b"%c%s%c%s" % (index, _member(doc_id), len(bucket), bucket))
         return [self._script_call("unfile", slot, list(keys), [b"".join(ops)]) for slot, (keys, ops) in groups.items()]
@@ -836,7 +852,7 @@ class RedisClusterStore(RedisStore):
         cutoff = self._cutoff(time.time())
         calls = [
             self._script_call("count", slot, [self._in_slot(slot, b"t"), self._in_slot(slot, b"p")], [cutoff])
-            for slot in range(SLOTS)
+            for slot in self._used_slots()
         ]
         return sum(int(n) for n in self._run(calls))
 
@@ -863,7 +879,7 @@ class RedisClusterStore(RedisStore):
         """Records in time order: each slot's time index, merged, read a page at a time."""
         self._after_fork()
         size = 200
-        first = self._index_pages(list(range(SLOTS)), {}, size)
+        first = self._index_pages(list(self._used_slots()), {}, size)
 
         def slot_pairs(slot: int) -> Iterator[tuple[float, int]]:
             page, start = first[slot], 0
@@ -875,7 +891,7 @@ class RedisClusterStore(RedisStore):
                 page = self._index_pages([slot], {slot: start}, size)[slot]
 
         chunk: list[int] = []
-        for _, doc_id in heapq.merge(*(slot_pairs(slot) for slot in range(SLOTS) if first[slot])):
+        for _, doc_id in heapq.merge(*(slot_pairs(slot) for slot in first if first[slot])):
             chunk.append(doc_id)
             if len(chunk) == 500:
                 yield from self._records_of(chunk)
@@ -899,7 +915,7 @@ class RedisClusterStore(RedisStore):
         at a time from each slot's time index."""
         self._after_fork()
         removed, size = 0, 100
-        slots = list(range(SLOTS))
+        slots = list(self._used_slots())
         while slots:
             pages = self._index_pages(slots, {}, size, older_than)
             ids = [doc_id for page in pages.values() for _, doc_id in page]
