@@ -286,6 +286,11 @@ def part_fill(servers: Servers, docs: list, prints: list) -> None:
         print(line)
         if name == "cluster":
             print(f"  replicas' CPU {1e6 * (cpu_seconds(replicas) - replica0) / len(documents):,.0f} us/doc")
+            hashes, fields = bucket_hashes(masters)
+            print(
+                f"  buckets: {fields / kept:.1f} per stored document, in {hashes:,} hashes "
+                f"({fields / max(1, hashes):.1f} fields a hash)"
+            )
             keys = [int(c.dbsize()) for c in masters]
             for label, figures in (("keys", keys), ("memory grown", grown)):
                 mean = sum(figures) / len(figures)
@@ -293,8 +298,26 @@ def part_fill(servers: Servers, docs: list, prints: list) -> None:
                 print(f"  {label} per master: {spread}")
 
 
+_SHARDS: int | None = None  # --shards: bucket hashes per window of the cluster's namespaces
+
+
+def bucket_hashes(masters: list) -> tuple[int, int]:
+    """The bucket hashes on the masters, and their fields (bucket names) in all."""
+    hashes = fields = 0
+    for client in masters:
+        names = list(client.scan_iter(match=b"*:h:*", count=1000, _type="HASH"))
+        for at in range(0, len(names), 1000):
+            pipe = client.pipeline(transaction=False)
+            for name in names[at : at + 1000]:
+                pipe.hlen(name)
+            lengths = pipe.execute()
+            hashes, fields = hashes + len(lengths), fields + sum(lengths)
+    return hashes, fields
+
+
 def cluster_uri(servers: Servers) -> str:
-    return f"redis+cluster://127.0.0.1:{servers.cluster_ports[0]}/"
+    query = f"?shards={_SHARDS}" if _SHARDS else ""
+    return f"redis+cluster://127.0.0.1:{servers.cluster_ports[0]}/{query}"
 
 
 def part_throughput(servers: Servers, docs: list, prints: list, procs: list[int]) -> None:
@@ -437,13 +460,20 @@ def main() -> None:
     parser.add_argument("--purge", type=int, default=40_000, help="documents of the purge run (default 40,000)")
     parser.add_argument("--only", choices=["fill", "throughput", "race", "purge"], help="one part only")
     parser.add_argument("--tokenizer", default="rjieba", choices=["rjieba", "jieba"])
+    parser.add_argument(
+        "--shards",
+        type=int,
+        help="bucket hashes per window on the cluster (default the store's, 1,048,576: sparse below "
+        "millions of documents; a tenth of --fill measures the memory of a store as full as the sizing assumes)",
+    )
     parser.add_argument("--quick", action="store_true", help="smoke run: small sizes")
     args = parser.parse_args()
     if args.quick:
         args.fill, args.docs, args.race, args.purge = 3000, 1000, 1000, 4000
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the servers are stopped
-    global _RECIPE
+    global _RECIPE, _SHARDS
     _RECIPE = Recipe(tokenizer=args.tokenizer).resolved()
+    _SHARDS = args.shards
     size = max(args.fill, args.docs, args.race, args.purge)
     docs = stream(size, args.data)
     started = time.time()

@@ -4,16 +4,18 @@ its data. The store contract (test_stores.py) and the races (test_redis_race.py)
 
 from __future__ import annotations
 
+import multiprocessing
 import random
 import threading
 import time
+from collections import Counter
 
 import news_corpus
 import pytest
 from redis_cluster import RedisClusterGroup, start_cluster
-from test_redis_race import _copies, _story
+from test_redis_race import _copies, _Precomputed, _story
 
-from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, StoreUnavailable, open_store
+from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, StoreFormatError, StoreUnavailable, open_store
 from scrapy_neardup.stores import redact
 from scrapy_neardup.stores.base import StoreLost
 from scrapy_neardup.stores.redis.cluster import parse_cluster_uri
@@ -58,6 +60,23 @@ def test_the_uri_names_any_nodes_and_the_store_finds_the_rest(redis_cluster, clu
             open_store(bad)
 
 
+def test_the_slots_a_namespace_uses_are_fixed_when_it_is_made(redis_cluster, cluster_url):
+    """``slots`` spreads a new namespace over that many evenly spaced hash slots; later opens
+    read it from the namespace, and one that asks for another number is refused."""
+    few = redis_cluster.url(0, query="slots=4")
+    with open_store(few, "few") as store:
+        Detector(store).check("https://a.example/1", news_corpus.ARTICLES["rail"])
+    client = redis_cluster.client()
+    used = {client.keyslot(key) for key in client.keys(target_nodes=client.ALL_NODES) if b":few:" in key}
+    assert used == {0, 4096, 8192, 12288}  # the record's and buckets' keys, in the four slots
+    with open_store(cluster_url, "few") as store:  # no slots given: the namespace's own
+        assert Detector(store).check("https://b.example/1", news_corpus.ARTICLES["rail"]).status == DUPLICATE
+    with pytest.raises(StoreFormatError, match=r"and 4 slots, this process asks for .* and 8 slots"):
+        open_store(redis_cluster.url(0, query="slots=8"), "few")
+    with pytest.raises(StoreUnavailable, match="power of two"):
+        open_store(redis_cluster.url(0, query="slots=3"), "other")
+
+
 def test_unreachable_nodes_are_named(capsys):
     with pytest.raises(StoreUnavailable, match=r"cluster nodes 127\.0\.0\.1:1,127\.0\.0\.1:2"):
         open_store("redis+cluster://:pw@127.0.0.1:1,127.0.0.1:2/")
@@ -80,6 +99,59 @@ def test_keys_spread_over_every_master(redis_cluster, cluster_url):
     for figures in (keys, grown):
         mean = sum(figures.values()) / len(figures)
         assert all(abs(value - mean) <= 0.25 * mean for value in figures.values()), figures
+
+
+RACERS = 4
+RACE_BATCH = 8
+
+
+def _stream_racer(uri: str, share: list, barrier, results) -> None:
+    """Checks its share of the stream in batches, from the moment every racer is ready."""
+    with open_store(uri, "stream") as store:
+        detector = Detector(store, fingerprinter=_Precomputed())
+        barrier.wait(timeout=120)
+        verdicts = []
+        for start in range(0, len(share), RACE_BATCH):
+            verdicts += [
+                (v.key, v.status, v.duplicate_of) for v in detector.check_many(share[start : start + RACE_BATCH])
+            ]
+        results.put(verdicts)
+
+
+def test_four_processes_on_one_stream_keep_what_one_redis_keeps(redis_url, cluster_url):
+    """One stream of stories and their reprints, dealt round-robin to four processes that check
+    their shares at once on the cluster (a story and its reprint are often in flight in two
+    processes together): every story is kept exactly once, no document is called a duplicate
+    of another story, and each story is kept as many times as by one process reading the
+    stream alone on one Redis (within 0.5% of the documents; which copy of a story comes first
+    may differ in a race)."""
+    stream = stories(120)
+    fingerprinter = Fingerprinter()
+    documents = [(key, fingerprinter.fingerprint(text)) for key, _, text in stream]
+    story_of = {key: story for key, story, _ in stream}
+    with open_store(redis_url, "stream") as store:
+        alone = {v.key: v.status for v in Detector(store).check_many(documents)}
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(RACERS), context.Queue()
+    racers = [
+        context.Process(target=_stream_racer, args=(cluster_url, documents[n::RACERS], barrier, results))
+        for n in range(RACERS)
+    ]
+    for racer in racers:
+        racer.start()
+    verdicts = [verdict for _ in racers for verdict in results.get(timeout=300)]
+    for racer in racers:
+        racer.join(60)
+        assert racer.exitcode == 0
+    assert len(verdicts) == len(documents)
+    kept = Counter(story_of[key] for key, status, _ in verdicts if status == UNIQUE)
+    assert set(kept) == set(story_of.values()) and set(kept.values()) == {1}  # each story once, none lost
+    assert all(story_of[of] == story_of[key] for key, status, of in verdicts if status == DUPLICATE)
+    kept_alone = Counter(story_of[key] for key, status in alone.items() if status == UNIQUE)
+    differ = sum(abs(kept[story] - kept_alone[story]) for story in set(story_of.values()))
+    assert differ <= 0.005 * len(documents), f"{differ} of {len(documents)} verdicts differ from one Redis"
+    with open_store(cluster_url, "stream") as store:
+        assert store.count() == len(kept)
 
 
 def test_a_master_killed_mid_run_loses_no_story_and_keeps_none_twice(own_cluster: RedisClusterGroup):
