@@ -344,31 +344,34 @@ def part_throughput(servers: Servers, docs: list, prints: list, procs: list[int]
 def part_race(servers: Servers, docs: list, prints: list) -> None:
     print(f"\n## Race: {len(docs)} documents dealt to 4 processes, checked at once, batches of {BATCH}")
     story_of = {key: story for key, story, _ in docs}
+    told = set(story_of.values())
     documents = [(key, fp) for (key, _, _), fp in zip(docs, prints)]
     with open_store("memory://", namespace(), _RECIPE) as alone:
-        detector = Detector(alone)
-        reference = {v.key: v.status for v in detector.check_many(documents)}
-    unique_reference = sum(status == UNIQUE for status in reference.values())
-    print(f"one process alone (memory): {unique_reference} kept")
+        verdicts = [(v.key, v.status, v.duplicate_of) for v in Detector(alone).check_many(documents)]
+    kept = {"one process alone": Counter(story_of[key] for key, status, _ in verdicts if status == UNIQUE)}
+    print(
+        f"one process alone (memory store, the stream in order): {sum(kept['one process alone'].values())} kept, "
+        f"stories kept twice {sum(1 for n in kept['one process alone'].values() if n > 1)} (reprints it misses)"
+    )
     for name, uri in (
         ("one Redis", f"redis://127.0.0.1:{servers.redis_port}/0"),
         ("cluster", cluster_uri(servers)),
     ):
         flush(servers)
         verdicts, rate, _ = run_checkers(uri, [documents[i::4] for i in range(4)])
-        kept = Counter(story_of[key] for key, status, _ in verdicts if status == UNIQUE)
-        told = Counter(story_of.values())
-        twice = sum(1 for n in kept.values() if n > 1)
-        lost = sum(1 for story in told if kept[story] == 0)
+        kept[name] = Counter(story_of[key] for key, status, _ in verdicts if status == UNIQUE)
         wrong = sum(1 for key, status, of in verdicts if status == DUPLICATE and story_of[of] != story_of[key])
-        alone_kept = Counter(story_of[key] for key, status in reference.items() if status == UNIQUE)
-        differ = sum(1 for story in told if kept[story] != alone_kept[story])
-        unique = sum(kept.values())
         print(
-            f"{name}: {unique} kept ({unique - unique_reference:+d} against one process alone, "
-            f"{100 * abs(unique - unique_reference) / len(documents):.2f}% of the documents), stories kept twice "
-            f"{twice}, stories lost {lost}, duplicates of another story {wrong}, stories kept another number of "
-            f"times than by one process alone {differ} of {len(told)}; {rate:,.0f} docs/s ({load()})"
+            f"{name}, 4 processes: {sum(kept[name].values())} kept, stories kept twice "
+            f"{sum(1 for n in kept[name].values() if n > 1)}, stories lost {sum(1 for s in told if not kept[name][s])}, "
+            f"duplicates of another story {wrong}; {rate:,.0f} docs/s ({load()})"
+        )
+    for name, other in (("one Redis", "one process alone"), ("cluster", "one process alone"), ("cluster", "one Redis")):
+        more = sum(max(0, kept[name][s] - kept[other][s]) for s in told)
+        fewer = sum(max(0, kept[other][s] - kept[name][s]) for s in told)
+        print(
+            f"{name} against {other}: {more} documents more kept, {fewer} fewer "
+            f"({100 * (more + fewer) / len(documents):.2f}% of the documents)"
         )
 
 

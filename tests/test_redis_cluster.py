@@ -77,6 +77,28 @@ def test_the_slots_a_namespace_uses_are_fixed_when_it_is_made(redis_cluster, clu
         open_store(redis_cluster.url(0, query="slots=3"), "other")
 
 
+def test_a_call_with_more_shard_hashes_than_one_byte_indexes_is_split(redis_cluster, cluster_url):
+    """A namespace in one slot: a batch files under far more than 254 shard hashes of that slot,
+    and a purge takes them all out again, each in as many calls as the hashes need."""
+    fingerprinter = Fingerprinter()
+    rng = random.Random(11)
+    texts = [_story(rng) for _ in range(40)]
+    with open_store(redis_cluster.url(0, query="slots=1"), "one-slot") as store:
+        detector = Detector(store)
+        assert all(
+            v.status == UNIQUE
+            for v in detector.check_many(
+                [(f"https://a.example/{n}", fingerprinter.fingerprint(t)) for n, t in enumerate(texts)]
+            )
+        )
+        copies = [
+            (f"https://b.example/{n}", fingerprinter.fingerprint(_copies(t, rng)[0])) for n, t in enumerate(texts)
+        ]
+        assert all(v.status == DUPLICATE for v in detector.check_many(copies))
+        assert store.purge(time.time() + 1) == len(texts) and store.count() == 0
+        assert all(v.status == UNIQUE for v in detector.check_many(copies))  # nothing of them is left
+
+
 def test_unreachable_nodes_are_named(capsys):
     with pytest.raises(StoreUnavailable, match=r"cluster nodes 127\.0\.0\.1:1,127\.0\.0\.1:2"):
         open_store("redis+cluster://:pw@127.0.0.1:1,127.0.0.1:2/")

@@ -110,6 +110,28 @@ def _ids(value: bytes) -> list[int]:
     return [int.from_bytes(value[at : at + 8], "big") for at in range(0, len(value), 8)]
 
 
+_KEYS_A_CALL = 254  # shard hashes a file or unfile call names: their index in KEYS is one byte, from 2
+
+
+@dataclass
+class _ShardCall:
+    """The shard hashes of one slot that one file or unfile call names, and its operations."""
+
+    keys: dict[bytes, int] = field(default_factory=dict)  # shard key -> its index in KEYS
+    ops: list[bytes] = field(default_factory=list)
+    where: list[Any] = field(default_factory=list)  # what each operation's reply is for
+
+    @staticmethod
+    def index(groups: dict[int, list[_ShardCall]], slot: int, key: bytes) -> tuple[_ShardCall, int]:
+        """The call of ``slot`` to put an operation on ``key`` in, and the key's index there: a
+        slot whose call names as many keys as an index can hold gets another call."""
+        calls = groups.setdefault(slot, [])
+        if not calls or (key not in calls[-1].keys and len(calls[-1].keys) >= _KEYS_A_CALL):
+            calls.append(_ShardCall())
+        call = calls[-1]
+        return call, call.keys.setdefault(key, len(call.keys) + 2)
+
+
 @dataclass
 class _Bucket:
     """One bucket of one document: where it lives and what the document found in it."""
@@ -499,7 +521,7 @@ class RedisClusterStore(RedisStore):
 
     def _file(self, docs: list[_Doc], log: list[Call]) -> None:
         """Step 3: file each document under its buckets, reading what was there before it."""
-        groups: dict[int, tuple[dict[bytes, int], list[bytes], list[tuple[_Bucket, bool]]]] = {}
+        groups: dict[int, list[_ShardCall]] = {}
         expire = 0
         shard_key = self._shard_keys()
         for doc in docs:
@@ -515,15 +537,15 @@ class RedisClusterStore(RedisStore):
                     if not bucket.file:
                         continue
                     shard = bucket.shard
-                    keys, ops, where = groups.setdefault(self._slot_of_shard(shard), ({}, [], []))
-                    index = keys.setdefault(shard_key(window, shard), len(keys) + 2)
+                    call, index = _ShardCall.index(groups, self._slot_of_shard(shard), shard_key(window, shard))
                     head = sentence_head if bucket.sentence else other_head
-                    ops.append(b"%c%s%c%s" % (index, head, len(bucket.name), bucket.name))
-                    where.append((bucket, current))
+                    call.ops.append(b"%c%s%c%s" % (index, head, len(bucket.name), bucket.name))
+                    call.where.append((bucket, current))
         calls, order = [], []
-        for slot, (keys, ops, where) in groups.items():
-            calls.append(self._script_call("file", slot, list(keys), [expire, b"".join(ops)]))
-            order.append(where)
+        for slot, slot_calls in groups.items():
+            for call in slot_calls:
+                calls.append(self._script_call("file", slot, list(call.keys), [expire, b"".join(call.ops)]))
+                order.append(call.where)
         for where, replies in zip(order, self._run(calls, log)):
             for (bucket, current), (filed, before) in zip(where, replies):
                 if current:
@@ -681,14 +703,17 @@ class RedisClusterStore(RedisStore):
 
     def _unfile_calls(self, entries: list[tuple[bytes, bytes, int]]) -> list[Call]:
         """cluster_unfile calls for (window, bucket, id) triples, by slot."""
-        groups: dict[int, tuple[dict[bytes, int], list[bytes]]] = {}
+        groups: dict[int, list[_ShardCall]] = {}
         shard_key = self._shard_keys()
         for window, bucket, doc_id in entries:
             shard = self._shard_of(bucket)
-            keys, ops = groups.setdefault(self._slot_of_shard(shard), ({}, []))
-            index = keys.setdefault(shard_key(window, shard), len(keys) + 2)
-            ops.append(b"%c%s%c%s" % (index, _member(doc_id), len(bucket), bucket))
-        return [self._script_call("unfile", slot, list(keys), [b"".join(ops)]) for slot, (keys, ops) in groups.items()]
+            call, index = _ShardCall.index(groups, self._slot_of_shard(shard), shard_key(window, shard))
+            call.ops.append(b"%c%s%c%s" % (index, _member(doc_id), len(bucket), bucket))
+        return [
+            self._script_call("unfile", slot, list(call.keys), [b"".join(call.ops)])
+            for slot, slot_calls in groups.items()
+            for call in slot_calls
+        ]
 
     # -- other documents' calls ---------------------------------------------------------
 
