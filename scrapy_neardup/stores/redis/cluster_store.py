@@ -72,7 +72,7 @@ from .store import _CACHE_SIZE, WINDOWS_PER_TTL, RedisStore, _script
 logger = logging.getLogger(__name__)
 
 SLOTS = 16384
-DEFAULT_SHARDS = 1 << 20  # bucket shard hashes per window: compact (listpack) up to ~9M documents a window
+DEFAULT_SHARDS = 1 << 20  # bucket shard hashes per window: compact (listpack) up to ~5M documents a window
 DEFAULT_SPREAD = 1024  # hash slots a namespace's buckets and records use, evenly spaced
 LEASE = 30.0  # seconds an undecided document lives: its check settles it long before
 BOUNDARY = 60.0  # a document this close after a window's start is filed in the window before too
