@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
+
 from support.redis_server import _binary, free_port
 
 MASTERS = 3

@@ -10,9 +10,9 @@ import threading
 import time
 from collections import Counter
 
-import news_corpus
 import pytest
-from redis_cluster import RedisClusterGroup, start_cluster
+from support import news_corpus
+from support.redis_cluster import RedisClusterGroup, start_cluster
 from test_redis_race import _copies, _Precomputed, _story
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, StoreFormatError, StoreUnavailable, open_store
@@ -106,7 +106,7 @@ def test_unreachable_nodes_are_named(capsys):
 
 def test_keys_spread_over_every_master(redis_cluster, cluster_url):
     """No namespace-wide hash tag: each master holds a share of the keys and of the memory
-    within 25% of the mean (benchmarks/cluster.py measures it at 100,000 documents)."""
+    within 25% of the mean (benchmarks/redis_cluster.py measures it at 100,000 documents)."""
     masters = redis_cluster.masters()
     before = {node.port: node.client().info("memory")["used_memory"] for node in masters}
     with open_store(cluster_url, "spread") as store:

@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
-from news_corpus import ARTICLES
-from redis_server import start_redis
+from support.news_corpus import ARTICLES
+from support.redis_server import start_redis
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, open_store
 from scrapy_neardup.stores import receipts
