@@ -119,7 +119,8 @@ def run(world: Any, base_url: str, served: Any, redis_url: str, neardup: bool, a
     push_start_pages(redis_url, [base_url] + [base_url.rstrip("/") + path for path in world.start_paths])
     where = str(args.logs) if args.logs else tmp
     folders = [os.path.join(where, f"{'with' if neardup else 'without'}-{n}") for n in range(1, args.processes + 1)]
-    settings = [f"CONCURRENT_REQUESTS={args.concurrency}"]
+    # the run's own Redis, started without persistence
+    settings = [f"CONCURRENT_REQUESTS={args.concurrency}", "NEARDUP_REDIS_ALLOW_NO_PERSISTENCE=True"]
     if neardup and args.workers is not None:
         settings.append(f"NEARDUP_WORKERS={args.workers}")
     if neardup:

@@ -2,10 +2,12 @@
 and one Redis neardup store, and check the result against the truth.
 
     cd example_project && python run_distributed.py --redis-url redis://127.0.0.1:6379/0
+    python run_distributed.py --redis-url redis://127.0.0.1:6379/0 --store redis+cluster://127.0.0.1:7000/
 
 Needs a Redis server and scrapy-redis (``pip install -e ".[distributed]"`` from the repository
-root). Each process runs ``scrapy crawl news_distributed`` with ``example.settings_distributed``
-and writes its own feed (``output/distributed/<n>/articles.jsonl``). Exit status 0 when, over all
+root). The neardup store is that Redis too, or ``--store`` another (a Redis Cluster, say: only
+the URI changes; scrapy-redis's queue stays on the Redis of ``--redis-url``). Each process runs
+``scrapy crawl news_distributed`` with ``example.settings_distributed`` and writes its own feed (``output/distributed/<n>/articles.jsonl``). Exit status 0 when, over all
 processes together, every story was kept exactly once and no page was fetched twice; 1 otherwise.
 """
 
@@ -35,17 +37,34 @@ SUMMED = (
 )
 
 
-def clear_redis(redis_url: str, namespace: str) -> None:
+def clear_redis(redis_url: str, namespace: str, store: str | None = None) -> None:
     """Start afresh: remove the spider's queue, seen-requests filter and start pages, and the
-    neardup namespace's documents."""
+    neardup namespace's documents (on ``store`` when it is another Redis or a Redis Cluster)."""
     import redis
 
     client = redis.Redis.from_url(redis_url)
     try:
-        for pattern in (f"{SPIDER}:*", f"neardup:{{{namespace}}}:*"):
+        patterns = [f"{SPIDER}:*"] + ([] if store and store != redis_url else [f"neardup:{{{namespace}}}:*"])
+        for pattern in patterns:
             keys = list(client.scan_iter(match=pattern, count=1000))
             for start in range(0, len(keys), 1000):
                 client.delete(*keys[start : start + 1000])
+    finally:
+        client.close()
+    if store and store != redis_url:
+        clear_store(store, namespace)
+
+
+def clear_store(store: str, namespace: str) -> None:
+    """Remove a neardup namespace from a Redis or Redis Cluster store (every master's keys:
+    ``neardup:{namespace}:*``, and on a cluster ``neardup:{<slot tag>}:<namespace>:*``)."""
+    from scrapy_neardup.stores.redis.store import get_redis
+
+    client = get_redis(store)
+    try:
+        for pattern in (f"neardup:{{{namespace}}}:*", f"neardup:{{*}}:{namespace}:*"):
+            for key in list(client.scan_iter(match=pattern, count=1000)):
+                client.delete(key)
     finally:
         client.close()
 
@@ -61,10 +80,17 @@ def push_start_pages(redis_url: str, urls: list[str]) -> None:
 
 
 def start_crawl(
-    folder: str, base_url: str, redis_url: str, namespace: str, neardup: bool, log_level: str, *settings: str
+    folder: str,
+    base_url: str,
+    redis_url: str,
+    namespace: str,
+    neardup: bool,
+    log_level: str,
+    *settings: str,
+    store: str | None = None,
 ) -> Any:
     """One ``scrapy crawl`` process writing its feed, stats and log to ``folder``; ``settings``
-    are more ``NAME=VALUE`` settings."""
+    are more ``NAME=VALUE`` settings; ``store`` is the neardup store (default: ``redis_url``)."""
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
     command = [
@@ -84,7 +110,7 @@ def start_crawl(
         "-s",
         f"REDIS_URL={redis_url}",
         "-s",
-        f"NEARDUP_STORE={redis_url}",
+        f"NEARDUP_STORE={store or redis_url}",
         "-s",
         f"NEARDUP_NAMESPACE={namespace}",
         "-s",
@@ -116,7 +142,12 @@ def read_folder(folder: str) -> tuple[list[dict], dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0", help="the Redis for the queue and the store")
+    parser.add_argument(
+        "--redis-url", default="redis://127.0.0.1:6379/0", help="the Redis for the queue (and the store)"
+    )
+    parser.add_argument(
+        "--store", help="the neardup store, when not the queue's Redis (redis+cluster://host:port/ ...)"
+    )
     parser.add_argument("--processes", type=int, default=3, help="scrapy crawl processes (default 3)")
     parser.add_argument("--namespace", default=NAMESPACE, help=f"NEARDUP_NAMESPACE (default {NAMESPACE!r})")
     parser.add_argument("--no-neardup", action="store_true", help="crawl without the pipeline (every article kept)")
@@ -131,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     from scrapy_neardup.newsworld import build_world, serve
 
     if not args.keep_store:
-        clear_redis(args.redis_url, args.namespace)
+        clear_redis(args.redis_url, args.namespace, args.store)
     world = build_world(seed=args.seed)
     server, base_url = serve(world, delay=args.delay)
     print(f"news world at {base_url}: {len(world.pages)} pages on {len(world.start_paths)} sites", flush=True)
@@ -140,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         folders = [os.path.join("output", "distributed", str(n)) for n in range(1, args.processes + 1)]
         crawls = [
-            start_crawl(folder, base_url, args.redis_url, args.namespace, not args.no_neardup, args.log_level)
+            start_crawl(
+                folder, base_url, args.redis_url, args.namespace, not args.no_neardup, args.log_level, store=args.store
+            )
             for folder in folders
         ]
         codes = [process.wait() for process in crawls]

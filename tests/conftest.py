@@ -3,12 +3,21 @@ import uuid
 import pytest
 from support.folders import read_only_folder  # noqa: F401
 from support.local_site import local_site  # noqa: F401
+from support.redis_cluster import cluster_url, redis_cluster  # noqa: F401
 from support.redis_server import redis_server, redis_url  # noqa: F401
 
 
-@pytest.fixture(params=["memory", "leveldb", "redis"])
+@pytest.fixture(autouse=True)
+def receipts_of_this_test(tmp_path_factory, monkeypatch):
+    """Each test keeps its stores' receipts (stores/receipts.py) in a folder of its own, never
+    in the user's: a store one test made is not reported lost by another."""
+    monkeypatch.setenv("NEARDUP_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture(params=["memory", "leveldb", "redis", "cluster"])
 def store_uri(request, tmp_path):
-    """One URI of each backend, empty: the store contract tests run on all three.
+    """One URI of each backend, empty: the store contract tests run on all four (Redis Cluster:
+    three masters with a replica each).
 
     The memory store is a named one, so that closing and opening it again finds its
     documents, as the others do.
@@ -17,4 +26,6 @@ def store_uri(request, tmp_path):
         return f"memory://{uuid.uuid4().hex}"
     if request.param == "leveldb":
         return f"leveldb://{tmp_path}/store"
+    if request.param == "cluster":
+        return request.getfixturevalue("cluster_url")
     return request.getfixturevalue("redis_url")

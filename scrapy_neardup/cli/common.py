@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 import unicodedata
+from typing import Any
 
 from ..engine.verdicts import Thresholds
 from ..fingerprints.fingerprint import Recipe
@@ -14,6 +15,11 @@ from ..fingerprints.fingerprint import Recipe
 
 class CommandError(Exception):
     """A problem with the command's files or options, told in one line (exit code 2)."""
+
+
+def store_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The options every command opens its store with (open_store's keywords)."""
+    return {"redis_allow_eviction": args.allow_eviction, "redis_allow_no_persistence": args.allow_no_persistence}
 
 
 def warn(message: str) -> None:

@@ -17,7 +17,7 @@ from ..review.files import check_distinct, check_page
 from ..review.marking import MAX_ALIGN_CHARS, marked_for_terminal
 from ..review.page import Pair, page, pair_section, write_file
 from ..stores import open_store, store_folder
-from .common import CommandError, recipe_and_thresholds
+from .common import CommandError, recipe_and_thresholds, store_flags
 
 # Bytes of each file read at most: as much of a page as a crawl judges (NEARDUP_MAX_HTML_SIZE).
 MAX_BYTES = 5 * 1024 * 1024
@@ -55,7 +55,7 @@ def explain_pair(args: argparse.Namespace) -> int:
                     args.namespace,
                     recipe,
                     create=False,
-                    redis_allow_eviction=args.allow_eviction,
+                    **store_flags(args),
                 )
             )
         found = explain(first, second, recipe, thresholds, store)

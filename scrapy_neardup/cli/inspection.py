@@ -18,7 +18,7 @@ from ..fingerprints.fingerprint import Recipe
 from ..review.files import check_distinct
 from ..stores import Store, StoreFormatError, open_store, read_meta, redact, store_folder
 from ..stores.record import PENDING, DocRecord, clip_key
-from .common import CommandError, json_line, shown, warn
+from .common import CommandError, json_line, shown, store_flags, warn
 from .files import Output
 
 
@@ -35,7 +35,7 @@ def _open_as_stored(args: argparse.Namespace) -> tuple[Store | None, dict, str |
     """A store opened with the recipe it was written with, whatever this version's is: the
     commands that only look at a store show a store of another recipe instead of refusing it.
     Returns the store (None when it cannot be opened), its stored meta and why not."""
-    options = {"redis_allow_eviction": args.allow_eviction}
+    options = store_flags(args)
     try:  # the usual case, and every other refusal (no store, an evicting server) as it is
         store = open_store(args.store, args.namespace, Recipe(tokenizer=args.tokenizer), create=False, **options)
         return store, {"format": store.format_version, "recipe": store.recipe.as_dict()}, None

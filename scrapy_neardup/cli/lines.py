@@ -23,7 +23,7 @@ from ..fingerprints.article import site_of
 from ..fingerprints.fingerprint import Fingerprint, Recipe
 from ..stores import StoreError, open_store
 from ..stores.record import content_key
-from .common import CommandError, warn
+from .common import CommandError, store_flags, warn
 from .files import Output, check_run_files, open_input
 from .fingerprints import fingerprinting
 from .progress import Progress
@@ -108,7 +108,7 @@ def run_lines(
             recipe,
             create=create,
             ttl=args.ttl or None,
-            redis_allow_eviction=args.allow_eviction,
+            **store_flags(args),
         )
         stack.callback(store.close)
         detector = Detector(

@@ -31,13 +31,19 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
         default="memory://",
-        help="store URI: memory:// (default), leveldb:///path/to/dir, redis://host:port/db",
+        help="store URI: memory:// (default), leveldb:///path/to/dir, redis://host:port/db, "
+        "redis+cluster://host:port[,host:port...]/",
     )
     parser.add_argument("--namespace", default="default", help="key space inside the store")
     parser.add_argument(
         "--allow-eviction",
         action="store_true",
         help="open a Redis store whose maxmemory-policy may evict keys (refused otherwise)",
+    )
+    parser.add_argument(
+        "--allow-no-persistence",
+        action="store_true",
+        help="open a Redis store that keeps nothing across a restart: save '' and appendonly no (refused otherwise)",
     )
     parser.add_argument(
         "--tokenizer",

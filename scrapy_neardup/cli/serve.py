@@ -12,7 +12,7 @@ import os
 
 from ..engine.detector import Detector
 from ..stores import open_store
-from .common import CommandError, recipe_and_thresholds
+from .common import CommandError, recipe_and_thresholds, store_flags
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -25,7 +25,7 @@ def serve(args: argparse.Namespace) -> int:
         raise CommandError(f"the token is empty: give a non-empty --token or {TOKEN_ENV}")
     recipe, thresholds = recipe_and_thresholds(args)
     try:
-        with open_store(args.store, args.namespace, recipe, redis_allow_eviction=args.allow_eviction) as store:
+        with open_store(args.store, args.namespace, recipe, **store_flags(args)) as store:
             run_service(
                 Detector(store, thresholds),
                 host=args.host,

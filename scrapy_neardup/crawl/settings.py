@@ -69,6 +69,7 @@ class NearDupConfig:
     debug: bool = False
     redis_params: dict = field(default_factory=dict)
     redis_allow_eviction: bool = False  # open a Redis whose maxmemory-policy may evict keys
+    redis_allow_no_persistence: bool = False  # open a Redis that keeps nothing across a restart
     stores: dict = field(default_factory=lambda: dict(STORES_BASE))  # URI scheme -> store class
     methods: tuple = METHODS  # candidate indexes; verification decides either way
     text_out_field: str = ""  # item field that receives the body extracted from HTML; "" = off
@@ -351,6 +352,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_DEBUG": _bool,
     "NEARDUP_REDIS_PARAMS": _dict,
     "NEARDUP_REDIS_ALLOW_EVICTION": _bool,
+    "NEARDUP_REDIS_ALLOW_NO_PERSISTENCE": _bool,
     "NEARDUP_STORES": _stores,
     "NEARDUP_METHODS": _methods,
     "NEARDUP_TEXT_OUT_FIELD": _optional_name,

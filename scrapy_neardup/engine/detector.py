@@ -21,7 +21,7 @@ from ..fingerprints.simhash import hamming
 from ..fingerprints.sketch import resemblance
 from ..seconds import seconds
 from ..stores import Probe, Reservation, Store
-from ..stores.base import REPLACED
+from ..stores.base import REPLACED, Confirm
 from ..stores.record import COMMITTED, PENDING, DocRecord, clip_key
 from .prefer import Copy, Policy, source_of
 from .samestory import Judgement, judge, same_text, what_changed
@@ -193,6 +193,8 @@ class Detector:
             else:
                 asked.append((index, *self._ask(key, fp, reserve, sources[index])))
                 asked[-1][1].text = kept[index]
+        if self.store.confirms_in_batches:
+            return self._start_confirmed(documents, passages, asked, shown, reserve, sources, kept)
         receive = self.store.start_check_and_add_many([a[2] for a in asked], [a[1] for a in asked])
 
         def finish() -> list[Verdict]:
@@ -220,6 +222,51 @@ class Detector:
             self.store.remove_later(sorted(removed - sent))
             if passages is not None:
                 self.add_related(verdicts, passages, removed | gone)  # type: ignore[arg-type]
+            return verdicts  # type: ignore[return-value]
+
+        return finish
+
+    def _start_confirmed(
+        self,
+        documents: list[tuple[str, Fingerprint]],
+        passages: list[Passages] | None,
+        asked: list[tuple[int, DocRecord, Probe, float]],
+        shown: list[Verdict | None],
+        reserve: bool,
+        sources: list[str],
+        kept: list[str | None],
+    ) -> Callable[[], list[Verdict]]:
+        """:meth:`start_many` on a store that confirms each document of a batch as soon as its
+        candidates are known (``Store.confirms_in_batches``): as :meth:`check_fingerprint`
+        does for one document, a duplicate is never kept and a copy that another process's
+        copy beat to a replacement is judged again alone."""
+        decided: dict[int, _Outcome] = {}
+
+        def confirm_of(index: int, record: DocRecord, probe: Probe, now: float) -> Confirm:
+            def confirm(candidates: list[DocRecord]) -> bool:
+                decided[index] = outcome = self._decide(record, probe, candidates, now)
+                return _refused(outcome, False)
+
+            return confirm
+
+        confirms = [confirm_of(*a) for a in asked]
+        receive = self.store.start_check_and_add_many([a[2] for a in asked], [a[1] for a in asked], confirms)
+
+        def finish() -> list[Verdict]:
+            verdicts = list(shown)
+            gone: set[int] = set()  # copies replaced by a document of the batch
+            for (index, record, _, _), reservation in zip(asked, receive()):
+                key, fp = documents[index]
+                outcome = decided[index]
+                if outcome.replace is not None:
+                    if self.store.replace(record, outcome.replace) != REPLACED:
+                        self.store.remove(reservation.doc_id)  # another copy took the story first
+                        verdicts[index] = self.check_fingerprint(key, fp, reserve, sources[index], kept[index])
+                        continue
+                    gone.add(outcome.replace.doc_id)
+                verdicts[index] = self._verdict(key, fp, reservation, outcome)
+            if passages is not None:
+                self.add_related(verdicts, passages, gone)  # type: ignore[arg-type]
             return verdicts  # type: ignore[return-value]
 
         return finish

@@ -1,13 +1,16 @@
-"""Stores chosen by URI: ``memory://``, ``leveldb:///path``, ``redis://host:port/db``."""
+"""Stores chosen by URI: ``memory://``, ``leveldb:///path``, ``redis://host:port/db``,
+``redis+cluster://host:port,...``."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..dotted import load_dotted
 from ..fingerprints.fingerprint import Recipe
+from . import receipts
 from .base import (
     FORMAT_VERSION,
     Probe,
@@ -36,6 +39,8 @@ __all__ = [
     "store_class",
     "store_folder",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 def names_a_secret(parameter: str) -> bool:
@@ -89,6 +94,8 @@ STORES_BASE: dict[str, str] = {
     "rediss": "scrapy_neardup.stores.redis.RedisStore",
     "unix": "scrapy_neardup.stores.redis.RedisStore",
     "redis+sentinel": "scrapy_neardup.stores.redis.RedisStore",
+    "redis+cluster": "scrapy_neardup.stores.redis.RedisClusterStore",
+    "rediss+cluster": "scrapy_neardup.stores.redis.RedisClusterStore",
 }
 
 
@@ -154,9 +161,14 @@ def open_store(
         raise StoreUnavailable(f"{cls.__name__}.from_uri gave {type(store).__name__}, not a store")
     try:
         store.open(recipe, create)
+        lost = receipts.check(store)
     except BaseException:
         store.close()
         raise
+    if lost:
+        logger.warning("%s", lost)
+    store.lost_since_last_use = lost
+    receipts.record(store)
     return store
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +128,7 @@ class Store(ABC):
         self.tables = PermutedTables(recipe.simhash_k)
         wanted = {"format": self.format_version, "recipe": recipe.as_dict()}
         found = self.read_meta()
+        self.created = found is None
         if found is None and not create:
             raise StoreUnavailable(f"there is no store at {self.describe()}: check --store and --namespace")
         if found is None:
@@ -163,6 +164,24 @@ class Store(ABC):
                 f"fingerprints of different recipes cannot be compared: {advice}"
             )
 
+    # Made by the last open (there was no store); what it lost since this machine last used it,
+    # found at open (see receipts.py).
+    created = False
+    lost_since_last_use: str | None = None
+
+    def location(self) -> str | None:
+        """Where the store lives, as this machine reaches it (its URI without credentials), for
+        the receipts of stores.receipts; None for a store that keeps nothing across runs."""
+        return None
+
+    def last_id(self) -> int | None:
+        """The highest document id handed out (ids only grow); None when unknown."""
+        return None
+
+    def marker(self) -> str | None:
+        """A token written when the store was made, that a store made anew does not share."""
+        return None
+
     def describe(self) -> str:
         return f"{self.uri} (namespace {self.namespace!r})"
 
@@ -187,15 +206,22 @@ class Store(ABC):
     # and verification comes after: the detector then checks a batch with it.
     files_before_verifying = False
 
+    # True when start_check_and_add_many takes a confirm per document (its third argument) and
+    # calls it as soon as that document's candidates are known, filing a new story and taking a
+    # duplicate out again, as check_and_add does with its confirm (Redis Cluster: its documents
+    # are settled one by one, and other processes wait for that).
+    confirms_in_batches = False
+
     def check_and_add_many(self, probes: list[Probe], records: list[DocRecord]) -> list[Reservation]:
         """:meth:`check_and_add` of each document in turn (stores that batch do better)."""
         return [self.check_and_add(probe, record) for probe, record in zip(probes, records)]
 
     def start_check_and_add_many(
-        self, probes: list[Probe], records: list[DocRecord]
+        self, probes: list[Probe], records: list[DocRecord], confirms: Sequence[Confirm | None] | None = None
     ) -> Callable[[], list[Reservation]]:
         """:meth:`check_and_add_many`, with its answer read by calling the function returned.
-        A server store works on the batch until then; this one has done it already."""
+        A server store works on the batch until then; this one has done it already.
+        ``confirms``: each document's confirm, for a store that :attr:`confirms_in_batches`."""
         reservations = self.check_and_add_many(probes, records)
         return lambda: reservations
 

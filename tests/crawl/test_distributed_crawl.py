@@ -42,9 +42,13 @@ def _kept(tmp_path: Path) -> list[dict]:
     return items
 
 
-def test_three_processes_keep_every_story_once_over_repeated_runs(tmp_path, redis_url):
+@pytest.mark.parametrize("store", ["redis", "cluster"])
+def test_three_processes_keep_every_story_once_over_repeated_runs(tmp_path, redis_url, store, request):
+    """The same crawl with the store on the queue's Redis, and on a Redis Cluster: only the
+    store's URI changes."""
+    extra = ("--store", request.getfixturevalue("cluster_url")) if store == "cluster" else ()
     for _run in range(2):  # each run starts from an empty queue and namespace
-        result = _run_distributed(tmp_path, redis_url)
+        result = _run_distributed(tmp_path, redis_url, *extra)
         assert result.returncode == 0, result.stdout + result.stderr
         out = result.stdout
         assert "stored once: 16/16 stories - every story exactly once" in out, out

@@ -25,7 +25,7 @@ from scrapy_neardup import DUPLICATE, UNIQUE, Detector
 from scrapy_neardup.cli import main
 from scrapy_neardup.crawl.pipeline import NearDuplicateItem
 from scrapy_neardup.crawl.settings import NearDupConfig
-from scrapy_neardup.stores import StoreError, open_store, redact
+from scrapy_neardup.stores import StoreError, StoreUnavailable, open_store, receipts, redact
 from scrapy_neardup.stores.base import StoreLost
 
 
@@ -231,29 +231,38 @@ def test_without_config_the_policy_is_read_from_info(caplog):
         server.stop()
 
 
-def test_a_server_without_persistence_is_warned_about_once(caplog):
-    server = start_redis()
+def test_a_server_without_persistence_is_refused_unless_allowed(caplog, capsys):
+    """save '' and appendonly no: a restart empties the store, so it is refused at open like an
+    evicting server, naming what to change; NEARDUP_REDIS_ALLOW_NO_PERSISTENCE (neardup
+    --allow-no-persistence) opens it with one warning a process."""
+    server = start_redis(persistent=False)
     try:
+        with pytest.raises(StoreUnavailable) as refused:
+            open_store(server.url(), "a")
+        said = str(refused.value)
+        assert "keeps no data across a restart" in said and "appendonly yes" in said
+        assert "NEARDUP_REDIS_ALLOW_NO_PERSISTENCE" in said and "--allow-no-persistence" in said
+        assert main(["info", "--store", server.url(), "--namespace", "a"]) == 2
+        assert "keeps no data across a restart" in capsys.readouterr().err
         with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
-            open_store(server.url(), "a").close()
-            open_store(server.url(), "b").close()
+            open_store(server.url(), "a", redis_allow_no_persistence=True).close()
+            open_store(server.url(), "b", redis_allow_no_persistence=True).close()
         warnings = [r.getMessage() for r in caplog.records if "keeps no data across a restart" in r.getMessage()]
-        assert len(warnings) == 1 and "appendonly yes" in warnings[0]
-        caplog.clear()
-        server.client().config_set("appendonly", "yes")
-        other = start_redis("--appendonly", "yes")
-        with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
-            open_store(other.url(), "a").close()
-        other.stop()
-        assert "keeps no data" not in caplog.text
+        assert len(warnings) == 1 and "accepted: NEARDUP_REDIS_ALLOW_NO_PERSISTENCE" in warnings[0]
+        pipeline = make_pipeline(NEARDUP_STORE=server.url(), NEARDUP_REDIS_ALLOW_NO_PERSISTENCE=True)
+        pipeline.close_spider()
+        server.client().config_set("appendonly", "yes")  # persistence switched on: it opens
+        open_store(server.url(), "c").close()
     finally:
         server.stop()
 
 
-def test_a_restart_without_persistence_stops_the_process_that_had_the_store_open():
-    server = start_redis()
+def test_a_restart_without_persistence_stops_the_process_that_had_the_store_open(caplog, monkeypatch):
+    monkeypatch.setattr(receipts, "RECORD_EVERY", 0.0)  # the receipt follows every check
+    server = start_redis(persistent=False)
+    allowed = {"redis_allow_no_persistence": True}
     try:
-        running = open_store(server.url(), "crawl")
+        running = open_store(server.url(), "crawl", **allowed)
         assert Detector(running).check("https://a.example/rail", TEXT).status == UNIQUE
         server.restart()  # comes back empty
         with pytest.raises(StoreLost) as lost:
@@ -262,8 +271,12 @@ def test_a_restart_without_persistence_stops_the_process_that_had_the_store_open
         for call in (running.count, lambda: running.commit(1), lambda: running.remove(1)):
             with pytest.raises(StoreLost):
                 call()
-        # A process opening it now creates a new store; the first one still stops.
-        with open_store(server.url(), "crawl") as fresh:
+        # A process opening it now is told what was lost, and starts a new store; the first
+        # one still stops.
+        with caplog.at_level(logging.WARNING, logger="scrapy_neardup"):
+            fresh = open_store(server.url(), "crawl", **allowed)
+        assert "is empty, but it had handed out ids up to 1" in caplog.text
+        with fresh:
             assert Detector(fresh).check("https://c.example/rice", OTHER).status == UNIQUE
             with pytest.raises(StoreLost):
                 Detector(running).check("https://b.example/rail", "转载：" + TEXT)

@@ -111,10 +111,16 @@ def _binary(name: str, need: str) -> str:
     return binary
 
 
-def start_redis(*extra: str, password: str | None = None, unix_socket: bool = False, attempts: int = 3) -> RedisServer:
-    """Start a redis-server without persistence and wait until it answers PING.
+def start_redis(
+    *extra: str, password: str | None = None, unix_socket: bool = False, persistent: bool = True, attempts: int = 3
+) -> RedisServer:
+    """Start a redis-server and wait until it answers PING.
 
     ``extra`` are more redis-server options; ``unix_socket`` makes it listen on one too.
+    ``persistent``: one save point (``save 3600 1``), so the store opens it as a server that
+    keeps its data (no test runs long enough to write the snapshot, and a kill loses what was
+    not saved, as on any such server); False: ``save ''`` and ``appendonly no``, a server the
+    store refuses unless allowed (NEARDUP_REDIS_ALLOW_NO_PERSISTENCE).
     """
     binary = redis_binary()
     last_log = ""
@@ -129,7 +135,7 @@ def start_redis(*extra: str, password: str | None = None, unix_socket: bool = Fa
             "--bind",
             "127.0.0.1",
             "--save",
-            "",
+            "3600 1" if persistent else "",
             "--appendonly",
             "no",
             "--dir",

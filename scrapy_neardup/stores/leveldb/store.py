@@ -42,6 +42,7 @@ from urllib.parse import unquote
 
 import xxhash
 
+from .. import receipts
 from ..base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
 from ..record import COMMITTED, PENDING, DocRecord, pack_text, unpack_text
 from .bucketindex import BucketIndex
@@ -589,7 +590,15 @@ class LevelDBStore(LocalStore):
         for index in self._shared.indexes.values():
             index.merge_all()
 
+    def location(self) -> str:
+        return f"leveldb://{os.path.abspath(self.path)}"
+
+    def last_id(self) -> int:
+        return self._last[0]
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            if hasattr(self, "_index"):  # opened: what it held now is this machine's receipt
+                receipts.record(self)
             _close_db(self.path)

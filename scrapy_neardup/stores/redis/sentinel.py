@@ -21,7 +21,7 @@ from urllib.parse import unquote
 import redis
 from redis.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 
-__all__ = ["SCHEME", "SentinelTarget", "is_sentinel", "parse_sentinel_uri", "sentinel_client"]
+__all__ = ["SCHEME", "SentinelTarget", "is_sentinel", "parse_hosts", "parse_sentinel_uri", "sentinel_client"]
 
 SCHEME = "redis+sentinel"
 SENTINEL_PORT = 26379
@@ -63,12 +63,24 @@ def parse_sentinel_uri(uri: str) -> SentinelTarget:
             )
         sentinel_password = unquote(value)
     netloc, _, path = rest.partition("/")
+    username, password, sentinels = parse_hosts(netloc, SENTINEL_PORT, "sentinel")
+    service, _, db = path.strip("/").partition("/")
+    if not service:
+        raise ValueError("names no service: write the service name the sentinels watch after the hosts (/mymaster)")
+    if db and not db.isdigit():
+        raise ValueError(f"db {db!r} is not a number (the path is /service_name[/db])")
+    return SentinelTarget(tuple(sentinels), unquote(service), int(db or 0), username, password, sentinel_password)
+
+
+def parse_hosts(netloc: str, default_port: int, noun: str) -> tuple[str | None, str | None, list[tuple[str, int]]]:
+    """The user, password (percent-decoded) and ``(host, port)`` list of a URI's
+    ``[[user]:password@]host:port[,host:port...]`` part; ``noun`` names the hosts in errors."""
     userinfo, at, hosts = netloc.rpartition("@")
     username = password = None
     if at:
         user, colon, secret = userinfo.partition(":")
         username, password = (unquote(user) or None, unquote(secret)) if colon else (None, unquote(user))
-    sentinels = []
+    found = []
     for part in hosts.split(","):
         host, port = part, ""
         if part.startswith("["):  # IPv6: [::1]:26379
@@ -77,16 +89,11 @@ def parse_sentinel_uri(uri: str) -> SentinelTarget:
         elif ":" in part:
             host, _, port = part.rpartition(":")
         if not host:
-            raise ValueError("names no sentinel: write host:port[,host:port...] after '//'")
+            raise ValueError(f"names no {noun}: write host:port[,host:port...] after '//'")
         if port and not port.isdigit():
-            raise ValueError(f"sentinel port {port!r} is not a number")
-        sentinels.append((host, int(port) if port else SENTINEL_PORT))
-    service, _, db = path.strip("/").partition("/")
-    if not service:
-        raise ValueError("names no service: write the service name the sentinels watch after the hosts (/mymaster)")
-    if db and not db.isdigit():
-        raise ValueError(f"db {db!r} is not a number (the path is /service_name[/db])")
-    return SentinelTarget(tuple(sentinels), unquote(service), int(db or 0), username, password, sentinel_password)
+            raise ValueError(f"{noun} port {port!r} is not a number")
+        found.append((host, int(port) if port else default_port))
+    return username, password, found
 
 
 class PrimaryConnection(SentinelManagedConnection):

@@ -22,7 +22,7 @@ import ssl
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from itertools import count
 from typing import Any, TypeVar
@@ -48,7 +48,7 @@ from redis.sentinel import MasterNotFoundError
 
 from ...fingerprints.fingerprint import Recipe
 from ...seconds import seconds
-from .. import names_a_secret, redact
+from .. import names_a_secret, receipts, redact
 from ..base import (
     REPLACED,
     Confirm,
@@ -66,6 +66,7 @@ from ..base import (
     sentence_bucket,
 )
 from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
+from .cluster import cluster_client, is_cluster, parse_cluster_uri
 from .sentinel import is_sentinel, parse_sentinel_uri, sentinel_client
 
 T = TypeVar("T")
@@ -112,7 +113,8 @@ LOST = "NEARDUP_STORE_LOST"  # the error of a script whose namespace marker is g
 
 
 def get_redis(uri: str, params: dict[str, Any] | None = None) -> Any:
-    """A client for ``uri`` (redis://, rediss://, unix://; password and db in the URI).
+    """A client for ``uri`` (redis://, rediss://, unix://; password and db in the URI;
+    redis+sentinel:// and redis+cluster:// as their modules say).
 
     ``params`` update :data:`DEFAULT_PARAMS` (any ``redis.Redis`` argument), as
     scrapy-redis's ``REDIS_PARAMS`` do; ``retries`` sets how often a command is retried
@@ -128,6 +130,8 @@ def get_redis(uri: str, params: dict[str, Any] | None = None) -> Any:
     params["decode_responses"] = False  # records and bucket names are bytes
     if is_sentinel(uri):
         return sentinel_client(uri, params)
+    if is_cluster(uri):
+        return cluster_client(uri, params)
     return redis.Redis.from_url(uri, **params)
 
 
@@ -163,6 +167,8 @@ def _address(uri: str) -> str:
     sentinels and service of a ``redis+sentinel://`` URI."""
     if is_sentinel(uri):
         return parse_sentinel_uri(uri).address()
+    if is_cluster(uri):
+        return parse_cluster_uri(uri).address()
     options = parse_url(uri)
     return options.get("path") or f"{options.get('host', 'localhost')}:{options.get('port', 6379)}"
 
@@ -271,6 +277,8 @@ class RedisStore(Store):
     ``redis_params``: extra ``redis.Redis`` arguments (timeouts, TLS files, ...).
     ``allow_eviction``: open a server whose maxmemory-policy may evict keys (with a warning);
     it is refused otherwise, since evicted fingerprints let reprints through unseen.
+    ``allow_no_persistence``: open a server that keeps nothing across a restart (``save ''``
+    and ``appendonly no``), with a warning; refused otherwise, since a restart empties it.
     """
 
     files_before_verifying = True
@@ -278,15 +286,17 @@ class RedisStore(Store):
     @classmethod
     def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> RedisStore:
         """Takes ``ttl`` (the time window: keys expire with it), ``redis_params`` (client
-        arguments over the URI's), ``redis_allow_eviction`` and the constructor's own keywords
-        from the options."""
+        arguments over the URI's), ``redis_allow_eviction``, ``redis_allow_no_persistence`` and
+        the constructor's own keywords from the options."""
         own = {
             name: options[name]
-            for name in ("key_prefix", "pending_timeout", "retries", "allow_eviction")
+            for name in ("key_prefix", "pending_timeout", "retries", "allow_eviction", "allow_no_persistence")
             if name in options
         }
         if options.get("redis_allow_eviction"):  # NEARDUP_REDIS_ALLOW_EVICTION, --allow-eviction
             own["allow_eviction"] = True
+        if options.get("redis_allow_no_persistence"):  # NEARDUP_REDIS_ALLOW_NO_PERSISTENCE, --allow-no-persistence
+            own["allow_no_persistence"] = True
         ttl, params = options.get("ttl") or None, dict(options.get("redis_params") or {})
         return cls(uri, namespace, ttl=ttl, redis_params=params, **own)
 
@@ -301,6 +311,7 @@ class RedisStore(Store):
         retries: int = 3,
         redis_params: dict[str, Any] | None = None,
         allow_eviction: bool = False,
+        allow_no_persistence: bool = False,
     ):
         ttl = _seconds("ttl", ttl) if ttl is not None else None
         pending_timeout = _seconds("pending_timeout", pending_timeout)
@@ -326,6 +337,8 @@ class RedisStore(Store):
         self._to_remove: list[int] = []  # documents to take out with the next call (remove_later)
         self._closed = False
         self.allow_eviction = allow_eviction
+        self.allow_no_persistence = allow_no_persistence
+        self._highest_id = 0  # the highest id this process was handed: ids never go back
         self._mark = b""  # the namespace's marker, read at open (see lua/mark.lua)
         netloc = urlsplit(uri).netloc
         if netloc and "@" in uri.partition("://")[2][len(netloc) :]:
@@ -336,7 +349,12 @@ class RedisStore(Store):
             )
         self._params = {**DEFAULT_PARAMS, **(redis_params or {})}
         try:
-            parse_sentinel_uri(uri) if is_sentinel(uri) else _check_db(uri)
+            if is_sentinel(uri):
+                parse_sentinel_uri(uri)
+            elif is_cluster(uri):
+                parse_cluster_uri(uri)
+            else:
+                _check_db(uri)
         except ValueError as exc:
             raise StoreUnavailable(f"bad Redis store URI {redact(uri)}: {_scrub(str(exc), self._secrets)}") from exc
         try:
@@ -399,6 +417,18 @@ class RedisStore(Store):
                 raise self._lost("its marker is gone") from exc
             raise StoreError(f"Redis store {self.describe()} failed: {self._cause(exc)}") from exc
 
+    def _check_id(self, doc_id: int) -> None:
+        """Ids handed to this process only grow: one below an earlier one means the server went
+        back to an older copy of its data (restarted from a snapshot), and the ids since are
+        being handed out again. (The same id again is the answer to a call sent twice.)"""
+        if doc_id < self._highest_id:
+            raise self._lost(
+                f"its id counter went back (id {doc_id} handed out, after {self._highest_id}): Redis "
+                "restarted from an older snapshot of its data"
+            )
+        self._highest_id = max(self._highest_id, doc_id)
+        receipts.record_now_and_then(self)
+
     def _lost(self, what: str) -> StoreLost:
         return StoreLost(
             f"the Redis store {self.describe()} lost its data: {what}. Redis was restarted without "
@@ -460,8 +490,10 @@ class RedisStore(Store):
     def _check_server(self) -> None:
         """Refuse a server that may evict keys (unless allowed); warn once about one that keeps
         nothing across a restart. CONFIG may be refused (managed Redis): INFO tells the policy."""
-        found = self._server_settings()
-        address = _address(self.uri)
+        self._check_settings(self._server_settings(self.client), _address(self.uri))
+
+    def _check_settings(self, found: dict[str, str], address: str) -> None:
+        """:meth:`_check_server` on the settings ``found`` on the server at ``address``."""
         policy, maxmemory = found.get("maxmemory-policy"), int(found.get("maxmemory") or 0)
         if policy is None:
             self._tell(
@@ -483,13 +515,17 @@ class RedisStore(Store):
                 )
             self._tell(address, "%s (accepted: NEARDUP_REDIS_ALLOW_EVICTION)", risk)
         if found.get("save") == "" and found.get("appendonly") == "no":
-            self._tell(
-                address,
-                "Redis at %s keeps no data across a restart (save '' and appendonly no): a restart "
-                "empties its stores, and the processes using them stop. Enable persistence: appendonly "
-                "yes, or save points such as 'save 300 10' (redis.conf, or CONFIG SET)",
-                address,
+            risk = (
+                f"Redis at {address} keeps no data across a restart (save '' and appendonly no): a restart "
+                "empties its stores, and every story stored before is forgotten"
             )
+            if not self.allow_no_persistence:
+                raise StoreUnavailable(
+                    f"{risk}. Enable persistence on the server: appendonly yes, or save points such as "
+                    "'save 300 10' (redis.conf, or CONFIG SET), or accept it with "
+                    "NEARDUP_REDIS_ALLOW_NO_PERSISTENCE = True (neardup --allow-no-persistence)"
+                )
+            self._tell(address, "%s (accepted: NEARDUP_REDIS_ALLOW_NO_PERSISTENCE)", risk)
 
     def _check_password(self) -> None:
         """Refuse a password that the server ignores: a server whose default user has no
@@ -513,10 +549,10 @@ class RedisStore(Store):
             "NEARDUP_REDIS_PARAMS), or protect the server with requirepass"
         )
 
-    def _server_settings(self) -> dict[str, str]:
+    def _server_settings(self, client: Any) -> dict[str, str]:
         names = ("maxmemory", "maxmemory-policy", "save", "appendonly")
         try:
-            pipe = self.client.pipeline(transaction=False)
+            pipe = client.pipeline(transaction=False)
             for name in names:
                 pipe.config_get(name)
             replies = self._call(pipe.execute)
@@ -524,7 +560,7 @@ class RedisStore(Store):
             if not isinstance(exc.__cause__, ResponseError):
                 raise
             try:  # CONFIG refused or renamed
-                info = self._call(self.client.info, "memory")
+                info = self._call(client.info, "memory")
             except StoreError as exc:
                 if not isinstance(exc.__cause__, ResponseError):
                     raise
@@ -569,7 +605,7 @@ class RedisStore(Store):
         return self.start_check_and_add_many(probes, records)()
 
     def start_check_and_add_many(
-        self, probes: list[Probe], records: list[DocRecord]
+        self, probes: list[Probe], records: list[DocRecord], confirms: Sequence[Confirm | None] | None = None
     ) -> Callable[[], list[Reservation]]:
         """Send the batch's script call and return at once; the function returned reads the
         answer. The server checks the batch while the caller works (fingerprints the next).
@@ -675,6 +711,7 @@ class RedisStore(Store):
     def _reserved(self, record: DocRecord, reply: list, sentence_keys: list[int], filing: tuple) -> Reservation:
         sentences, file_entries = filing
         record.doc_id = int(reply[0])
+        self._check_id(record.doc_id)
         filed = [int(i) - 1 for i in reply[1]]
         record.sentence_keys = [sentence_keys[i] for i in filed]
         # Remember where it was filed, so that removing a duplicate costs no read.
@@ -831,6 +868,21 @@ class RedisStore(Store):
         # that expired since the primary's last call.
         return int(self._call(self.client.zcount, self._key("t"), self._cutoff(now) or "-inf", "+inf"))
 
+    def location(self) -> str:
+        return redact(self.uri)
+
+    def last_id(self) -> int:
+        """The namespace's id counter, or the highest id this process was handed when that is
+        higher (the server lost its data: the receipt keeps what it had)."""
+        try:
+            counter = int(self._call(self.client.get, self._key("n")) or 0)
+        except StoreError:
+            counter = 0  # gone or lost: what this process saw is all there is to record
+        return max(counter, self._highest_id)
+
+    def marker(self) -> str | None:
+        return self._mark.decode("ascii", "replace") if self._mark else None
+
     def close(self) -> None:
         if self._closed:
             return
@@ -839,6 +891,8 @@ class RedisStore(Store):
             self._remove_now(self._removals())
         except StoreError:
             pass  # the server went away: they stay, as documents of their own
+        if self._mark:  # opened: what it held now is this machine's receipt
+            receipts.record(self)
         try:
             self.client.hdel(self._key("ops"), f"{self._client_id}-{threading.get_ident()}")
         except RedisError:

@@ -1,0 +1,198 @@
+"""Pytest fixtures that run a real Redis Cluster on 127.0.0.1: three masters with a replica each,
+made by ``redis-server --cluster-enabled yes`` and ``redis-cli --cluster create``, as a user
+would make one. Skipped (failed under ``NEARDUP_REQUIRE_REDIS=1``) when the binaries are missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from support.redis_server import _binary, free_port
+
+MASTERS = 3
+NODE_TIMEOUT_MS = 1000  # a master silent this long is failed over to its replica
+
+
+def _free_cluster_port() -> int:
+    """A free port whose cluster bus port (port + 10000) is free too."""
+    for _ in range(50):
+        port = free_port()
+        if port + 10000 < 65536:
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port + 10000))
+                except OSError:
+                    continue
+            return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
+@dataclass
+class ClusterNode:
+    port: int
+    workdir: str
+    args: list[str]
+    process: subprocess.Popen | None = None
+
+    def client(self):
+        import redis
+
+        return redis.Redis(host="127.0.0.1", port=self.port)
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.args, cwd=self.workdir)
+
+    def kill(self) -> None:
+        """Kill the node as a crash would (SIGKILL)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+    def answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False
+
+
+@dataclass
+class RedisClusterGroup:
+    """Six nodes of one cluster; ``url()`` gives a ``redis+cluster://`` store URI naming one."""
+
+    nodes: list[ClusterNode] = field(default_factory=list)
+    workdir: str = ""
+
+    def url(self, *nodes: int, query: str = "") -> str:
+        named = nodes or (0,)
+        hosts = ",".join(f"127.0.0.1:{self.nodes[n].port}" for n in named)
+        return f"redis+cluster://{hosts}/" + (f"?{query}" if query else "")
+
+    def client(self):
+        from redis.cluster import ClusterNode as Startup
+        from redis.cluster import RedisCluster
+
+        return RedisCluster(startup_nodes=[Startup("127.0.0.1", node.port) for node in self.nodes if node.answers()])
+
+    def masters(self) -> list[ClusterNode]:
+        """The nodes that are masters now, by the cluster's own account."""
+        found = []
+        for node in self.nodes:
+            if node.answers():
+                with node.client() as client:
+                    if client.info("replication").get("role") == "master":
+                        found.append(node)
+        return found
+
+    def flush(self) -> None:
+        for node in self.masters():
+            with node.client() as client:
+                client.flushall()
+
+    def wait_ok(self, timeout: float = 30) -> None:
+        """Wait until every live node says the cluster is ok and every replica is in sync."""
+        deadline = time.monotonic() + timeout
+        while True:
+            states = []
+            for node in self.nodes:
+                if not node.answers():
+                    continue
+                with node.client() as client:
+                    info = client.cluster("info")
+                    ok = info.get("cluster_state") == "ok"
+                    replication = client.info("replication")
+                    if replication.get("role") == "slave":
+                        ok = ok and replication.get("master_link_status") == "up"
+                    states.append(ok)
+            if states and all(states):
+                return
+            assert time.monotonic() < deadline, "the Redis Cluster did not become ok"
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.kill()
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def start_cluster(*extra: str) -> RedisClusterGroup:
+    """Start three masters and three replicas (appendonly, so a restart keeps their data) and
+    join them with ``redis-cli --cluster create``; ``extra`` are more redis-server options."""
+    server = _binary("redis-server", "the Redis Cluster tests need a real cluster")
+    cli = _binary("redis-cli", "the Redis Cluster tests create the cluster with redis-cli --cluster create")
+    group = RedisClusterGroup(workdir=tempfile.mkdtemp(prefix="neardup-cluster-"))
+    try:
+        for _ in range(2 * MASTERS):
+            port = _free_cluster_port()
+            workdir = os.path.join(group.workdir, str(port))
+            os.makedirs(workdir)
+            args = [
+                server,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                str(NODE_TIMEOUT_MS),
+                "--appendonly",
+                "yes",
+                "--save",
+                "",
+                "--dir",
+                workdir,
+                "--logfile",
+                "redis.log",
+                "--daemonize",
+                "no",
+                *extra,
+            ]
+            node = ClusterNode(port, workdir, args)
+            node.start()
+            group.nodes.append(node)
+        deadline = time.monotonic() + 10
+        while not all(node.answers() for node in group.nodes):
+            assert time.monotonic() < deadline, "a cluster node did not start"
+            time.sleep(0.05)
+        hosts = [f"127.0.0.1:{node.port}" for node in group.nodes]
+        created = subprocess.run(
+            [cli, "--cluster", "create", *hosts, "--cluster-replicas", "1", "--cluster-yes"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert created.returncode == 0, created.stdout + created.stderr
+        group.wait_ok()
+    except BaseException:
+        group.stop()
+        raise
+    return group
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisClusterGroup]:
+    group = start_cluster()
+    yield group
+    group.stop()
+
+
+@pytest.fixture
+def cluster_url(redis_cluster: RedisClusterGroup) -> Iterator[str]:
+    """A store URI on an empty cluster (every master flushed before the test)."""
+    redis_cluster.wait_ok()
+    redis_cluster.flush()
+    yield redis_cluster.url(0)
