@@ -13,6 +13,7 @@ therefore run twice; the store sends only commands for which that is harmless.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import time
 from typing import Any
 
@@ -34,7 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 hiredis: Any
 try:  # replies parsed in C, many at a time (redis[hiredis], the redis extra)
-    import hiredis
+    hiredis = importlib.import_module("hiredis")
 except ImportError:  # pragma: no cover - the pure-Python parser of redis-py instead
     hiredis = None
 
