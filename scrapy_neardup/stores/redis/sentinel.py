@@ -19,6 +19,8 @@ from typing import Any
 from urllib.parse import unquote
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from redis.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 
 __all__ = ["SCHEME", "SentinelTarget", "is_sentinel", "parse_hosts", "parse_sentinel_uri", "sentinel_client"]
@@ -117,6 +119,9 @@ def sentinel_client(uri: str, params: dict[str, Any]) -> redis.Redis:
         sentinel_kwargs = {name: value for name, value in options.items() if name.startswith("socket_")}
     if target.sentinel_password is not None:
         sentinel_kwargs = {"password": target.sentinel_password, **sentinel_kwargs}
+    # A sentinel that does not answer is passed over for the next: the store's own retries
+    # ask them all again, so one sentinel asked again only waits.
+    sentinel_kwargs = {"retry": Retry(NoBackoff(), 0), **sentinel_kwargs}
     sentinel = Sentinel(list(target.sentinels), sentinel_kwargs=sentinel_kwargs)
     if target.password is not None:
         options.setdefault("password", target.password)

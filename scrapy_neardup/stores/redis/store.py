@@ -30,7 +30,7 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 
 import redis
 import xxhash
-from redis.backoff import ExponentialBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.connection import parse_url
 from redis.exceptions import (
     AuthenticationError,
@@ -536,6 +536,7 @@ class RedisStore(Store):
         if is_sentinel(self.uri) or not given.get("password") or given.get("username") not in (None, "", "default"):
             return
         bare = {name: value for name, value in given.items() if name not in ("password", "username")}
+        bare["retry"] = Retry(NoBackoff(), 0)  # the refusal is the answer: asking again only waits
         probe = redis.Redis(connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **bare))
         try:
             probe.ping()
