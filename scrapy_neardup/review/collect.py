@@ -69,6 +69,7 @@ class Review:
             if verdict.status == UNIQUE:
                 note = f"replaces {verdict.replaces}" if verdict.replaces is not None else ""
                 note = "updated page" if verdict.updated else note
+                note = "key collision: another story is stored under this key too" if verdict.key_collision else note
                 self.report.story(key, title, note, verdict.similar_id, took_place)
             if text is not None:
                 self.first_copies.remember(verdict.similar_id, text, title, replace=took_place)
