@@ -29,6 +29,10 @@ from .verdicts import DUPLICATE, METHODS, MIN_SIMILARITY, REVISIT, SHORT, UNIQUE
 
 logger = logging.getLogger(__name__)
 
+# A later story's copy is the record's match instead of the earliest story's when it resembles
+# the record by this much more (Jaccard): a clearly closer copy, not noise of the estimate.
+CLOSER = 0.2
+
 
 # A verified match: the first stored copy, how it was found, and the rule's judgement.
 Match = tuple[DocRecord, str, Judgement]
@@ -549,12 +553,14 @@ class Detector:
         candidates: list[DocRecord],
         now: float,
     ) -> Match | None:
-        """The earliest stored story's document that the rule confirms one story with the
-        record, with how it matched; within a story, a replacing copy first."""
+        """The stored story's document that the rule confirms one story with the record, with
+        how it matched: the earliest story's (within a story, a replacing copy first), unless
+        a later story holds a clearly closer copy (:meth:`_closest`)."""
         if not candidates:
             return None  # most new stories: no need for the key sets below
         not_before = now - self.ttl if self.ttl else float("-inf")
         own_sentences, own_sketches = _own_keys(probe)
+        confirmed: list[Match] = []
         # Stories in the order they were first seen; within one, a replacing copy first.
         for other in sorted(candidates, key=lambda r: (r.story_id, -r.doc_id)):
             if other.doc_id == record.doc_id or other.time < not_before:
@@ -570,8 +576,27 @@ class Detector:
                 continue  # shares a SimHash table key but is farther than k: not a candidate
             judgement = judge(record, other, self.thresholds)
             if judgement.same_story:
-                return other, "+".join(methods), judgement
-        return None
+                confirmed.append((other, "+".join(methods), judgement))
+                if confirmed[0][2].jaccard >= 1.0 - CLOSER:
+                    break  # a near copy already: no other can be closer by CLOSER
+        return self._closest(confirmed) if confirmed else None
+
+    def _closest(self, confirmed: list[Match]) -> Match:
+        """Of the confirmed matches (earliest story first), the earliest story's, or a later
+        story's whose copy resembles the record by CLOSER more (Jaccard): a reprint of a
+        source stored apart from its portal's excerpt (the rule found them two stories) is a
+        copy of the source, not of the excerpt it also holds. A later story one story with an
+        earlier one's copy is never taken: it is a copy not yet verified (on a shared store,
+        another process files its copy before it verifies it) that will join or replace that
+        earlier story."""
+        first = confirmed[0]
+        best = max(confirmed, key=lambda match: match[2].jaccard)
+        if best[0].story_id == first[0].story_id or best[2].jaccard < first[2].jaccard + CLOSER:
+            return first
+        earlier = [match[0] for match in confirmed if match[0].story_id < best[0].story_id]
+        if any(judge(best[0], other, self.thresholds).same_story for other in earlier):
+            return first
+        return next(match for match in confirmed if match[0].story_id == best[0].story_id)
 
     def commit(self, verdict: Verdict) -> None:
         """Make a reserved unique document permanent (its item was stored)."""

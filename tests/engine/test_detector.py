@@ -3,7 +3,9 @@ from support.corpus import ARTICLES, DISCLAIMER, SIGNATURE, full_width, quoting,
 from support.two_feeds import EAST, WEST, feed, reprinted
 
 from scrapy_neardup import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
+from scrapy_neardup.engine.prefer import prefer_longest
 from scrapy_neardup.fingerprints.fingerprint import is_sketch_key
+from scrapy_neardup.newsworld import transforms
 
 NAMES = list(ARTICLES)
 
@@ -266,6 +268,28 @@ def test_two_feeds_in_one_batch_keep_every_story(store):
     assert [(v.status, v.key_collision) for v in verdicts] == [(UNIQUE, False)] * 10 + [(UNIQUE, True)] * 10
     assert store.count() == 20 and len({v.similar_id for v in verdicts}) == 20
     assert detector.check("portal/7", reprinted(WEST[7])).similar_id == verdicts[17].similar_id
+
+
+@pytest.mark.parametrize("prefer", [None, prefer_longest], ids=["first", "longest"])
+@pytest.mark.parametrize("story", [WEST[2], WEST[8]], ids=["west-2", "west-8"])
+def test_a_reprint_joins_the_story_holding_its_closest_copy_not_an_excerpt_it_also_holds(store, prefer, story):
+    """A portal's excerpt (the first sentence, under a source line) is stored, then its source,
+    which the rule finds another story (the excerpt is under half of it and its rest goes on to
+    other things); then a reprint of the source, cut to 90%: the excerpt is half of it, and the
+    rule would join them. The reprint's closest copy is the source: it is the source's duplicate,
+    and with ``longest`` it does not replace the excerpt, leaving two full copies stored."""
+    sentences = [sentence + "。" for sentence in story.split("。") if sentence]
+    excerpt = "来源：门户网\n" + sentences[0]
+    reprint_of_source = "\n".join(transforms.cut_chars(sentences, 0.9)) + "\n（责任编辑：李明）"
+    detector = Detector(store, prefer=prefer)
+    portal = detector.check("portal", excerpt)
+    source = detector.check("source", "\n".join(sentences))
+    assert source.status == UNIQUE and source.similar_id != portal.similar_id
+    third = detector.check("third", reprint_of_source)
+    assert (third.status, third.duplicate_of, third.similar_id) == (DUPLICATE, "source", source.similar_id)
+    assert third.replaces is None
+    store.count()  # Redis takes a duplicate out with its next call
+    assert sorted(record.key for record in store.records()) == ["portal", "source"]
 
 
 def test_a_reserved_update_replaces_the_stored_document_at_its_commit(store):
