@@ -242,6 +242,20 @@ def test_a_longer_copy_replaces_the_stored_excerpt_and_keeps_the_story(store_uri
         assert Detector(store).check("https://d.example/rice", text("rice")).duplicate_of == "https://a.example/rice"
 
 
+@pytest.mark.parametrize("reserve", [False, True], ids=["committed", "reserved"])
+def test_a_replaced_copy_leaves_no_kept_text_behind(store_uri, reserve):
+    """The replaced copy's kept text goes with it (at once, or at the replacing copy's commit):
+    nothing can show it under the name of the copy that took its place."""
+    with open_store(store_uri, "prefer-texts") as store:
+        detector = Detector(store, prefer=prefer_longest)
+        first = detector.check_fingerprint("portal", detector.fingerprint(excerpt("rice")), text=excerpt("rice"))
+        body = text("rice")
+        complete = detector.check_fingerprint("complete", detector.fingerprint(body), reserve, text=body)
+        assert complete.replaces == "portal"
+        detector.commit(complete)
+        assert store.texts([first.doc_id, complete.doc_id]) == {complete.doc_id: body}
+
+
 def test_a_copy_too_little_longer_or_seen_first_is_a_plain_duplicate(store_uri):
     with open_store(store_uri, "prefer") as store:
         detector = Detector(store, prefer=prefer_longest)
