@@ -17,7 +17,7 @@ from ..engine.prefer import policy_from
 from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, Verdict
 from ..fingerprints.passages import passages_of
 from ..review.collect import Review
-from .common import CommandError, recipe_and_thresholds, warn
+from .common import CommandError, recipe_and_thresholds, shown, warn
 from .lines import Batch, Outcomes, Parsed, Summary, check_written_fields, encoded, judged, run_lines, unjudged
 
 
@@ -115,6 +115,14 @@ def _written(
     else:
         summary.unique += 1
         summary.updated += verdict.updated
+        if verdict.key_collision:
+            summary.collisions += 1
+            if summary.collisions <= args.max_warnings:
+                warn(
+                    f"{args.input}:{item.number}: key collision: {shown(item.key)} already holds another story; "
+                    "this record is stored beside it as a story of its own and both are kept (--key-field should "
+                    "tell sources apart)"
+                )
     record = item.record
     assert record is not None
     record.update(args.outputs.tags(verdict))

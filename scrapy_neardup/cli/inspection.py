@@ -133,13 +133,20 @@ def list_records(args: argparse.Namespace) -> int:
 
 
 def lookup(args: argparse.Namespace) -> int:
-    """The records stored under KEY, as JSON lines; exit code 1 when there is none."""
+    """The records stored under KEY, as JSON lines, oldest first; exit code 1 when there is
+    none. After a key collision the key holds several stories, each a line with its own
+    ``similar_id``, and a note says so."""
     key = clip_key(args.key)
-    found = 0
     with _readable_store(args) as store:
-        for record in store.stored_under(key):
-            print(json_line(_record_fields(record)))
-            found += 1
-    if not found:
+        records = store.stored_under(key)
+    for record in records:
+        print(json_line(_record_fields(record)))
+    if not records:
         warn(f"no record with key {args.key!r} in {redact(args.store)} (namespace {args.namespace!r})")
-    return 0 if found else 1
+    stories = len({record.story_id for record in records})
+    if stories > 1:
+        warn(
+            f"key {args.key!r} holds {stories} stories (a key collision: texts of different stories came under "
+            "one key, and each was kept as a story of its own); listed oldest first"
+        )
+    return 0 if records else 1

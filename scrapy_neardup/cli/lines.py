@@ -38,11 +38,13 @@ class Summary:
     replaced: int = 0  # of the unique, those that replaced a stored copy (--prefer)
     updated: int = 0  # of the unique, new texts under a stored key (they replaced its document)
     revisits: int = 0  # keys seen again with the text stored under them
+    collisions: int = 0  # of the unique, new stories under a key holding another (both kept)
 
     def line(self) -> str:
         replacing = f", {self.replaced} replacing a stored copy" if self.replaced else ""
         updated = f", {self.updated} updated" if self.updated else ""
-        unique = f" ({(replacing + updated)[2:]})" if replacing or updated else ""
+        collided = f", {self.collisions} key collisions" if self.collisions else ""
+        unique = f" ({(replacing + updated + collided)[2:]})" if replacing or updated or collided else ""
         revisits = f", {self.revisits} revisits" if self.revisits else ""
         return (
             f"{self.records} records: {self.unique} unique{unique}{revisits}, {self.duplicates} duplicates, "
@@ -167,6 +169,8 @@ def run_lines(
         output.finish()
     if shown < summary.skipped:
         warn(f"{summary.skipped - shown} more skipped lines not shown")
+    if summary.collisions > args.max_warnings:
+        warn(f"{summary.collisions - args.max_warnings} more key collisions not shown")
     print(summary.line(), file=sys.stderr)
     if summary.records and summary.skipped == summary.records:
         warn(f"no record was judged: {skipped.why(summary.records, args)}")

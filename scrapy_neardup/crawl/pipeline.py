@@ -263,11 +263,14 @@ class NearDupPipeline:
             fate.append(f"{count['duplicate']} duplicates tagged")
         if revisits_dropped:
             fate.append(f"{revisits_dropped} revisits dropped")
+        collisions = get("neardup/key_collision", 0)
+        if collisions:
+            fate.append(f"{collisions} of the new stories stored beside another story under their key (key collisions)")
         extracted = get("neardup/extracted", 0)
         seconds = get("neardup/extract_seconds", 0.0)
         per_page = f"; extraction {1000 * seconds / extracted:.1f} ms/page" if extracted else ""
         self.log.log(
-            logging.WARNING if count["unchecked"] else logging.INFO,
+            logging.WARNING if count["unchecked"] or collisions else logging.INFO,
             "scrapy-neardup: %d items = %s; %s, %d passed on%s",
             count["items"],
             " + ".join(shown),
@@ -427,6 +430,16 @@ class NearDupPipeline:
                 )
             if verdict.replaces is not None:
                 self.log.inc("replaced")
+            if verdict.key_collision:
+                self.log.inc("key_collision")
+                self.log.once(
+                    "key_collision",
+                    logging.WARNING,
+                    "scrapy-neardup: key collision: %s already holds another story; this item is stored beside it as "
+                    "a story of its own and both are kept (NEARDUP_KEY_FIELD should tell sources apart) [%s]",
+                    verdict.key,
+                    verdict.change,
+                )
         else:
             self.log.inc("duplicate")
             for method in (verdict.method or "").split("+"):

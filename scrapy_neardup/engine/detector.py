@@ -29,6 +29,10 @@ from .verdicts import DUPLICATE, METHODS, MIN_SIMILARITY, REVISIT, SHORT, UNIQUE
 
 logger = logging.getLogger(__name__)
 
+# A later story's copy is the record's match instead of the earliest story's when it resembles
+# the record by this much more (Jaccard): a clearly closer copy, not noise of the estimate.
+CLOSER = 0.2
+
 
 # A verified match: the first stored copy, how it was found, and the rule's judgement.
 Match = tuple[DocRecord, str, Judgement]
@@ -45,6 +49,7 @@ class _Outcome:
     recheck: bool = False
     revisit: bool = False  # the match is the document stored under the same key
     updated: bool = False  # the text replaces the one stored under its key (``replace``)
+    collided: DocRecord | None = None  # another story stored under the same key, kept beside it
 
 
 class Detector:
@@ -402,21 +407,23 @@ class Detector:
 
     def _verdict(self, key: str, fp: Fingerprint, reservation: Reservation, outcome: _Outcome) -> Verdict:
         match = outcome.match
-        if outcome.updated:  # a new text under a stored key: it takes the old one's place
-            previous = outcome.replace
-            assert previous is not None
-            judgement = judge(fp, previous, self.thresholds)
+        # A new text under a stored key: an update takes the old text's place (and story id);
+        # another story (a key collision) is a story of its own beside it.
+        under_key = outcome.replace if outcome.updated else outcome.collided
+        if under_key is not None:
+            judgement = judge(fp, under_key, self.thresholds)
             return Verdict(
                 key,
                 UNIQUE,
                 reservation.doc_id,
-                previous.story_id,
+                under_key.story_id if outcome.updated else reservation.doc_id,
                 jaccard=round(judgement.jaccard, 4),
                 containment=round(judgement.containment, 4),
                 chars=fp.chars,
                 stored=True,
-                updated=True,
-                change=what_changed(previous.chars, fp.chars, judgement),
+                updated=outcome.updated,
+                change=what_changed(under_key.chars, fp.chars, judgement),
+                key_collision=outcome.collided is not None,
             )
         if match is None:
             return Verdict(key, UNIQUE, reservation.doc_id, reservation.doc_id, chars=fp.chars, stored=True)
@@ -481,12 +488,13 @@ class Detector:
         for its outcome and is judged again if the pending one is committed and may not be
         the last word (the new copy may beat it, or it replaced the copy matched).
         """
-        previous = self._stored_under_key(record, candidates, now)
-        if previous is not None and same_text(record, previous):
-            return _Outcome((previous, "key", judge(record, previous, self.thresholds)), revisit=True)
+        under_key = self._stored_under_key(record, candidates, now)
+        seen = next((other for other in under_key if same_text(record, other)), None)
+        if seen is not None:
+            return _Outcome((seen, "key", judge(record, seen, self.thresholds)), revisit=True)
         match = self._best_match(record, probe, [c for c in candidates if c.key != record.key], now)
-        if match is None and previous is not None:
-            return _Outcome(None, replace=previous, updated=True)
+        if match is None and under_key:
+            return self._under_stored_key(record, under_key)
         if match is None or self.prefer is None:
             return _Outcome(match)
         first = match[0]
@@ -499,15 +507,29 @@ class Detector:
             return _Outcome(match, replace=first)
         return _Outcome(match)
 
-    def _stored_under_key(self, record: DocRecord, candidates: list[DocRecord], now: float) -> DocRecord | None:
-        """The latest document stored under the record's own key (within the time window)."""
+    def _stored_under_key(self, record: DocRecord, candidates: list[DocRecord], now: float) -> list[DocRecord]:
+        """The documents stored under the record's own key (within the time window), latest
+        first: one, or several stories after a key collision."""
+        if not record.key:
+            return []
         not_before = now - self.ttl if self.ttl else float("-inf")
         same = [
             other
             for other in candidates
             if other.key == record.key and other.doc_id != record.doc_id and other.time >= not_before
         ]
-        return max(same, key=lambda other: other.doc_id) if same and record.key else None
+        return sorted(same, key=lambda other: -other.doc_id)
+
+    def _under_stored_key(self, record: DocRecord, under_key: list[DocRecord]) -> _Outcome:
+        """A new text under a key the store holds, matching no other key's story: an update of
+        the document whose story it still tells (by the one-story rule: a sentence added, a
+        figure corrected, a new headline), which it replaces; otherwise a key collision (two
+        sources numbering their items alike): another story, filed beside the stored ones,
+        which are kept, so that copies of either are still caught."""
+        for previous in under_key:
+            if judge(record, previous, self.thresholds).same_story:
+                return _Outcome(None, replace=previous, updated=True)
+        return _Outcome(None, collided=under_key[0])
 
     def _wins(self, record: DocRecord, stored: DocRecord, judgement: Judgement) -> bool:
         """The policy's answer; a policy that fails keeps the stored copy (said once).
@@ -531,12 +553,14 @@ class Detector:
         candidates: list[DocRecord],
         now: float,
     ) -> Match | None:
-        """The earliest stored story's document that the rule confirms one story with the
-        record, with how it matched; within a story, a replacing copy first."""
+        """The stored story's document that the rule confirms one story with the record, with
+        how it matched: the earliest story's (within a story, a replacing copy first), unless
+        a later story holds a clearly closer copy (:meth:`_closest`)."""
         if not candidates:
             return None  # most new stories: no need for the key sets below
         not_before = now - self.ttl if self.ttl else float("-inf")
         own_sentences, own_sketches = _own_keys(probe)
+        confirmed: list[Match] = []
         # Stories in the order they were first seen; within one, a replacing copy first.
         for other in sorted(candidates, key=lambda r: (r.story_id, -r.doc_id)):
             if other.doc_id == record.doc_id or other.time < not_before:
@@ -552,8 +576,27 @@ class Detector:
                 continue  # shares a SimHash table key but is farther than k: not a candidate
             judgement = judge(record, other, self.thresholds)
             if judgement.same_story:
-                return other, "+".join(methods), judgement
-        return None
+                confirmed.append((other, "+".join(methods), judgement))
+                if confirmed[0][2].jaccard >= 1.0 - CLOSER:
+                    break  # a near copy already: no other can be closer by CLOSER
+        return self._closest(confirmed) if confirmed else None
+
+    def _closest(self, confirmed: list[Match]) -> Match:
+        """Of the confirmed matches (earliest story first), the earliest story's, or a later
+        story's whose copy resembles the record by CLOSER more (Jaccard): a reprint of a
+        source stored apart from its portal's excerpt (the rule found them two stories) is a
+        copy of the source, not of the excerpt it also holds. A later story one story with an
+        earlier one's copy is never taken: it is a copy not yet verified (on a shared store,
+        another process files its copy before it verifies it) that will join or replace that
+        earlier story."""
+        first = confirmed[0]
+        best = max(confirmed, key=lambda match: match[2].jaccard)
+        if best[0].story_id == first[0].story_id or best[2].jaccard < first[2].jaccard + CLOSER:
+            return first
+        earlier = [match[0] for match in confirmed if match[0].story_id < best[0].story_id]
+        if any(judge(best[0], other, self.thresholds).same_story for other in earlier):
+            return first
+        return next(match for match in confirmed if match[0].story_id == best[0].story_id)
 
     def commit(self, verdict: Verdict) -> None:
         """Make a reserved unique document permanent (its item was stored)."""

@@ -153,10 +153,14 @@ class Verdict:
     # pending one replaced the copy this verdict names).
     waits_for: int | None = None
     recheck: bool = False
-    # A new text under a key whose stored text it is not, after normalisation (an updated
-    # article): it took that document's place (its similar_id stays the key's).
+    # A new text under a key whose stored text it is not, after normalisation, telling the
+    # same story (an updated article): it took that document's place (its similar_id stays
+    # the key's).
     updated: bool = False
-    change: str | None = None  # for an updated text, what changed (for the log)
+    change: str | None = None  # for an updated text (or a key collision), what changed (for the log)
+    # A new text under a key the store holds for another story (two sources numbering their
+    # items alike): filed beside it as a story of its own; the stored story is kept.
+    key_collision: bool = False
     # Filed with ``force`` though it matches a stored copy (an editor's "add anyway"): the key
     # of that copy. The text is a story of its own, a relative of that copy, not its duplicate.
     relative_of: str | None = None

@@ -34,9 +34,13 @@ class Review:
         self.report.count(NOT_JUDGED)
 
     def first_copy(self, verdict: Verdict) -> str | None:
-        """The text of a duplicate's first copy: seen in this run, else kept by the store (a
-        store read: call it where the front end makes its store calls); None when neither."""
-        return self.first_copies.text(verdict.similar_id) if verdict.status == DUPLICATE else None
+        """The text of the copy a duplicate names: its story's first copy seen in this run,
+        else the text the store kept of that very copy (``waits_for``: the copy that holds the
+        story now, never the copy it replaced; a store read: call it where the front end makes
+        its store calls); None when neither."""
+        if verdict.status != DUPLICATE:
+            return None
+        return self.first_copies.text(verdict.similar_id, stored_as=verdict.waits_for)
 
     def note(
         self, key: str, verdict: Verdict, text: str | None, first_copy: str | None = None, title: str | None = None
@@ -69,6 +73,7 @@ class Review:
             if verdict.status == UNIQUE:
                 note = f"replaces {verdict.replaces}" if verdict.replaces is not None else ""
                 note = "updated page" if verdict.updated else note
+                note = "key collision: another story is stored under this key too" if verdict.key_collision else note
                 self.report.story(key, title, note, verdict.similar_id, took_place)
             if text is not None:
                 self.first_copies.remember(verdict.similar_id, text, title, replace=took_place)

@@ -197,12 +197,15 @@ class FirstCopies:
         self.held += len(packed) - len(self._texts.get(doc_id, b""))
         self._texts[doc_id] = packed
 
-    def text(self, doc_id: int | None) -> str | None:
+    def text(self, doc_id: int | None, stored_as: int | None = None) -> str | None:
+        """Story ``doc_id``'s first copy as this run holds it, else the store's kept text of
+        document ``stored_as`` (the copy holding the story; by default the story's first)."""
         if doc_id is None:
             return None
         if doc_id in self._texts:
             return unpack_text(self._texts[doc_id])
-        return self.read([doc_id]).get(doc_id) if self.read is not None else None
+        wanted = doc_id if stored_as is None else stored_as
+        return self.read([wanted]).get(wanted) if self.read is not None else None
 
     def title(self, doc_id: int | None) -> str | None:
         return self._titles.get(doc_id) if doc_id is not None else None

@@ -43,6 +43,7 @@ class Counts:
     refused: int = 0  # not added: a duplicate of a stored entry
     revisits: int = 0  # the text already stored under its key: nothing written
     updated: int = 0  # a new text under a stored key replaced it
+    key_collisions: int = 0  # another story under a stored key: added beside it
     deleted: int = 0
     started: float = field(default_factory=time.time)
 
@@ -94,6 +95,7 @@ class Entries:
         self.counts.added += 1
         self.counts.forced += verdict.relative_of is not None
         self.counts.updated += verdict.updated
+        self.counts.key_collisions += verdict.key_collision
         return 201, answer
 
     def get(self, key: str) -> dict:
@@ -197,6 +199,7 @@ def _verdict_fields(verdict: Verdict) -> dict:
         "duplicate_of": verdict.duplicate_of,
         "relative_of": verdict.relative_of,
         "updated": verdict.updated,
+        "key_collision": verdict.key_collision,
         "similar_id": verdict.similar_id,
         "chars": verdict.chars,
     }

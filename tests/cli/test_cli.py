@@ -9,6 +9,7 @@ import time
 import pytest
 from support.corpus import ARTICLES, reprint, text, with_disclaimer
 from support.news_corpus import ARTICLES as NEWS
+from support.two_feeds import EAST, WEST, feed, reprinted
 
 from scrapy_neardup import open_store
 from scrapy_neardup.cli import main
@@ -71,7 +72,7 @@ def test_drop_writes_first_seen_records_only(tmp_path):
     assert kept == [f"{n}/original" for n in ARTICLES]
 
 
-def test_a_rerun_passes_revisits_or_drops_them_and_writes_updated_records(tmp_path, capsys):
+def test_a_rerun_passes_revisits_or_drops_them_and_writes_records_of_another_story(tmp_path, capsys):
     source, target, store = tmp_path / "in.jsonl", tmp_path / "out.jsonl", f"leveldb://{tmp_path}/db"
     records = corpus_records()
     write_lines(source, records)
@@ -88,19 +89,71 @@ def test_a_rerun_passes_revisits_or_drops_them_and_writes_updated_records(tmp_pa
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"{len(records)} records: 0 unique, {len(ARTICLES)} revisits, {len(ARTICLES)} duplicates, 0 skipped"
     )
-    # The battery page tells another story now: written as an updated record; the rest dropped.
+    # The battery record tells another story now: written as a story of its own, stored beside
+    # the battery story (a key collision, said with its line); the rest dropped.
     changed = [
         {**r, "text": NEWS["port"] if r["id"] == "battery/original" else r["text"]} for r in records[: len(ARTICLES)]
     ]
     write_lines(source, changed)
     assert main(["dedup", str(source), "-o", str(target), "--store", store, "--revisit", "drop"]) == 0
     written = [json.loads(line) for line in read_lines(target)]
-    assert [(r["id"], r["duplicate_of"], r["similar_id"]) for r in written] == [
-        ("battery/original", None, first["battery/original"]["similar_id"])
+    assert [(r["id"], r["duplicate_of"]) for r in written] == [("battery/original", None)]
+    assert written[0]["similar_id"] not in {r["similar_id"] for r in first.values()}
+    said = capsys.readouterr().err.strip().splitlines()
+    number = [r["id"] for r in changed].index("battery/original") + 1
+    assert said[-2:] == [
+        f"neardup: {source}:{number}: key collision: battery/original already holds another story; this record "
+        "is stored beside it as a story of its own and both are kept (--key-field should tell sources apart)",
+        f"{len(changed)} records: 1 unique (1 key collisions), {len(changed) - 1} revisits, 0 duplicates, 0 skipped",
     ]
-    assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        f"{len(changed)} records: 1 unique (1 updated), {len(changed) - 1} revisits, 0 duplicates, 0 skipped"
-    )
+
+
+def test_two_feeds_numbering_their_items_alike_keep_every_story(tmp_path, capsys):
+    """Two feeds with ids 0-9 into one store: the second feed's records are key collisions,
+    each said with its line and counted, stored beside the first feed's stories; reprints of
+    both feeds are then caught, and lookup lists both stories of a collided id."""
+    store = f"leveldb://{tmp_path}/db"
+    for name, stories in (("east", EAST), ("west", WEST)):
+        write_lines(tmp_path / f"{name}.jsonl", [{"id": key, "text": body} for key, body in feed(stories)])
+    assert main(["dedup", str(tmp_path / "east.jsonl"), "-o", str(tmp_path / "east.out"), "--store", store]) == 0
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "10 records: 10 unique, 0 duplicates, 0 skipped"
+    assert main(["dedup", str(tmp_path / "west.jsonl"), "-o", str(tmp_path / "west.out"), "--store", store]) == 0
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said[-1] == "10 records: 10 unique (10 key collisions), 0 duplicates, 0 skipped"
+    assert [line for line in said if "key collision:" in line] == [
+        f"neardup: {tmp_path / 'west.jsonl'}:{n + 1}: key collision: {n} already holds another story; this record "
+        "is stored beside it as a story of its own and both are kept (--key-field should tell sources apart)"
+        for n in range(10)
+    ]
+    written = [json.loads(line) for name in ("east", "west") for line in read_lines(tmp_path / f"{name}.out")]
+    assert [(r["id"], r["duplicate_of"]) for r in written] == [(str(n % 10), None) for n in range(20)]
+    stories = {r["text"]: r["similar_id"] for r in written}
+    assert len(set(stories.values())) == 20
+
+    copies = [{"id": f"portal/{n}", "text": reprinted(body)} for n, body in enumerate(EAST + WEST)]
+    write_lines(tmp_path / "copies.jsonl", copies)
+    assert main(["dedup", str(tmp_path / "copies.jsonl"), "-o", str(tmp_path / "copies.out"), "--store", store]) == 0
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "20 records: 0 unique, 20 duplicates, 0 skipped"
+    tagged = [json.loads(line) for line in read_lines(tmp_path / "copies.out")]
+    assert [(r["duplicate_of"], r["similar_id"]) for r in tagged] == [
+        (str(n % 10), stories[body]) for n, body in enumerate(EAST + WEST)
+    ]
+
+    assert main(["lookup", "3", "--store", store]) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(line)["similar_id"] for line in out.splitlines()] == [stories[EAST[3]], stories[WEST[3]]]
+    assert "key '3' holds 2 stories (a key collision" in err
+
+    # Both feeds in one file, into a new store: the same, the warnings cut short.
+    write_lines(tmp_path / "both.jsonl", [{"id": key, "text": body} for key, body in feed(EAST) + feed(WEST)])
+    both = ["dedup", str(tmp_path / "both.jsonl"), "-o", str(tmp_path / "both.out"), "--max-warnings", "3"]
+    assert main([*both, "--store", f"leveldb://{tmp_path}/db2"]) == 0
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len([line for line in said if "key collision:" in line]) == 3
+    assert said[-2:] == [
+        "neardup: 7 more key collisions not shown",
+        "20 records: 20 unique (10 key collisions), 0 duplicates, 0 skipped",
+    ]
 
 
 def test_bad_lines_are_reported_counted_and_passed_through(tmp_path, capsys):

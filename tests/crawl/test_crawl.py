@@ -721,9 +721,12 @@ def test_an_updated_page_is_never_dropped_as_a_revisit(local_site, tmp_path, cap
 
 
 @pytest_twisted.inlineCallbacks
-def test_a_second_crawl_passes_revisits_drops_them_when_asked_and_stores_updated_pages(local_site, tmp_path):
+def test_a_second_crawl_passes_revisits_drops_them_when_asked_and_keeps_both_stories_of_a_key(
+    local_site, tmp_path, caplog
+):
     """Four crawls of one LevelDB store: the same pages again are revisits (passed, or dropped
-    with NEARDUP_REVISIT = "drop"); a page whose story changed replaces its stored text."""
+    with NEARDUP_REVISIT = "drop"); a URL that now tells another story is a key collision:
+    the new story is stored beside the old one, which is not forgotten."""
     store = tmp_path / "store"
     paths = ["/a/metro.html", "/b/metro.html", "/a/canteen.html"]
     first = yield run(settings_for(store), NewsSpider, root=local_site.root, paths=paths)
@@ -738,7 +741,8 @@ def test_a_second_crawl_passes_revisits_drops_them_when_asked_and_stores_updated
         "neardup/duplicate": 1,
     }
 
-    # The canteen page now tells the flood story; the metro page is unchanged.
+    # The canteen URL now serves the flood story; the metro page is unchanged.
+    caplog.set_level(logging.INFO)
     third = yield run(
         settings_for(store, NEARDUP_REVISIT="drop"),
         MovedSpider,
@@ -749,15 +753,24 @@ def test_a_second_crawl_passes_revisits_drops_them_when_asked_and_stores_updated
     assert third.paths() == ["/a/canteen.html"]
     assert [(url_path(i["url"]), name) for i, name in third.dropped] == [("/a/metro.html", "RevisitedItem")]
     assert {
-        k: third.neardup.get(k, 0) for k in ("neardup/revisit", "neardup/updated", "neardup/unique", "neardup/dropped")
+        k: third.neardup.get(k, 0)
+        for k in ("neardup/revisit", "neardup/updated", "neardup/key_collision", "neardup/unique", "neardup/dropped")
     } == {
         "neardup/revisit": 1,
-        "neardup/updated": 1,
+        "neardup/updated": 0,
+        "neardup/key_collision": 1,
         "neardup/unique": 1,
         "neardup/dropped": 1,
     }
+    canteen = local_site.url("/a/canteen.html")
+    warned = [
+        r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "key collision" in r.getMessage()
+    ]
+    assert len(warned) == 2, warned  # the item's, and the close summary's
+    assert warned[0].startswith(f"scrapy-neardup: key collision: {canteen} already holds another story")
+    assert "1 of the new stories stored beside another story under their key (key collisions)" in warned[1]
 
-    # The stored text under /a/canteen.html is the flood story's now.
+    # Under /a/canteen.html: the canteen story and the flood story, copies of both caught.
     fourth = yield run(
         settings_for(store, NEARDUP_ACTION="tag"),
         NewsSpider,
@@ -765,4 +778,5 @@ def test_a_second_crawl_passes_revisits_drops_them_when_asked_and_stores_updated
         paths=["/c/flood.html", "/b/canteen.html"],
     )
     tags = {url_path(i["url"]): i["duplicate_of"] for i in fourth.items}
-    assert tags == {"/c/flood.html": local_site.root + "/a/canteen.html", "/b/canteen.html": None}
+    assert tags == {"/c/flood.html": canteen, "/b/canteen.html": canteen}
+    assert fourth.neardup["neardup/duplicate"] == 2

@@ -1,8 +1,11 @@
 import pytest
 from support.corpus import ARTICLES, DISCLAIMER, SIGNATURE, full_width, quoting, reprint, text, with_disclaimer
+from support.two_feeds import EAST, WEST, feed, reprinted
 
 from scrapy_neardup import DUPLICATE, REVISIT, SHORT, UNIQUE, Detector, Recipe, Thresholds, open_store
+from scrapy_neardup.engine.prefer import prefer_longest
 from scrapy_neardup.fingerprints.fingerprint import is_sketch_key
+from scrapy_neardup.newsworld import transforms
 
 NAMES = list(ARTICLES)
 
@@ -144,18 +147,30 @@ def test_the_same_key_seen_again_is_a_revisit_not_its_own_duplicate(store):
     assert store.count() == 1
 
 
+# The museum article as its site updated it: two sentences added at the end.
+MUSEUM_UPDATED = (
+    text("museum")
+    + "\n记者从当地文物部门获悉，窑址出土的部分青瓷将在明年春节前后与公众见面。展览期间博物馆将延长开放时间。"
+)
+
+
 def test_a_page_whose_text_changed_at_all_is_an_update_never_a_revisit(store):
-    """Two sentences added, or the end cut: the same story, but not the text stored, so it
-    takes the stored text's place and says what changed."""
+    """Two sentences added, the end cut, a figure corrected, the headline rewritten: the same
+    story, but not the text stored, so it takes the stored text's place and says what changed."""
     detector = Detector(store)
     first = detector.check("url-1", text("museum"))
-    added = (
-        text("museum")
-        + "\n记者从当地文物部门获悉，窑址出土的部分青瓷将在明年春节前后与公众见面。展览期间博物馆将延长开放时间。"
-    )
-    for changed in (added, reprint("museum", cut=0.9, promotion=False)):
+    corrected = text("museum").replace("残长三十八米", "残长四十八米")
+    changes = [
+        MUSEUM_UPDATED,
+        reprint("museum", cut=0.9, promotion=False),
+        corrected,
+        "城南遗址发现宋代龙窑 出土青瓷残片千余件\n" + corrected,
+        "考古新发现：城南遗址清理出保存完整的宋代窑址\n" + corrected,
+    ]
+    for changed in changes:
         verdict = detector.check("url-1", changed)
-        assert verdict.status == UNIQUE and verdict.updated and verdict.stored
+        assert verdict.status == UNIQUE and verdict.updated and verdict.stored, (changed[:40], verdict)
+        assert not verdict.key_collision
         assert verdict.similar_id == first.similar_id and store.count() == 1
         assert verdict.change.startswith("text changed:") and "the same story" in verdict.change
         assert detector.check("url-1", changed).status == REVISIT  # now the stored text
@@ -176,33 +191,119 @@ def test_a_forced_duplicate_is_stored_as_a_story_of_its_own_related_to_the_origi
     assert again.status == REVISIT and len(store.stored_under("original")) == 1
 
 
-def test_an_updated_text_under_a_stored_key_replaces_the_stored_document(store):
-    """The page now tells another story: its new text takes the old one's place, keeping
-    the key's similar_id; a copy of the old text is a story of its own again."""
+def test_another_story_under_a_stored_key_is_a_key_collision_and_both_stories_are_kept(store):
+    """The key now holds another story (two sources numbering their items alike, a reused
+    URL): not an update. The new text is filed beside the stored one as a story of its own;
+    either text under the key again is a revisit, and copies of both are caught."""
     detector = Detector(store)
     first = detector.check("url-1", text("museum"))
-    updated = detector.check("url-1", text("rice"))
-    assert updated.status == UNIQUE and updated.updated and updated.stored
-    assert updated.similar_id == first.similar_id
-    assert [(r.key, r.doc_id) for r in store.records()] == [("url-1", updated.doc_id)]
+    other = detector.check("url-1", text("rice"))
+    assert other.status == UNIQUE and other.stored and other.key_collision and not other.updated
+    assert other.similar_id not in (None, first.similar_id) and other.duplicate_of is None
+    assert "no longer the same story" in other.change
+    assert [(r.doc_id, r.story_id) for r in store.stored_under("url-1")] == [
+        (first.doc_id, first.similar_id),
+        (other.doc_id, other.similar_id),
+    ]
     assert detector.check("url-1", text("rice")).status == REVISIT
+    assert detector.check("url-1", text("museum")).status == REVISIT
     copy = detector.check("url-2", reprint("rice"))
+    assert copy.status == DUPLICATE and copy.duplicate_of == "url-1" and copy.similar_id == other.similar_id
+    copy = detector.check("url-3", reprint("museum"))
     assert copy.status == DUPLICATE and copy.duplicate_of == "url-1" and copy.similar_id == first.similar_id
-    assert detector.check("url-3", text("museum")).status == UNIQUE
+    # An update of one of them replaces that one only.
+    updated = detector.check("url-1", MUSEUM_UPDATED)
+    assert updated.updated and updated.similar_id == first.similar_id and not updated.key_collision
+    assert [(r.doc_id, r.story_id) for r in store.stored_under("url-1")] == [
+        (other.doc_id, other.similar_id),
+        (updated.doc_id, first.similar_id),
+    ]
+
+
+@pytest.mark.parametrize("order", ["east first", "west first"])
+def test_two_feeds_numbering_their_items_alike_keep_every_story(store, order):
+    """Two feeds with ids 0-9 run into one store: the second feed's items are key collisions,
+    filed beside the first feed's stories, which are not forgotten: reprints of either feed
+    are caught, and each feed seen again is revisits. The second feed and the reruns come in
+    batches (Redis: one round trip each, verified after filing)."""
+    first_feed, second_feed = (EAST, WEST) if order == "east first" else (WEST, EAST)
+    detector = Detector(store)
+    first = [detector.check(key, body) for key, body in feed(first_feed)]
+    assert [(v.status, v.key_collision) for v in first] == [(UNIQUE, False)] * 10
+    second = detector.check_many([(key, detector.fingerprint(body)) for key, body in feed(second_feed)])
+    assert [(v.status, v.key_collision, v.updated) for v in second] == [(UNIQUE, True, False)] * 10
+    assert len({v.similar_id for v in first + second}) == 20 and store.count() == 20
+    for number in range(10):
+        stored = [record.story_id for record in store.stored_under(str(number))]
+        assert stored == [first[number].similar_id, second[number].similar_id]
+    # Reprints of both feeds under the portal's own keys: one by one, then in a batch.
+    stories = {first_feed[n]: first[n].similar_id for n in range(10)} | {
+        second_feed[n]: second[n].similar_id for n in range(10)
+    }
+    for number, body in enumerate(first_feed[:5] + second_feed[:5]):
+        copy = detector.check(f"portal/{number}", reprinted(body))
+        assert copy.status == DUPLICATE and copy.duplicate_of == str(number % 5), copy
+        assert copy.similar_id == stories[body]
+    rest = first_feed[5:] + second_feed[5:]
+    copies = detector.check_many(
+        [(f"portal/b{n}", detector.fingerprint(reprinted(body))) for n, body in enumerate(rest)]
+    )
+    assert [(v.status, v.duplicate_of, v.similar_id) for v in copies] == [
+        (DUPLICATE, str(5 + n % 5), stories[body]) for n, body in enumerate(rest)
+    ]
+    again = detector.check_many(
+        [(key, detector.fingerprint(body)) for key, body in feed(second_feed) + feed(first_feed)]
+    )
+    assert [(v.status, v.similar_id) for v in again] == [(REVISIT, v.similar_id) for v in second + first]
+    store.count()  # Redis takes a batch's duplicates out with its next call
+    assert store.count() == 20
+
+
+def test_two_feeds_in_one_batch_keep_every_story(store):
+    """Both feeds in one file (one batch): each id's second item collides with the first,
+    filed in the same round trip."""
+    detector = Detector(store)
+    both = feed(EAST) + feed(WEST)
+    verdicts = detector.check_many([(key, detector.fingerprint(body)) for key, body in both])
+    assert [(v.status, v.key_collision) for v in verdicts] == [(UNIQUE, False)] * 10 + [(UNIQUE, True)] * 10
+    assert store.count() == 20 and len({v.similar_id for v in verdicts}) == 20
+    assert detector.check("portal/7", reprinted(WEST[7])).similar_id == verdicts[17].similar_id
+
+
+@pytest.mark.parametrize("prefer", [None, prefer_longest], ids=["first", "longest"])
+@pytest.mark.parametrize("story", [WEST[2], WEST[8]], ids=["west-2", "west-8"])
+def test_a_reprint_joins_the_story_holding_its_closest_copy_not_an_excerpt_it_also_holds(store, prefer, story):
+    """A portal's excerpt (the first sentence, under a source line) is stored, then its source,
+    which the rule finds another story (the excerpt is under half of it and its rest goes on to
+    other things); then a reprint of the source, cut to 90%: the excerpt is half of it, and the
+    rule would join them. The reprint's closest copy is the source: it is the source's duplicate,
+    and with ``longest`` it does not replace the excerpt, leaving two full copies stored."""
+    sentences = [sentence + "。" for sentence in story.split("。") if sentence]
+    excerpt = "来源：门户网\n" + sentences[0]
+    reprint_of_source = "\n".join(transforms.cut_chars(sentences, 0.9)) + "\n（责任编辑：李明）"
+    detector = Detector(store, prefer=prefer)
+    portal = detector.check("portal", excerpt)
+    source = detector.check("source", "\n".join(sentences))
+    assert source.status == UNIQUE and source.similar_id != portal.similar_id
+    third = detector.check("third", reprint_of_source)
+    assert (third.status, third.duplicate_of, third.similar_id) == (DUPLICATE, "source", source.similar_id)
+    assert third.replaces is None
+    store.count()  # Redis takes a duplicate out with its next call
+    assert sorted(record.key for record in store.records()) == ["portal", "source"]
 
 
 def test_a_reserved_update_replaces_the_stored_document_at_its_commit(store):
     detector = Detector(store)
     detector.check("url-1", text("museum"))
-    dropped = detector.check("url-1", text("rice"), reserve=True)
+    dropped = detector.check("url-1", MUSEUM_UPDATED, reserve=True)
     assert dropped.updated
     detector.release(dropped)  # its item was dropped later: the old text stays
     assert [r.key for r in store.records()] == ["url-1"]
     assert detector.check("url-1", text("museum")).status == REVISIT
-    kept = detector.check("url-1", text("rice"), reserve=True)
+    kept = detector.check("url-1", MUSEUM_UPDATED, reserve=True)
     detector.commit(kept)
     assert [(r.key, r.doc_id) for r in store.records()] == [("url-1", kept.doc_id)]
-    assert detector.check("url-1", text("rice")).status == REVISIT
+    assert detector.check("url-1", MUSEUM_UPDATED).status == REVISIT
 
 
 def test_time_window_ignores_and_purges_old_documents(store):

@@ -135,6 +135,30 @@ def test_a_later_run_shows_first_copies_only_when_the_store_kept_them(store_uri,
         assert {r["key"]: r.get("text") for r in exported if "text" in r} == (texts if kept else {})
 
 
+def test_a_later_run_shows_the_text_of_the_copy_named_not_of_the_copy_it_replaced(store_uri, tmp_path, capsys):
+    """With --prefer longest the complete article replaced the portal's excerpt in the first
+    run; a reprint in the next run names the complete article, and its text is shown beside
+    it, not the excerpt's."""
+    from support.corpus import reprint, text
+
+    excerpt = "来源：滨江日报\n" + "\n".join(text("museum").split("\n")[:3])
+    write_lines(tmp_path / "a.jsonl", [{"id": "portal", "text": excerpt}, {"id": "source", "text": text("museum")}])
+    write_lines(tmp_path / "b.jsonl", [{"id": "third", "text": reprint("museum")}])
+    common = ["--store", store_uri, "--no-progress"]
+    first = ["dedup", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "a.out"), "--keep-text", "--prefer", "longest"]
+    assert main(first + common) == 0
+    page = tmp_path / "review.html"
+    assert (
+        main(["dedup", str(tmp_path / "b.jsonl"), "-o", str(tmp_path / "b.out"), "--report", str(page)] + common) == 0
+    )
+    found = sections(page)
+    assert found["third"]["first"] == "source"
+    first_class, first_key, first_body = found["third"]["texts"][0]
+    assert (first_class, html.unescape(first_key), plain(first_body)) == ("text", "source", text("museum"))
+    exported = [json.loads(line) for line in _export(store_uri, "default", tmp_path, capsys)]
+    assert [(record["key"], record.get("text")) for record in exported] == [("source", text("museum"))]
+
+
 def _export(store_uri: str, namespace: str, tmp_path: Path, capsys) -> list[str]:
     target = tmp_path / f"{namespace}.jsonl"
     assert main(["export", "--store", store_uri, "--namespace", namespace, "-o", str(target)]) == 0

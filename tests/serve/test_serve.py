@@ -85,6 +85,7 @@ def test_check_add_read_and_delete_entries_on_each_store(service):
         "refused": 1,
         "revisits": 1,
         "updated": 0,
+        "key_collisions": 0,
         "deleted": 1,
     }
     assert service.request("GET", "/health").body == {"status": "ok"}

@@ -242,6 +242,20 @@ def test_a_longer_copy_replaces_the_stored_excerpt_and_keeps_the_story(store_uri
         assert Detector(store).check("https://d.example/rice", text("rice")).duplicate_of == "https://a.example/rice"
 
 
+@pytest.mark.parametrize("reserve", [False, True], ids=["committed", "reserved"])
+def test_a_replaced_copy_leaves_no_kept_text_behind(store_uri, reserve):
+    """The replaced copy's kept text goes with it (at once, or at the replacing copy's commit):
+    nothing can show it under the name of the copy that took its place."""
+    with open_store(store_uri, "prefer-texts") as store:
+        detector = Detector(store, prefer=prefer_longest)
+        first = detector.check_fingerprint("portal", detector.fingerprint(excerpt("rice")), text=excerpt("rice"))
+        body = text("rice")
+        complete = detector.check_fingerprint("complete", detector.fingerprint(body), reserve, text=body)
+        assert complete.replaces == "portal"
+        detector.commit(complete)
+        assert store.texts([first.doc_id, complete.doc_id]) == {complete.doc_id: body}
+
+
 def test_a_copy_too_little_longer_or_seen_first_is_a_plain_duplicate(store_uri):
     with open_store(store_uri, "prefer") as store:
         detector = Detector(store, prefer=prefer_longest)
@@ -317,37 +331,46 @@ def test_a_document_is_found_under_its_key_whatever_its_text(store_uri):
         assert [c.doc_id for c in store.check_and_add(Probe([], []), again).candidates] == [other.doc_id]
 
 
-def test_revisits_and_updates_over_two_runs(store_uri):
+def test_revisits_updates_and_key_collisions_over_two_runs(store_uri):
+    """A page seen again is a revisit; a page that gained two sentences, an update replacing
+    its stored document; a page that tells another story now, a key collision filed beside
+    the stored story, which is kept."""
+    keys = [f"https://a.example/{name}" for name in NAMES[:4]]
+    grown = text(NAMES[1]) + "\n相关部门表示，下一步将继续跟踪进展并及时向社会公布。记者将持续关注此事的后续情况。"
     with open_store(store_uri, "runs") as store:
         detector = Detector(store)
-        first = [detector.check(f"https://a.example/{name}", text(name)) for name in NAMES[:4]]
+        first = [detector.check(key, text(name)) for key, name in zip(keys, NAMES)]
     with open_store(store_uri, "runs") as store:  # the next crawl of the same pages
         detector = Detector(store)
-        again = detector.check(
-            f"https://a.example/{NAMES[0]}", "\n" + text(NAMES[0]).replace("。", "。 ")
-        )  # re-rendered
-        updated = detector.check(f"https://a.example/{NAMES[1]}", text(NAMES[5]))  # another story now
+        again = detector.check(keys[0], "\n" + text(NAMES[0]).replace("。", "。 "))  # re-rendered
+        updated = detector.check(keys[1], grown)
+        collided = detector.check(keys[2], text(NAMES[5]))  # another story now
         assert again.status == REVISIT and again.similar_id == first[0].similar_id
         assert updated.status == UNIQUE and updated.updated and updated.similar_id == first[1].similar_id
-        assert store.count() == 4
+        assert collided.status == UNIQUE and collided.key_collision and not collided.updated
+        assert collided.similar_id not in {v.similar_id for v in first}
+        assert store.count() == 5
     with open_store(store_uri, "runs") as store:
-        by_key = {r.key: r.doc_id for r in store.records()}
-        assert by_key[f"https://a.example/{NAMES[1]}"] == updated.doc_id and len(by_key) == 4
-        assert Detector(store).check("https://b.example/1", text(NAMES[1])).status == UNIQUE  # the old text is gone
+        assert [r.doc_id for r in store.stored_under(keys[1])] == [updated.doc_id]
+        assert [r.story_id for r in store.stored_under(keys[2])] == [first[2].similar_id, collided.similar_id]
+        detector = Detector(store)
+        for story, similar_id in ((NAMES[2], first[2].similar_id), (NAMES[5], collided.similar_id)):
+            copy = detector.check(f"https://b.example/{story}", reprint(story))
+            assert (copy.status, copy.duplicate_of, copy.similar_id) == (DUPLICATE, keys[2], similar_id)
     with open_store(store_uri, "runs") as store:  # a batch (Redis: one round trip, verified after)
         detector = Detector(store)
-        keys = [f"https://a.example/{name}" for name in NAMES[:4]]
+        batch = [keys[0], keys[2], keys[3], "https://c.example/4"]
         texts = [text(NAMES[0]), text(NAMES[5]), text(NAMES[4]), text(NAMES[4])]
-        verdicts = detector.check_many([(key, detector.fingerprint(body)) for key, body in zip(keys, texts)])
-        assert [(v.status, v.updated) for v in verdicts] == [
-            (REVISIT, False),
-            (REVISIT, False),
-            (UNIQUE, True),
-            (DUPLICATE, False),
+        verdicts = detector.check_many([(key, detector.fingerprint(body)) for key, body in zip(batch, texts)])
+        assert [(v.status, v.updated, v.key_collision) for v in verdicts] == [
+            (REVISIT, False, False),
+            (REVISIT, False, False),
+            (UNIQUE, False, True),
+            (DUPLICATE, False, False),
         ]
-        assert verdicts[3].duplicate_of == keys[2] and verdicts[2].similar_id == first[2].similar_id
+        assert verdicts[3].duplicate_of == keys[3] and verdicts[3].similar_id == verdicts[2].similar_id
         store.count()  # Redis takes a batch's duplicates out with its next call
-        assert sorted(r.key for r in store.records()) == sorted([*keys, "https://b.example/1"])
+        assert sorted(r.key for r in store.records()) == sorted([*keys, keys[2], keys[3]])
 
 
 def test_of_two_copies_replacing_one_story_one_wins(store_uri):

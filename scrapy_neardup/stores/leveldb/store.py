@@ -488,6 +488,7 @@ class LevelDBStore(LocalStore):
             if record.state == COMMITTED:
                 batch.delete(b"p" + doc)
             batch.delete(b"d" + gone)
+            batch.delete(b"x" + gone)
             batch.delete(b"p" + gone)
             batch.put(b"n", _u64(self._last[0]))
         self._index.remove(self.buckets_of(old), old.doc_id)
