@@ -311,6 +311,7 @@ class RedisClusterStore(RedisStore):
     # -- meta ---------------------------------------------------------------------------
 
     def open(self, recipe: Recipe, create: bool = True) -> None:
+        self._check_password()
         self._check_server()
         Store.open(self, recipe, create)
         layout = (self.read_meta() or {}).get("layout") or {}
@@ -361,6 +362,10 @@ class RedisClusterStore(RedisStore):
         lost = sorted(name for name, value in self._first_markers().items() if value != self._mark)
         if lost:
             raise self._lost(f"the master{'s' if len(lost) > 1 else ''} {', '.join(lost)} lost the namespace's marker")
+
+    def _node_pool(self) -> Any:
+        """A node's connection pool: every node has the password the URI gives."""
+        return self.client.get_redis_connection(self.client.get_default_node()).connection_pool
 
     def _check_server(self) -> None:
         """The checks of one Redis, on every node of the cluster (masters and replicas)."""

@@ -199,21 +199,32 @@ _CAUSES: list[tuple[type[BaseException], str]] = [
 _SENTINEL_FAILURE = re.compile(r" - (.+?)(?=, (?:<redis\.|Redis<)|$)")
 
 
-def _cause(exc: BaseException, uri: str, params: dict[str, Any]) -> str:
-    """What a failed Redis call means, in words a user can act on; the address, no password."""
-    address, secrets = _address(uri), _secrets(uri)
-    said = _scrub(str(exc), secrets)
-    if isinstance(exc, AuthenticationError):
-        if not (secrets or params.get("password")):
-            return f"{address} requires a password, and the URI gives none"
-        return f"authentication failed at {address}: wrong password or user ({said})"
-    if isinstance(exc, ResponseError) and "DB index is out of range" in said:
-        return f"{address} has no such db (raise 'databases' in its configuration or use a lower db)"
+# What a server without a password answers the bare form of AUTH (Redis 6 and later, before 6).
+_NO_PASSWORD_SET = ("called without any password configured", "no password is set")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the errors it arose from."""
     chain: list[BaseException] = []
     link: BaseException | None = exc
     while link is not None and link not in chain:
         chain.append(link)
         link = link.__cause__ or link.__context__
+    return chain
+
+
+def _cause(exc: BaseException, uri: str, params: dict[str, Any]) -> str:
+    """What a failed Redis call means, in words a user can act on; the address, no password."""
+    address, secrets = _address(uri), _secrets(uri)
+    said = _scrub(str(exc), secrets)
+    chain = _chain(exc)
+    refused = next((link for link in chain if isinstance(link, AuthenticationError)), None)
+    if refused is not None:  # a cluster client's is the cause of the error it raises
+        if not (secrets or params.get("password")):
+            return f"{address} requires a password, and the URI gives none"
+        return f"authentication failed at {address}: wrong password or user ({_scrub(str(refused), secrets)})"
+    if isinstance(exc, ResponseError) and "DB index is out of range" in said:
+        return f"{address} has no such db (raise 'databases' in its configuration or use a lower db)"
     for link in chain:
         if isinstance(link, MasterNotFoundError):  # its text is a page of the clients' internals
             failed = _SENTINEL_FAILURE.findall(_scrub(str(link), secrets))
@@ -361,8 +372,8 @@ class RedisStore(Store):
             self.client = get_redis(uri, {"retries": retries, **self._params})
         except TypeError as exc:  # a name redis.Redis does not take
             raise StoreUnavailable(f"bad Redis client parameter in NEARDUP_REDIS_PARAMS or the URI: {exc}") from exc
-        except RedisError as exc:  # the client connects as it is made
-            raise StoreUnavailable(f"cannot open the Redis store {redact(uri)}: {self._cause(exc)}") from exc
+        except RedisError as exc:  # the client connects as it is made (a cluster's does)
+            raise self._cannot_open(exc) from exc
         self._check_and_add = self.client.register_script(CHECK_AND_ADD)
         self._check_and_add_many = self.client.register_script(CHECK_AND_ADD_MANY)
         self._commit = self.client.register_script(COMMIT)
@@ -374,7 +385,7 @@ class RedisStore(Store):
             self.client.ping()
         except RedisError as exc:
             self.client.close()
-            raise StoreUnavailable(f"cannot open the Redis store {redact(uri)}: {self._cause(exc)}") from exc
+            raise self._cannot_open(exc) from exc
 
     def _set_ttl(self, ttl: float | None) -> None:
         self.ttl = float(ttl) if ttl else None
@@ -386,6 +397,15 @@ class RedisStore(Store):
 
     def _cause(self, exc: BaseException) -> str:
         return _cause(exc, self.uri, self._params)
+
+    def _cannot_open(self, exc: BaseException) -> StoreUnavailable:
+        """Why the store cannot be opened. A server with no password refuses the bare form of
+        AUTH (a cluster client authenticates as it connects): told as :meth:`_check_password`
+        tells a password such a server would accept."""
+        for link in _chain(exc):
+            if isinstance(link, AuthenticationError) and any(text in str(link) for text in _NO_PASSWORD_SET):
+                return self._needless_password()
+        return StoreUnavailable(f"cannot open the Redis store {redact(self.uri)}: {self._cause(exc)}")
 
     def _after_fork(self) -> None:
         """A forked child opens its own connection and takes its own client id for retries."""
@@ -531,7 +551,7 @@ class RedisStore(Store):
         """Refuse a password that the server ignores: a server whose default user has no
         password accepts any, so the URI's password protects nothing there, and the server may
         not be the one meant. Asked by connecting once without it."""
-        pool = self.client.connection_pool
+        pool = self._node_pool()
         given = pool.connection_kwargs
         if is_sentinel(self.uri) or not given.get("password") or given.get("username") not in (None, "", "default"):
             return
@@ -544,7 +564,14 @@ class RedisStore(Store):
             return  # NOAUTH: the password is needed; any other failure is for the real client to meet
         finally:
             probe.connection_pool.disconnect()
-        raise StoreUnavailable(
+        raise self._needless_password()
+
+    def _node_pool(self) -> Any:
+        """The connection pool of the server :meth:`_check_password` asks."""
+        return self.client.connection_pool
+
+    def _needless_password(self) -> StoreUnavailable:
+        return StoreUnavailable(
             f"the Redis store URI {redact(self.uri)} gives a password, but {_address(self.uri)} requires "
             "none and accepts any: is it the server you meant? Remove the password from the URI (and "
             "NEARDUP_REDIS_PARAMS), or protect the server with requirepass"
