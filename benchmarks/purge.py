@@ -110,22 +110,29 @@ def main() -> None:
     result: list[float] = []
 
     def purge() -> None:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.thread_time()
         result.append(store.purge(cutoff, background=True))  # as Detector.purge(background=True)
-        result.append(time.perf_counter() - began)
+        result.extend([time.perf_counter() - began, time.thread_time() - cpu])
 
+    process_cpu = time.process_time()
     thread = threading.Thread(target=purge)
     thread.start()
-    during = rate(f"stream while about {purging:,} documents are purged", stream.run(lambda: not thread.is_alive()))
+    figures = stream.run(lambda: not thread.is_alive())
+    process_cpu = time.process_time() - process_cpu
+    during = rate(f"stream while about {purging:,} documents are purged", figures)
     thread.join()
+    removed, seconds, purge_cpu = result
+    others = process_cpu - figures[2] - purge_cpu
     print(
-        f"purge beside the stream: {result[0]:,.0f} documents in {result[1]:.1f} s; the stream kept "
-        f"{during / before:.2f} of its rate",
+        f"purge beside the stream: {removed:,.0f} documents in {seconds:.1f} s, its thread's CPU "
+        f"{purge_cpu:.1f} s ({purge_cpu / seconds:.1%} of the time), the process's other threads' "
+        f"(index, LevelDB) {others:.1f} s; the stream kept {during / before:.2f} of its rate",
         flush=True,
     )
     store._index.wait()
     deadline = time.perf_counter() + args.seconds
-    rate("stream alone after", stream.run(lambda: time.perf_counter() > deadline))
+    after = rate("stream alone after", stream.run(lambda: time.perf_counter() > deadline))
+    print(f"the stream beside the purge / alone before and after: {2 * during / (before + after):.2f}", flush=True)
     print(f"RSS grew {(rss_bytes() - rss) / 1e6:,.0f} MB over the run; {store.count():,} documents left")
     cli_cutoff = time_of_fraction(store, args.cli_fraction)[0] if args.cli_fraction else None
     store.close()

@@ -64,6 +64,7 @@ from ..base import (
     key_buckets,
     sentence_bucket,
 )
+from ..pacing import Pace
 from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
 from .cluster import parse_cluster_uri
 from .slots import Call, SlotRouter, remember
@@ -79,6 +80,8 @@ BOUNDARY = 60.0  # a document this close after a window's start is filed in the 
 _STATE = HEAD_SIZE  # 1-based position of a record's state byte in a value (after the status byte)
 UNDECIDED, KEPT = b"u", b"k"
 _WAIT_MS = 1000  # how long a master's replica may take to acknowledge a batch's writes
+PURGE_SLOTS = 32  # slots whose time indexes a batch of purge reads (at most 3,200 documents)
+PURGE_PAGE = 100  # documents a batch of purge takes from one slot
 
 CLUSTER_SCRIPTS = {
     name: _script("cluster_mark", f"cluster_{name}")
@@ -940,32 +943,41 @@ class RedisClusterStore(RedisStore):
                 out.append(record)
         return out
 
-    def purge(self, older_than: float) -> int:
-        """Remove documents older than ``older_than`` with their bucket entries, a few hundred
-        at a time from each slot's time index."""
+    def purge(self, older_than: float, background: bool = False) -> int:
+        """Remove documents older than ``older_than`` with their bucket entries: a page from
+        each of :data:`PURGE_SLOTS` slots' time indexes a batch, the slots in turn until none
+        has more. A ``background`` purge, beside crawlers sharing the cluster, rests after each
+        batch (:class:`~scrapy_neardup.stores.pacing.Pace`), so that they keep most of the
+        masters' time."""
         self._after_fork()
-        removed, size = 0, 100
-        slots = list(self._used_slots())
+        pace = Pace() if background else None
+        removed, slots = 0, list(self._used_slots())
         while slots:
-            pages = self._index_pages(slots, {}, size, older_than)
+            batch, slots = slots[:PURGE_SLOTS], slots[PURGE_SLOTS:]
+            pages = self._index_pages(batch, {}, PURGE_PAGE, older_than)
             ids = [doc_id for page in pages.values() for _, doc_id in page]
-            if not ids:
-                return removed
-            found = self._fetch(ids)
-            log: list[Call] = []
-            drops, unfile = [], []
-            for doc_id in ids:
-                entry = found.get(doc_id)
-                windows, buckets = self._where_filed(entry[1] if entry else None)
-                self._filed_at.pop(doc_id, None)
-                drops.append((doc_id, ""))
-                unfile += [(w, b, doc_id) for w in windows for b in buckets]
-            replies = self._run(self._drop_calls(drops), log)
-            removed += sum(int(existed) for reply in replies for existed in reply)
-            self._run(self._unfile_calls(unfile), log)
-            self._wait_replicas()
-            slots = [slot for slot, page in pages.items() if len(page) == size]
+            if ids:
+                removed += self._purge_ids(ids)
+            slots += [slot for slot, page in pages.items() if len(page) == PURGE_PAGE]  # more there
+            if pace is not None:
+                pace.rest()
         return removed
+
+    def _purge_ids(self, ids: list[int]) -> int:
+        """Take the documents ``ids`` out of their records' slots and their buckets."""
+        found = self._fetch(ids)
+        log: list[Call] = []
+        drops, unfile = [], []
+        for doc_id in ids:
+            entry = found.get(doc_id)
+            windows, buckets = self._where_filed(entry[1] if entry else None)
+            self._filed_at.pop(doc_id, None)
+            drops.append((doc_id, ""))
+            unfile += [(w, b, doc_id) for w in windows for b in buckets]
+        replies = self._run(self._drop_calls(drops), log)
+        self._run(self._unfile_calls(unfile), log)
+        self._wait_replicas()
+        return sum(int(existed) for reply in replies for existed in reply)
 
     def close(self) -> None:
         if self._closed:

@@ -65,6 +65,7 @@ from ..base import (
     key_buckets,
     sentence_bucket,
 )
+from ..pacing import Pace
 from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
 from .cluster import cluster_client, is_cluster, parse_cluster_uri
 from .sentinel import is_sentinel, parse_sentinel_uri, sentinel_client
@@ -831,9 +832,15 @@ class RedisStore(Store):
         data = self._call(self.client.get, self._key(f"r:{doc_id}"))
         return None if data is None else DocRecord.from_bytes(data)
 
-    def purge(self, older_than: float) -> int:
-        """Remove documents older than ``older_than`` with their bucket entries, in batches."""
+    # A purge beside crawlers that share the server can rest between its batches.
+    paces_purges = True
+
+    def purge(self, older_than: float, background: bool = False) -> int:
+        """Remove documents older than ``older_than`` with their bucket entries, in batches;
+        a ``background`` purge, beside crawlers sharing the server, rests after each
+        (:class:`~scrapy_neardup.stores.pacing.Pace`)."""
         removed = 0
+        pace = Pace() if background else None
         while True:
             old = self._call(self.client.zrangebyscore, self._key("t"), "-inf", f"({older_than!r}", start=0, num=500)
             if not old:
@@ -849,6 +856,8 @@ class RedisStore(Store):
                 where = self._where(DocRecord.from_bytes(data) if data is not None else None)
                 removals.append([self._prefix, doc_id, member, *where, self._mark])
             removed += self._remove_now(removals)
+            if pace is not None:
+                pace.rest()
 
     def find_candidates(self, probes: list[Probe]) -> list[list[DocRecord]]:
         """Every probe's candidates in one read-only script call (lua/lookup.lua)."""
