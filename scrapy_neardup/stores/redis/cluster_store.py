@@ -745,20 +745,26 @@ class RedisClusterStore(RedisStore):
         if not doc_ids:
             return
         self._after_fork()
+        drops, unfile = self._removal_calls(doc_ids)
+        releases = []
+        for doc_id in doc_ids:
+            old = self._replacing_old.pop(doc_id, None)
+            if old is not None:  # its claim on the copy it was to replace goes, the copy stays
+                releases.append(self._claim_call(old.doc_id, doc_id, "release"))
+        self._run(drops + unfile + releases, [])
+        self._wait_replicas()
+
+    def _removal_calls(self, doc_ids: list[int]) -> tuple[list[Call], list[Call]]:
+        """The calls that take documents out of their records' slots, and out of their buckets."""
         found = self._fetch(doc_ids)
-        log: list[Call] = []
-        drops, unfile, releases = [], [], []
+        drops, unfile = [], []
         for doc_id in doc_ids:
             entry = found.get(doc_id)
             windows, buckets = self._where_filed(entry[1] if entry else None)
             self._filed_at.pop(doc_id, None)
             drops.append((doc_id, ""))
             unfile += [(w, b, doc_id) for w in windows for b in buckets]
-            old = self._replacing_old.pop(doc_id, None)
-            if old is not None:  # its claim on the copy it was to replace goes, the copy stays
-                releases.append(self._claim_call(old.doc_id, doc_id, "release"))
-        self._run(self._drop_calls(drops) + self._unfile_calls(unfile) + releases, log)
-        self._wait_replicas()
+        return self._drop_calls(drops), self._unfile_calls(unfile)
 
     def remove_later(self, doc_ids: list[int]) -> None:
         self.remove_many(doc_ids)
@@ -964,18 +970,12 @@ class RedisClusterStore(RedisStore):
         return removed
 
     def _purge_ids(self, ids: list[int]) -> int:
-        """Take the documents ``ids`` out of their records' slots and their buckets."""
-        found = self._fetch(ids)
+        """Take the documents ``ids`` out of their records' slots and their buckets; how many
+        were there."""
+        drops, unfile = self._removal_calls(ids)
         log: list[Call] = []
-        drops, unfile = [], []
-        for doc_id in ids:
-            entry = found.get(doc_id)
-            windows, buckets = self._where_filed(entry[1] if entry else None)
-            self._filed_at.pop(doc_id, None)
-            drops.append((doc_id, ""))
-            unfile += [(w, b, doc_id) for w in windows for b in buckets]
-        replies = self._run(self._drop_calls(drops), log)
-        self._run(self._unfile_calls(unfile), log)
+        replies = self._run(drops, log)
+        self._run(unfile, log)
         self._wait_replicas()
         return sum(int(existed) for reply in replies for existed in reply)
 
