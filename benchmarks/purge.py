@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="turns: pieces the old window is purged in (default 2)")
     parser.add_argument(
         "--batches",
-        default="2000",
+        default="10000",
         help="documents a purge batch, in turns (the store's PURGE_BATCH): 10000,2000 compares two in one run",
     )
     args = parser.parse_args()

@@ -65,7 +65,7 @@ _FAILURES: tuple[type[BaseException], ...] = (plyvel.Error, OSError) if plyvel e
 logger = logging.getLogger(__name__)
 
 _ID = 8
-PURGE_BATCH = 2_000  # documents a write batch of purge deletes (short, so that a paced purge's bursts are)
+PURGE_BATCH = 10_000  # documents a write batch of purge deletes
 # Record reads are of ids that exist; the bloom filter saves a block read per level missed.
 # LevelDB maps its first 1,000 open table files into memory (their pages count in RSS) and
 # reads the others through its block cache (lru_cache_size). Records come in id order, so
