@@ -20,7 +20,8 @@ Starts its own cluster (``--masters`` masters, one replica each, appendonly ever
    18 hours back, and ``purge`` takes out what is older than 12 hours: its time, and the store's
    documents and the masters' memory before and after. Then the old half is stored again and
    purged while a checking process runs at full speed beside it: its rate in the runs that
-   overlap the purge against its rate before and after.
+   overlap the purge against its rate before and after; twice, the purge at full speed, then
+   paced (``background=True``, as ``neardup purge --paced``).
 
 The machine has two cores shared with other jobs: the load average is printed with each figure,
 rates of one run are compared with each other, and what needs more cores than this (throughput
@@ -54,6 +55,7 @@ from redis_throughput import run_parallel  # benchmarks/redis_throughput.py
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, Recipe, open_store
 
 BATCH = 64
+PROBE_RUN = 300  # documents a run of the checking process beside a purge: a few seconds
 _RUNS = iter(range(1, 1_000_000))
 
 
@@ -407,48 +409,51 @@ def part_purge(servers: Servers, docs: list, prints: list) -> None:
     )
     # Beside a crawl: the old half stored again, then purged while a checking process (in a
     # namespace of its own, on the same masters) checks at full speed; its rate in the runs that
-    # overlap the purge against its rate before and after.
-    run_checkers(uri, [old], space, ttl=ttl, clock_offset=-0.75 * ttl)
+    # overlap the purge against its rate before and after. Once at full speed, once paced (as
+    # `neardup purge --paced`), in the same run.
     probe = [(f"https://probe.example/{i}", fp) for i, fp in enumerate(prints)]
-    chunk = 300  # a run of a few seconds: several fall within the purge
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    rates: dict[str, list[float]] = {"before": [], "during": [], "after": []}
     at = 0
 
     def probe_run() -> float:
         nonlocal at
-        share = probe[at : at + chunk] if at + chunk <= len(probe) else probe[:chunk]
-        at += chunk
+        share = probe[at : at + PROBE_RUN] if at + PROBE_RUN <= len(probe) else probe[:PROBE_RUN]
+        at += PROBE_RUN
         return run_checkers(uri, [share])[1]
 
-    for _ in range(2):
-        rates["before"].append(probe_run())
-    purger = context.Process(target=_purger, args=(uri, space, ttl, queue))
-    purger.start()
-    while purger.is_alive():
-        rate = probe_run()
-        if purger.is_alive():  # the whole run overlapped the purge
-            rates["during"].append(rate)
-    purger.join()
-    purged_again, seconds_again = queue.get()
-    for _ in range(2):
-        rates["after"].append(probe_run())
-    alone = sum(rates["before"] + rates["after"]) / 4
-    during = sum(rates["during"]) / max(1, len(rates["during"]))
-    print(
-        f"beside a checking process: purged {purged_again} in {seconds_again:.1f} s; its docs/s "
-        f"{', '.join(f'{r:,.0f}' for r in rates['before'])} before, "
-        f"{', '.join(f'{r:,.0f}' for r in rates['during']) or 'no run within'} during, "
-        f"{', '.join(f'{r:,.0f}' for r in rates['after'])} after: during / (before and after) "
-        f"{during / alone:.2f} ({load()})"
-    )
+    for paced in (False, True):
+        run_checkers(uri, [old], space, ttl=ttl, clock_offset=-0.75 * ttl)
+        time.sleep(1)
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        rates: dict[str, list[float]] = {"before": [], "during": [], "after": []}
+        for _ in range(2):
+            rates["before"].append(probe_run())
+        purger = context.Process(target=_purger, args=(uri, space, ttl, queue, paced))
+        purger.start()
+        while purger.is_alive():
+            rate = probe_run()
+            if purger.is_alive():  # the whole run overlapped the purge
+                rates["during"].append(rate)
+        purger.join()
+        purged_again, seconds_again = queue.get()
+        for _ in range(2):
+            rates["after"].append(probe_run())
+        alone = sum(rates["before"] + rates["after"]) / 4
+        during = sum(rates["during"]) / max(1, len(rates["during"]))
+        print(
+            f"beside a checking process, {'paced' if paced else 'at full speed'}: purged {purged_again} in "
+            f"{seconds_again:.1f} s; its docs/s {', '.join(f'{r:,.0f}' for r in rates['before'])} before, "
+            f"{', '.join(f'{r:,.0f}' for r in rates['during']) or 'no run within'} during, "
+            f"{', '.join(f'{r:,.0f}' for r in rates['after'])} after: during / (before and after) "
+            f"{during / alone:.2f} ({load()})",
+            flush=True,
+        )
 
 
-def _purger(uri: str, space: str, ttl: float, queue) -> None:
+def _purger(uri: str, space: str, ttl: float, queue, paced: bool) -> None:
     with open_store(uri, space, _RECIPE, ttl=ttl) as store:
         started = time.time()
-        removed = store.purge(time.time() - ttl / 2)
+        removed = store.purge(time.time() - ttl / 2, background=paced)
         queue.put((removed, time.time() - started))
 
 

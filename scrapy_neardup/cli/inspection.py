@@ -24,9 +24,13 @@ from .files import Output
 
 def purge(args: argparse.Namespace) -> int:
     """Remove the documents stored more than --older-than seconds ago, whatever recipe wrote
-    them: age needs no fingerprint compared."""
+    them: age needs no fingerprint compared. ``--paced`` rests between batches, for crawlers
+    that share the store meanwhile."""
     with _readable_store(args) as store:
-        removed = store.purge(time.time() - args.older_than)
+        if args.paced and not store.paces_purges:
+            raise CommandError(f"store {store.describe()} cannot pace a purge: leave out --paced")
+        older_than = time.time() - args.older_than
+        removed = store.purge(older_than, background=True) if args.paced else store.purge(older_than)  # type: ignore[call-arg]
     print(f"removed {removed} documents older than {args.older_than:g} s", file=sys.stderr)
     return 0
 

@@ -224,6 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
     old.add_argument(
         "--older-than", type=_seconds(), required=True, help="seconds: documents stored longer ago are removed"
     )
+    old.add_argument(
+        "--paced",
+        action="store_true",
+        help="rest between batches, busy a twentieth of the time, so that crawls sharing the store "
+        "(redis://, redis+cluster://) keep their rate meanwhile; about 20 times as long",
+    )
     _store_options(old)
     old.set_defaults(func=purge)
 

@@ -286,6 +286,10 @@ class Store(ABC):
     # another, and takes ``background=True`` there: a crawl then goes on while its old
     # documents are purged.
     purges_in_background = False
+    # True when :meth:`purge` takes ``background=True`` to rest between its batches
+    # (stores/pacing.py), so that checks beside it, in this process or in others sharing the
+    # store, keep their rate (``neardup purge --paced``).
+    paces_purges = False
 
     @abstractmethod
     def count(self) -> int:

@@ -327,6 +327,15 @@ def test_purge_works_on_a_store_of_another_recipe(tmp_path, capsys):
         assert opened.count() == 0
 
 
+def test_purge_paced_removes_the_old_documents(tmp_path, capsys):
+    store = f"leveldb://{tmp_path / 'store'}"
+    write_lines(tmp_path / "in.jsonl", records())
+    assert neardup(capsys, "dedup", tmp_path / "in.jsonl", "-o", tmp_path / "out.jsonl", "--store", store)[0] == 0
+    code, err = neardup(capsys, "purge", "--store", store, "--older-than", "1e-9", "--paced")
+    assert code == 0 and one_line(err) == f"removed {len(ARTICLES)} documents older than 1e-09 s"
+    assert stored(store) == 0
+
+
 HOSTILE_KEYS = ["esc\x1b[2J\x1b[31mred", "csi\x9b31m", "bidi\u202eevil", "tab\tnew\nline", "bell\x07", "中文\u3000键"]
 
 

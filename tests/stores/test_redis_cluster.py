@@ -9,10 +9,13 @@ import random
 import threading
 import time
 from collections import Counter
+from urllib.parse import quote
 
 import pytest
 from support import news_corpus
+from support.passwords import SECRET, WRONG
 from support.redis_cluster import RedisClusterGroup, start_cluster
+from test_redis_faults import _refusal
 from test_redis_race import _copies, _Precomputed, _story
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, StoreFormatError, StoreUnavailable, open_store
@@ -102,6 +105,37 @@ def test_a_call_with_more_shard_hashes_than_one_byte_indexes_is_split(redis_clus
 def test_unreachable_nodes_are_named(capsys):
     with pytest.raises(StoreUnavailable, match=r"cluster nodes 127\.0\.0\.1:1,127\.0\.0\.1:2"):
         open_store("redis+cluster://:pw@127.0.0.1:1,127.0.0.1:2/")
+
+
+@pytest.fixture(scope="module")
+def secured_cluster():
+    """A cluster whose nodes require a password (requirepass, masterauth)."""
+    group = start_cluster(password=SECRET)
+    yield group
+    group.stop()
+
+
+def test_a_wrong_or_missing_password_says_so_in_one_line(secured_cluster, capsys):
+    host = f"127.0.0.1:{secured_cluster.nodes[0].port}"
+    nodes = f"cluster nodes {host}"
+    wrong = _refusal(f"redis+cluster://:{quote(WRONG, safe='')}@{host}/", capsys)
+    assert f"authentication failed at {nodes}: wrong password or user" in wrong and "\n" not in wrong, wrong
+    missing = _refusal(f"redis+cluster://{host}/", capsys)
+    assert f"{nodes} requires a password, and the URI gives none" in missing and "\n" not in missing, missing
+    with open_store(f"redis+cluster://:{quote(SECRET, safe='')}@{host}/", "secured") as store:
+        detector = Detector(store)
+        text = news_corpus.ARTICLES["rail"]
+        assert [detector.check(key, text).status for key in ("a", "b")] == [UNIQUE, DUPLICATE]
+
+
+@pytest.mark.parametrize("user", ["", "default"])
+def test_a_password_sent_to_a_cluster_without_one_is_refused(redis_cluster, capsys, user):
+    """The bare AUTH is refused by such a node, the form with a user accepted: both are told
+    as one Redis tells a password it has no use for."""
+    host = f"127.0.0.1:{redis_cluster.nodes[0].port}"
+    message = _refusal(f"redis+cluster://{user}:{quote(SECRET, safe='')}@{host}/", capsys)
+    assert f"gives a password, but cluster nodes {host} requires none and accepts any" in message, message
+    assert "\n" not in message
 
 
 def test_keys_spread_over_every_master(redis_cluster, cluster_url):

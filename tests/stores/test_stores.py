@@ -12,6 +12,7 @@ from support.news_corpus import edited
 from support.verdicts import checked_in_batches, renamed
 
 from scrapy_neardup import DUPLICATE, REVISIT, UNIQUE, Detector, Recipe, StoreFormatError, StoreUnavailable, open_store
+from scrapy_neardup.cli import main
 from scrapy_neardup.engine.prefer import PreferSources, prefer_longest
 from scrapy_neardup.stores import STORES_BASE, Probe, Store, StoreError
 from scrapy_neardup.stores.base import GONE, REPLACED
@@ -186,18 +187,42 @@ def test_a_record_reads_back_as_the_reference_store_filed_it(store_uri):
     assert list(found.sketch.hashes) == list(reference.sketch.hashes)
 
 
-def test_purge_removes_documents_older_than_the_window(store_uri):
+def _stored_ten_seconds_apart(store: Store) -> Detector:
+    """Every story checked into ``store``, the first at time 1,000, each 10 s after the last."""
     now = [1_000.0]
+    detector = Detector(store, clock=lambda: now[0])
+    for name in NAMES:
+        detector.check(f"https://a.example/{name}", text(name))
+        now[0] += 10
+    return detector
+
+
+def test_purge_removes_documents_older_than_the_window(store_uri):
     with open_store(store_uri, "purge") as store:
-        detector = Detector(store, clock=lambda: now[0])
-        for name in NAMES:
-            detector.check(f"https://a.example/{name}", text(name))
-            now[0] += 10
+        detector = _stored_ten_seconds_apart(store)
         assert store.purge(1_000.0 + 40) == 4  # the first four stories
         assert store.count() == len(NAMES) - 4
         assert detector.check("https://b.example/x", text(NAMES[0])).status == UNIQUE
         assert detector.check("https://b.example/y", text(NAMES[-1])).status == DUPLICATE
         assert store.purge(0) == 0
+
+
+def test_a_paced_purge_removes_what_a_purge_at_once_removes(store_uri, capsys):
+    """``neardup purge --paced``: the store rests between its batches (so that checks beside it
+    keep their rate: benchmarks/purge.py and redis_cluster.py measure it) and removes the same
+    documents; a store that cannot pace a purge is refused the option."""
+    with open_store(store_uri, "paced") as store:
+        detector = _stored_ten_seconds_apart(store)
+        if not store.paces_purges:  # the memory store
+            args = ["purge", "--store", store_uri, "--namespace", "paced", "--older-than", "1", "--paced"]
+            assert main(args) == 2
+            assert "cannot pace a purge: leave out --paced" in capsys.readouterr().err
+            assert store.count() == len(NAMES)
+            return
+        assert store.purge(1_000.0 + 40, background=True) == 4
+        assert store.count() == len(NAMES) - 4
+        assert detector.check("https://b.example/x", text(NAMES[0])).status == UNIQUE
+        assert detector.check("https://b.example/y", text(NAMES[-1])).status == DUPLICATE
 
 
 def test_a_time_window_ignores_old_documents(store_uri):

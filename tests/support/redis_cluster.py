@@ -42,11 +42,12 @@ class ClusterNode:
     workdir: str
     args: list[str]
     process: subprocess.Popen | None = None
+    password: str | None = None
 
     def client(self):
         import redis
 
-        return redis.Redis(host="127.0.0.1", port=self.port)
+        return redis.Redis(host="127.0.0.1", port=self.port, password=self.password)
 
     def start(self) -> None:
         self.process = subprocess.Popen(self.args, cwd=self.workdir)
@@ -61,7 +62,7 @@ class ClusterNode:
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
                 sock.sendall(b"PING\r\n")
-                return sock.recv(64).startswith(b"+PONG")
+                return sock.recv(64).startswith((b"+PONG", b"-NOAUTH"))  # up, with a password or not
         except OSError:
             return False
 
@@ -72,6 +73,7 @@ class RedisClusterGroup:
 
     nodes: list[ClusterNode] = field(default_factory=list)
     workdir: str = ""
+    password: str | None = None  # every node's (requirepass and masterauth)
 
     def url(self, *nodes: int, query: str = "") -> str:
         named = nodes or (0,)
@@ -82,7 +84,10 @@ class RedisClusterGroup:
         from redis.cluster import ClusterNode as Startup
         from redis.cluster import RedisCluster
 
-        return RedisCluster(startup_nodes=[Startup("127.0.0.1", node.port) for node in self.nodes if node.answers()])
+        return RedisCluster(
+            startup_nodes=[Startup("127.0.0.1", node.port) for node in self.nodes if node.answers()],
+            password=self.password,
+        )
 
     def masters(self) -> list[ClusterNode]:
         """The nodes that are masters now, by the cluster's own account."""
@@ -126,12 +131,14 @@ class RedisClusterGroup:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def start_cluster(*extra: str) -> RedisClusterGroup:
+def start_cluster(*extra: str, password: str | None = None) -> RedisClusterGroup:
     """Start three masters and three replicas (appendonly, so a restart keeps their data) and
-    join them with ``redis-cli --cluster create``; ``extra`` are more redis-server options."""
+    join them with ``redis-cli --cluster create``; ``extra`` are more redis-server options,
+    ``password`` every node's (requirepass, and masterauth for the replicas)."""
     server = _binary("redis-server", "the Redis Cluster tests need a real cluster")
     cli = _binary("redis-cli", "the Redis Cluster tests create the cluster with redis-cli --cluster create")
-    group = RedisClusterGroup(workdir=tempfile.mkdtemp(prefix="neardup-cluster-"))
+    group = RedisClusterGroup(workdir=tempfile.mkdtemp(prefix="neardup-cluster-"), password=password)
+    secured = ["--requirepass", password, "--masterauth", password] if password else []
     try:
         for _ in range(2 * MASTERS):
             port = _free_cluster_port()
@@ -159,9 +166,10 @@ def start_cluster(*extra: str) -> RedisClusterGroup:
                 "redis.log",
                 "--daemonize",
                 "no",
+                *secured,
                 *extra,
             ]
-            node = ClusterNode(port, workdir, args)
+            node = ClusterNode(port, workdir, args, password=password)
             node.start()
             group.nodes.append(node)
         deadline = time.monotonic() + 10
@@ -174,6 +182,7 @@ def start_cluster(*extra: str) -> RedisClusterGroup:
             capture_output=True,
             text=True,
             timeout=60,
+            env={**os.environ, "REDISCLI_AUTH": password} if password else None,
         )
         assert created.returncode == 0, created.stdout + created.stderr
         group.wait_ok()

@@ -44,6 +44,7 @@ import xxhash
 
 from .. import receipts
 from ..base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
+from ..pacing import Pace
 from ..record import COMMITTED, PENDING, DocRecord, pack_text, unpack_text
 from .bucketindex import BucketIndex
 from .bucketruns import RunDamaged
@@ -65,7 +66,6 @@ logger = logging.getLogger(__name__)
 
 _ID = 8
 PURGE_BATCH = 10_000  # documents a write batch of purge deletes
-PURGE_SHARE = 0.05  # of the process's time a purge beside checks takes
 # Record reads are of ids that exist; the bloom filter saves a block read per level missed.
 # LevelDB maps its first 1,000 open table files into memory (their pages count in RSS) and
 # reads the others through its block cache (lru_cache_size). Records come in id order, so
@@ -505,6 +505,7 @@ class LevelDBStore(LocalStore):
 
     # Purging may run in a thread of its own while the store checks documents (see purge).
     purges_in_background = True
+    paces_purges = True
 
     @_guarded
     def purge(self, older_than: float, background: bool = False) -> int:
@@ -518,17 +519,17 @@ class LevelDBStore(LocalStore):
         alone (their candidates are at or above the floor already: the detector matches no
         document older than its window). In place, LevelDB then compacts the range they held:
         the store is smaller on disk when purge returns. A ``background`` purge, beside
-        checks, rests after each batch so that it takes about :data:`PURGE_SHARE` of the
-        process's time (Python runs one thread at a time), and leaves the compaction to
-        LevelDB's own, over time: compacting at once took the CPU the checks needed.
+        checks, rests after each batch (:class:`~scrapy_neardup.stores.pacing.Pace`: Python runs
+        one thread at a time, so its busy time is the checks' lost time), and leaves the
+        compaction to LevelDB's own, over time: compacting at once took the CPU the checks needed.
         """
         with self._shared.purging:
             return self._purge(older_than, background)
 
     def _purge(self, older_than: float, background: bool) -> int:
         removed, after = 0, 0
+        pace = Pace(self._shared.closing) if background else None
         while not self._shared.closing.is_set():
-            started = time.perf_counter()
             gone, left = [], None
             for key, data in self._db.iterator(start=b"d" + _u64(after + 1), stop=b"e", verify_checksums=_VERIFY):
                 if DocRecord.time_of(data) >= older_than:
@@ -557,8 +558,8 @@ class LevelDBStore(LocalStore):
             removed += len(gone)
             if left is not None:
                 break
-            if background:
-                self._shared.closing.wait((time.perf_counter() - started) * (1 / PURGE_SHARE - 1))
+            if pace is not None:
+                pace.rest()
         if removed and not background and not self._shared.closing.is_set():
             for family in (b"d", b"x", b"p"):
                 self._shared.db.compact_range(start=self._prefix + family, stop=self._prefix + family + _u64(after + 1))

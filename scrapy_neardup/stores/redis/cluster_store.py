@@ -64,6 +64,7 @@ from ..base import (
     key_buckets,
     sentence_bucket,
 )
+from ..pacing import Pace
 from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
 from .cluster import parse_cluster_uri
 from .slots import Call, SlotRouter, remember
@@ -79,6 +80,8 @@ BOUNDARY = 60.0  # a document this close after a window's start is filed in the 
 _STATE = HEAD_SIZE  # 1-based position of a record's state byte in a value (after the status byte)
 UNDECIDED, KEPT = b"u", b"k"
 _WAIT_MS = 1000  # how long a master's replica may take to acknowledge a batch's writes
+PURGE_SLOTS = 32  # slots whose time indexes a batch of purge reads (at most 3,200 documents)
+PURGE_PAGE = 100  # documents a batch of purge takes from one slot
 
 CLUSTER_SCRIPTS = {
     name: _script("cluster_mark", f"cluster_{name}")
@@ -311,6 +314,7 @@ class RedisClusterStore(RedisStore):
     # -- meta ---------------------------------------------------------------------------
 
     def open(self, recipe: Recipe, create: bool = True) -> None:
+        self._check_password()
         self._check_server()
         Store.open(self, recipe, create)
         layout = (self.read_meta() or {}).get("layout") or {}
@@ -361,6 +365,10 @@ class RedisClusterStore(RedisStore):
         lost = sorted(name for name, value in self._first_markers().items() if value != self._mark)
         if lost:
             raise self._lost(f"the master{'s' if len(lost) > 1 else ''} {', '.join(lost)} lost the namespace's marker")
+
+    def _node_pool(self) -> Any:
+        """A node's connection pool: every node has the password the URI gives."""
+        return self.client.get_redis_connection(self.client.get_default_node()).connection_pool
 
     def _check_server(self) -> None:
         """The checks of one Redis, on every node of the cluster (masters and replicas)."""
@@ -737,20 +745,26 @@ class RedisClusterStore(RedisStore):
         if not doc_ids:
             return
         self._after_fork()
+        drops, unfile = self._removal_calls(doc_ids)
+        releases = []
+        for doc_id in doc_ids:
+            old = self._replacing_old.pop(doc_id, None)
+            if old is not None:  # its claim on the copy it was to replace goes, the copy stays
+                releases.append(self._claim_call(old.doc_id, doc_id, "release"))
+        self._run(drops + unfile + releases, [])
+        self._wait_replicas()
+
+    def _removal_calls(self, doc_ids: list[int]) -> tuple[list[Call], list[Call]]:
+        """The calls that take documents out of their records' slots, and out of their buckets."""
         found = self._fetch(doc_ids)
-        log: list[Call] = []
-        drops, unfile, releases = [], [], []
+        drops, unfile = [], []
         for doc_id in doc_ids:
             entry = found.get(doc_id)
             windows, buckets = self._where_filed(entry[1] if entry else None)
             self._filed_at.pop(doc_id, None)
             drops.append((doc_id, ""))
             unfile += [(w, b, doc_id) for w in windows for b in buckets]
-            old = self._replacing_old.pop(doc_id, None)
-            if old is not None:  # its claim on the copy it was to replace goes, the copy stays
-                releases.append(self._claim_call(old.doc_id, doc_id, "release"))
-        self._run(self._drop_calls(drops) + self._unfile_calls(unfile) + releases, log)
-        self._wait_replicas()
+        return self._drop_calls(drops), self._unfile_calls(unfile)
 
     def remove_later(self, doc_ids: list[int]) -> None:
         self.remove_many(doc_ids)
@@ -935,32 +949,35 @@ class RedisClusterStore(RedisStore):
                 out.append(record)
         return out
 
-    def purge(self, older_than: float) -> int:
-        """Remove documents older than ``older_than`` with their bucket entries, a few hundred
-        at a time from each slot's time index."""
+    def purge(self, older_than: float, background: bool = False) -> int:
+        """Remove documents older than ``older_than`` with their bucket entries: a page from
+        each of :data:`PURGE_SLOTS` slots' time indexes a batch, the slots in turn until none
+        has more. A ``background`` purge, beside crawlers sharing the cluster, rests after each
+        batch (:class:`~scrapy_neardup.stores.pacing.Pace`), so that they keep most of the
+        masters' time."""
         self._after_fork()
-        removed, size = 0, 100
-        slots = list(self._used_slots())
+        pace = Pace() if background else None
+        removed, slots = 0, list(self._used_slots())
         while slots:
-            pages = self._index_pages(slots, {}, size, older_than)
+            batch, slots = slots[:PURGE_SLOTS], slots[PURGE_SLOTS:]
+            pages = self._index_pages(batch, {}, PURGE_PAGE, older_than)
             ids = [doc_id for page in pages.values() for _, doc_id in page]
-            if not ids:
-                return removed
-            found = self._fetch(ids)
-            log: list[Call] = []
-            drops, unfile = [], []
-            for doc_id in ids:
-                entry = found.get(doc_id)
-                windows, buckets = self._where_filed(entry[1] if entry else None)
-                self._filed_at.pop(doc_id, None)
-                drops.append((doc_id, ""))
-                unfile += [(w, b, doc_id) for w in windows for b in buckets]
-            replies = self._run(self._drop_calls(drops), log)
-            removed += sum(int(existed) for reply in replies for existed in reply)
-            self._run(self._unfile_calls(unfile), log)
-            self._wait_replicas()
-            slots = [slot for slot, page in pages.items() if len(page) == size]
+            if ids:
+                removed += self._purge_ids(ids)
+            slots += [slot for slot, page in pages.items() if len(page) == PURGE_PAGE]  # more there
+            if pace is not None:
+                pace.rest()
         return removed
+
+    def _purge_ids(self, ids: list[int]) -> int:
+        """Take the documents ``ids`` out of their records' slots and their buckets; how many
+        were there."""
+        drops, unfile = self._removal_calls(ids)
+        log: list[Call] = []
+        replies = self._run(drops, log)
+        self._run(unfile, log)
+        self._wait_replicas()
+        return sum(int(existed) for reply in replies for existed in reply)
 
     def close(self) -> None:
         if self._closed:

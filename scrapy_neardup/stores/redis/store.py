@@ -65,6 +65,7 @@ from ..base import (
     key_buckets,
     sentence_bucket,
 )
+from ..pacing import Pace
 from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
 from .cluster import cluster_client, is_cluster, parse_cluster_uri
 from .sentinel import is_sentinel, parse_sentinel_uri, sentinel_client
@@ -199,21 +200,32 @@ _CAUSES: list[tuple[type[BaseException], str]] = [
 _SENTINEL_FAILURE = re.compile(r" - (.+?)(?=, (?:<redis\.|Redis<)|$)")
 
 
-def _cause(exc: BaseException, uri: str, params: dict[str, Any]) -> str:
-    """What a failed Redis call means, in words a user can act on; the address, no password."""
-    address, secrets = _address(uri), _secrets(uri)
-    said = _scrub(str(exc), secrets)
-    if isinstance(exc, AuthenticationError):
-        if not (secrets or params.get("password")):
-            return f"{address} requires a password, and the URI gives none"
-        return f"authentication failed at {address}: wrong password or user ({said})"
-    if isinstance(exc, ResponseError) and "DB index is out of range" in said:
-        return f"{address} has no such db (raise 'databases' in its configuration or use a lower db)"
+# What a server without a password answers the bare form of AUTH (Redis 6 and later, before 6).
+_NO_PASSWORD_SET = ("called without any password configured", "no password is set")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the errors it arose from."""
     chain: list[BaseException] = []
     link: BaseException | None = exc
     while link is not None and link not in chain:
         chain.append(link)
         link = link.__cause__ or link.__context__
+    return chain
+
+
+def _cause(exc: BaseException, uri: str, params: dict[str, Any]) -> str:
+    """What a failed Redis call means, in words a user can act on; the address, no password."""
+    address, secrets = _address(uri), _secrets(uri)
+    said = _scrub(str(exc), secrets)
+    chain = _chain(exc)
+    refused = next((link for link in chain if isinstance(link, AuthenticationError)), None)
+    if refused is not None:  # a cluster client's is the cause of the error it raises
+        if not (secrets or params.get("password")):
+            return f"{address} requires a password, and the URI gives none"
+        return f"authentication failed at {address}: wrong password or user ({_scrub(str(refused), secrets)})"
+    if isinstance(exc, ResponseError) and "DB index is out of range" in said:
+        return f"{address} has no such db (raise 'databases' in its configuration or use a lower db)"
     for link in chain:
         if isinstance(link, MasterNotFoundError):  # its text is a page of the clients' internals
             failed = _SENTINEL_FAILURE.findall(_scrub(str(link), secrets))
@@ -361,8 +373,8 @@ class RedisStore(Store):
             self.client = get_redis(uri, {"retries": retries, **self._params})
         except TypeError as exc:  # a name redis.Redis does not take
             raise StoreUnavailable(f"bad Redis client parameter in NEARDUP_REDIS_PARAMS or the URI: {exc}") from exc
-        except RedisError as exc:  # the client connects as it is made
-            raise StoreUnavailable(f"cannot open the Redis store {redact(uri)}: {self._cause(exc)}") from exc
+        except RedisError as exc:  # the client connects as it is made (a cluster's does)
+            raise self._cannot_open(exc) from exc
         self._check_and_add = self.client.register_script(CHECK_AND_ADD)
         self._check_and_add_many = self.client.register_script(CHECK_AND_ADD_MANY)
         self._commit = self.client.register_script(COMMIT)
@@ -374,7 +386,7 @@ class RedisStore(Store):
             self.client.ping()
         except RedisError as exc:
             self.client.close()
-            raise StoreUnavailable(f"cannot open the Redis store {redact(uri)}: {self._cause(exc)}") from exc
+            raise self._cannot_open(exc) from exc
 
     def _set_ttl(self, ttl: float | None) -> None:
         self.ttl = float(ttl) if ttl else None
@@ -386,6 +398,15 @@ class RedisStore(Store):
 
     def _cause(self, exc: BaseException) -> str:
         return _cause(exc, self.uri, self._params)
+
+    def _cannot_open(self, exc: BaseException) -> StoreUnavailable:
+        """Why the store cannot be opened. A server with no password refuses the bare form of
+        AUTH (a cluster client authenticates as it connects): told as :meth:`_check_password`
+        tells a password such a server would accept."""
+        for link in _chain(exc):
+            if isinstance(link, AuthenticationError) and any(text in str(link) for text in _NO_PASSWORD_SET):
+                return self._needless_password()
+        return StoreUnavailable(f"cannot open the Redis store {redact(self.uri)}: {self._cause(exc)}")
 
     def _after_fork(self) -> None:
         """A forked child opens its own connection and takes its own client id for retries."""
@@ -531,7 +552,7 @@ class RedisStore(Store):
         """Refuse a password that the server ignores: a server whose default user has no
         password accepts any, so the URI's password protects nothing there, and the server may
         not be the one meant. Asked by connecting once without it."""
-        pool = self.client.connection_pool
+        pool = self._node_pool()
         given = pool.connection_kwargs
         if is_sentinel(self.uri) or not given.get("password") or given.get("username") not in (None, "", "default"):
             return
@@ -544,7 +565,14 @@ class RedisStore(Store):
             return  # NOAUTH: the password is needed; any other failure is for the real client to meet
         finally:
             probe.connection_pool.disconnect()
-        raise StoreUnavailable(
+        raise self._needless_password()
+
+    def _node_pool(self) -> Any:
+        """The connection pool of the server :meth:`_check_password` asks."""
+        return self.client.connection_pool
+
+    def _needless_password(self) -> StoreUnavailable:
+        return StoreUnavailable(
             f"the Redis store URI {redact(self.uri)} gives a password, but {_address(self.uri)} requires "
             "none and accepts any: is it the server you meant? Remove the password from the URI (and "
             "NEARDUP_REDIS_PARAMS), or protect the server with requirepass"
@@ -804,9 +832,15 @@ class RedisStore(Store):
         data = self._call(self.client.get, self._key(f"r:{doc_id}"))
         return None if data is None else DocRecord.from_bytes(data)
 
-    def purge(self, older_than: float) -> int:
-        """Remove documents older than ``older_than`` with their bucket entries, in batches."""
+    # A purge beside crawlers that share the server can rest between its batches.
+    paces_purges = True
+
+    def purge(self, older_than: float, background: bool = False) -> int:
+        """Remove documents older than ``older_than`` with their bucket entries, in batches;
+        a ``background`` purge, beside crawlers sharing the server, rests after each
+        (:class:`~scrapy_neardup.stores.pacing.Pace`)."""
         removed = 0
+        pace = Pace() if background else None
         while True:
             old = self._call(self.client.zrangebyscore, self._key("t"), "-inf", f"({older_than!r}", start=0, num=500)
             if not old:
@@ -822,6 +856,8 @@ class RedisStore(Store):
                 where = self._where(DocRecord.from_bytes(data) if data is not None else None)
                 removals.append([self._prefix, doc_id, member, *where, self._mark])
             removed += self._remove_now(removals)
+            if pace is not None:
+                pace.rest()
 
     def find_candidates(self, probes: list[Probe]) -> list[list[DocRecord]]:
         """Every probe's candidates in one read-only script call (lua/lookup.lua)."""
