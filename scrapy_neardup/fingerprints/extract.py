@@ -16,6 +16,7 @@ from typing import Any
 import lxml.etree
 
 from .article_end import cut_at_trailing_label, drop_captions, first_post, without_repeated_lines
+from .headline_script import cjk_headline, without_foreign_lines
 
 __all__ = ["ExtractionError", "decode_html", "extract_text", "html_to_text", "looks_binary"]
 
@@ -227,8 +228,11 @@ def html_to_text(html: str | bytes, encoding: str | None = None) -> str:
         return ""
     from .readable import readable_article
 
+    chinese = False
     try:
-        article = readable_article(_parse(text), lambda: _parse(text))
+        tree = _parse(text)
+        chinese = cjk_headline(tree)
+        article = readable_article(tree, lambda: _parse(text), chinese)
     except (lxml.etree.ParserError, ValueError, TypeError):  # readability's Unparseable is a ValueError
         article = None
     body = ""
@@ -237,6 +241,8 @@ def html_to_text(html: str | bytes, encoding: str | None = None) -> str:
         drop_captions(article)
         _drop_link_lists(article)
         body = without_repeated_lines(first_post(_flatten(article)))
+        if chinese:
+            body = without_foreign_lines(body)
     if len(body) < 20:
         # readability gives up on pages with a single short block; take the visible text.
         fallback = _whole_body(text)
