@@ -67,8 +67,9 @@ _BLOCKS = frozenset(
     ]
 )
 _SKIP = frozenset(["script", "style", "noscript", "template", "iframe", "svg", "head"])
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
-_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1f]")
+# Control characters that text does not hold (tab, line ends and form feed are text).
+_CONTROL = [chr(code) for code in [*range(0x00, 0x09), *range(0x0E, 0x20)]]
+_CONTROL_BYTES = [bytes([code]) for code in [*range(0x00, 0x09), *range(0x0E, 0x20)]]
 _LINE_SPACE = re.compile(r"[ \t\r\f\v\u3000\xa0]+")
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 
@@ -90,11 +91,11 @@ def looks_binary(data: str | bytes) -> bool:
         # Bytes are judged before decoding: legacy encodings (GBK, Big5) are not UTF-8.
         if b"\x00" in sample:
             return True
-        bad = len(_CONTROL_BYTES.findall(sample))
+        bad = sum(map(sample.count, _CONTROL_BYTES))
         return bad > 0.05 * len(sample)
     if "\x00" in sample:
         return True
-    bad = len(_CONTROL.findall(sample)) + sample.count("\ufffd")
+    bad = sum(map(sample.count, _CONTROL)) + sample.count("\ufffd")
     return bad > 0.05 * len(sample)
 
 
@@ -143,7 +144,8 @@ def _as_text(html: str | bytes, encoding: str | None = None) -> str:
         raise ExtractionError(f"expected HTML as str or bytes, got {type(html).__name__}")
     if looks_binary(html):
         raise ExtractionError(f"binary content, not HTML ({len(html)} characters)")
-    return _XML_DECL.sub("", html, count=1)
+    declaration = _XML_DECL.match(html)  # at the start only: a search would try every position
+    return html[declaration.end() :] if declaration else html
 
 
 def _flatten(root: Any) -> str:
@@ -187,6 +189,8 @@ def _drop_link_lists(root: Any) -> None:
     for element in root.iterdescendants():
         if not isinstance(element.tag, str) or element.tag not in _LISTY:
             continue
+        if next(element.iter("a"), None) is None:
+            continue  # no link: nothing to weigh (its text is not read)
         text = element.text_content().strip()
         if not text:
             continue

@@ -283,6 +283,13 @@ class _TreeDocument(Document):
         self.article: Any = None
         self._article_length = 0  # of the block being cleaned up (sanitize)
 
+    def tags(self, node: Any, *tag_names: str) -> Any:
+        """readability's search of the whole tree for tags; :func:`parse_page` took scripts
+        and styles out already, so readability's own walk for them is not made."""
+        if set(tag_names) <= _TAKEN_OUT:
+            return iter(())
+        return super().tags(node, *tag_names)
+
     def _parse(self, input: Any) -> Any:
         if self._given:
             self._given = False
@@ -375,9 +382,10 @@ class _TreeDocument(Document):
             if self.class_weight(header) < 0 or self.get_link_density(header) > 0.33:
                 header.drop_tree()
         call_to_action = REGEXES["callToActionRe"]
-        for paragraph in list(node.iter("p")):
-            if call_to_action.search(paragraph.text_content()) and self.get_link_density(paragraph) > 0.2:
-                paragraph.drop_tree()
+        if _CALL_TO_ACTION_ANYWHERE is None or _CALL_TO_ACTION_ANYWHERE.search(node.text_content()):
+            for paragraph in list(node.iter("p")):
+                if call_to_action.search(paragraph.text_content()) and self.get_link_density(paragraph) > 0.2:
+                    paragraph.drop_tree()
         for element in list(node.iter("form", "textarea", "iframe")):
             element.drop_tree()
         allowed = self.get_preserved_elements(node)
@@ -395,17 +403,17 @@ class _TreeDocument(Document):
         says "widget"): a negative weight, or, unless it holds ten commas (ASCII or Chinese) or
         most of the article's text with few links, too many images, list items, inputs or
         links for its text."""
-        text = element.text_content()
-        length = _length(text)
-        density = self.get_link_density(element)
-        if length >= _NEARLY_ALL * self._article_length and density <= 0.5:
-            return False  # the article itself in a box whose class says "widget": taking it out empties it
         weight = self.class_weight(element)
         score = candidates[element]["content_score"] if element in candidates else 0
         if weight + score < 0:
-            return True
+            # unless it is the article itself, in a box whose class says "widget"
+            nearly_all = _length(element.text_content()) >= _NEARLY_ALL * self._article_length
+            return not nearly_all or self.get_link_density(element) > 0.5
+        text = element.text_content()
+        length = _length(text)
         if _pauses(text) >= 10:
             return False
+        density = self.get_link_density(element)
         if 2 * length > self._article_length and density <= 0.5:
             return False  # most of the article (a short story beside a few links): taking it out empties it
         paragraphs = len(element.findall(".//p"))
@@ -429,8 +437,27 @@ class _TreeDocument(Document):
         )
 
     def get_clean_html(self) -> str:
+        """readability only measures the markup it returns (under ``retry_length`` it tries
+        again, less ruthless); the caller takes :attr:`article`. The markup is never shorter
+        than the text in it, so it is made only when the text is short."""
         self.article = self.html
+        text = self.html.text_content()
+        if len(text) >= self.retry_length:
+            return text
         return lxml.html.tostring(self.html, encoding="unicode")
+
+
+def _anywhere(pattern: re.Pattern) -> re.Pattern | None:
+    """``pattern`` (``^\\s*`` then words) without its anchor: where it finds nothing in a
+    block's text, no paragraph of the block starts with the words. None for another shape."""
+    head = "^\\s*"
+    if not pattern.pattern.startswith(head):
+        return None
+    return re.compile(pattern.pattern[len(head) :], pattern.flags)
+
+
+_CALL_TO_ACTION_ANYWHERE = _anywhere(REGEXES["callToActionRe"])
+_TAKEN_OUT = frozenset(_NEVER_TEXT)  # by parse_page: readability's tags() need not look for them
 
 
 _UNLIKELY: dict[str, bool] = {}  # readability's verdict on a class and id (pages repeat them)
