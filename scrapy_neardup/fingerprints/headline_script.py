@@ -4,8 +4,8 @@ A Chinese story on a page whose chrome is English (an author's bio, a list of so
 newsletter box, captions) can lose to that chrome when it is short: readability scores
 English prose by its commas and length. When the page's headline (its <title> or first
 <h1>) is Chinese, a block of Latin text is not the story while a block of Chinese text
-scores near it, and a line without a Chinese character in an otherwise Chinese text (a
-byline, a date, a caption, a promotion) is not part of the story either.
+scores near it, and a line of words in another script in an otherwise Chinese text (a
+byline, a date in words, a caption, a promotion) is not part of the story either.
 """
 
 from __future__ import annotations
