@@ -67,9 +67,8 @@ _BLOCKS = frozenset(
     ]
 )
 _SKIP = frozenset(["script", "style", "noscript", "template", "iframe", "svg", "head"])
-# Control characters that text does not hold (tab, line ends and form feed are text).
-_CONTROL = [chr(code) for code in [*range(0x00, 0x09), *range(0x0E, 0x20)]]
-_CONTROL_BYTES = [bytes([code]) for code in [*range(0x00, 0x09), *range(0x0E, 0x20)]]
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1f]")
 _LINE_SPACE = re.compile(r"[ \t\r\f\v\u3000\xa0]+")
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 
@@ -91,11 +90,11 @@ def looks_binary(data: str | bytes) -> bool:
         # Bytes are judged before decoding: legacy encodings (GBK, Big5) are not UTF-8.
         if b"\x00" in sample:
             return True
-        bad = sum(map(sample.count, _CONTROL_BYTES))
+        bad = len(_CONTROL_BYTES.findall(sample))
         return bad > 0.05 * len(sample)
     if "\x00" in sample:
         return True
-    bad = sum(map(sample.count, _CONTROL)) + sample.count("\ufffd")
+    bad = len(_CONTROL.findall(sample)) + sample.count("\ufffd")
     return bad > 0.05 * len(sample)
 
 
