@@ -3,6 +3,7 @@
     python benchmarks/extraction.py                         # this checkout
     python benchmarks/extraction.py --tree before=/tmp/base --tree now=.   # several source trees, one run
     python benchmarks/extraction.py --show 5                # the worst pages of each set
+    python benchmarks/extraction.py --tree before=/tmp/base --tree now=. --interleave zh-gne --rounds 3
 
 Sets (from ``--data``, the shared data directory):
 
@@ -19,7 +20,9 @@ the story (bag precision under 0.5: navigation, link lists, another story's lead
 Speed is the CPU time of ``html_to_text`` on the page as a ``str``, the least of
 ``--repeat`` runs, median and mean over the pages of a set. With several ``--tree`` options
 each tree runs in its own process, every tree once per round, rounds in turn (``--rounds``),
-each page's time the least over the rounds.
+each page's time the least over the rounds. With ``--interleave`` the trees' processes take
+turns page by page instead (speed only): a load that comes and goes falls on every tree alike,
+so the ratio of their times holds on a shared machine.
 """
 
 from __future__ import annotations
@@ -138,6 +141,78 @@ def _child(tree: str, data: Path, world: bool, repeat: int, out: str) -> None:
     subprocess.run(command, env=env, check=True, cwd=tree)
 
 
+def _serve(data: Path, world: bool, repeat: int) -> None:
+    """Time pages on request: a line "set index" in, the least CPU ms of ``repeat`` runs out."""
+    html_to_text = _extract_module().html_to_text
+    sets = _sets(data, world)
+    html_to_text(sets["zh-gne"][0][1])
+    print("ready", flush=True)
+    for line in sys.stdin:
+        name, _, index = line.rstrip("\n").rpartition(" ")
+        html = sets[name][int(index)][1]
+        best = float("inf")
+        for _ in range(repeat):
+            started = time.process_time()
+            html_to_text(html)
+            best = min(best, time.process_time() - started)
+        print(f"{1000 * best:.4f}", flush=True)
+
+
+def interleave(trees: list[tuple[str, str]], data: Path, repeat: int, rounds: int, names: list[str]) -> dict:
+    """Every page timed in each tree's process in turn (the order rotating page by page);
+    per tree and set, each page's least CPU ms over the rounds."""
+    workers = {}
+    for label, tree in trees:
+        tree = str(Path(tree).resolve())
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([tree, os.environ.get("PYTHONPATH", "")]))
+        command = [sys.executable, __file__, "--data", str(data), "--repeat", str(repeat), "--no-world", "--serve"]
+        workers[label] = subprocess.Popen(
+            command, env=env, cwd=tree, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+    for worker in workers.values():
+        assert worker.stdout is not None and worker.stdout.readline().strip() == "ready"
+    counts = {name: sum(1 for _ in _records(data, name)) for name in names}
+    ms: dict[str, dict[str, list[float]]] = {
+        label: {n: [float("inf")] * c for n, c in counts.items()} for label in workers
+    }
+    labels = list(workers)
+    turn = 0
+    for _ in range(rounds):
+        for name, count in counts.items():
+            for index in range(count):
+                turn += 1
+                for label in labels[turn % len(labels) :] + labels[: turn % len(labels)]:
+                    worker = workers[label]
+                    assert worker.stdin is not None and worker.stdout is not None
+                    worker.stdin.write(f"{name} {index}\n")
+                    worker.stdin.flush()
+                    ms[label][name][index] = min(ms[label][name][index], float(worker.stdout.readline()))
+    for worker in workers.values():
+        assert worker.stdin is not None
+        worker.stdin.close()
+        worker.wait()
+    return ms
+
+
+def report_interleaved(ms: dict, repeat: int, rounds: int) -> None:
+    first = next(iter(ms))
+    load = os.getloadavg()
+    print(
+        f"\nCPU ms a page, trees taking turns page by page (least of {repeat} runs x {rounds} rounds); "
+        f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min) at the end\n"
+    )
+    print(f"| tree | set | pages | median ms | mean ms | median / {first}'s | median of page ratios |")
+    print("|---|---|---|---|---|---|---|")
+    for label, sets in ms.items():
+        for name, times in sets.items():
+            base = ms[first][name]
+            ratios = [t / b for t, b in zip(times, base) if b > 0]
+            print(
+                f"| {label} | {name} | {len(times)} | {statistics.median(times):.2f} | {statistics.mean(times):.2f} | "
+                f"{statistics.median(times) / statistics.median(base):.3f} | {statistics.median(ratios):.3f} |"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -153,8 +228,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-world", dest="world", action="store_false", help="leave out the real-template world")
     parser.add_argument("--show", type=int, default=0, help="list the N worst pages of each set")
     parser.add_argument("--json", type=Path, help="also write every page's figures here")
+    parser.add_argument(
+        "--interleave",
+        nargs="*",
+        metavar="SET",
+        help="speed only: the trees take turns page by page on these sets (default zh-gne)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.serve:
+        _serve(args.data, args.world, args.repeat)
+        return 0
+    if args.interleave is not None:
+        trees = [t.partition("=")[::2] for t in args.tree]
+        if len(trees) < 2:
+            parser.error("--interleave needs two --tree options or more")
+        ms = interleave(trees, args.data, args.repeat, args.rounds, args.interleave or ["zh-gne"])
+        report_interleaved(ms, args.repeat, args.rounds)
+        return 0
     if args.child:
         extract = _extract_module()
         results = measure(_sets(args.data, args.world), args.repeat)

@@ -16,6 +16,7 @@ from typing import Any
 import lxml.etree
 
 from .article_end import cut_at_trailing_label, drop_captions, first_post, without_repeated_lines
+from .headline_script import cjk_headline, without_foreign_lines
 
 __all__ = ["ExtractionError", "decode_html", "extract_text", "html_to_text", "looks_binary"]
 
@@ -142,7 +143,8 @@ def _as_text(html: str | bytes, encoding: str | None = None) -> str:
         raise ExtractionError(f"expected HTML as str or bytes, got {type(html).__name__}")
     if looks_binary(html):
         raise ExtractionError(f"binary content, not HTML ({len(html)} characters)")
-    return _XML_DECL.sub("", html, count=1)
+    declaration = _XML_DECL.match(html)  # at the start only: a search would try every position
+    return html[declaration.end() :] if declaration else html
 
 
 def _flatten(root: Any) -> str:
@@ -186,6 +188,8 @@ def _drop_link_lists(root: Any) -> None:
     for element in root.iterdescendants():
         if not isinstance(element.tag, str) or element.tag not in _LISTY:
             continue
+        if next(element.iter("a"), None) is None:
+            continue  # no link: nothing to weigh (its text is not read)
         text = element.text_content().strip()
         if not text:
             continue
@@ -227,8 +231,11 @@ def html_to_text(html: str | bytes, encoding: str | None = None) -> str:
         return ""
     from .readable import readable_article
 
+    chinese = False
     try:
-        article = readable_article(_parse(text), lambda: _parse(text))
+        tree = _parse(text)
+        chinese = cjk_headline(tree)
+        article = readable_article(tree, lambda: _parse(text), chinese)
     except (lxml.etree.ParserError, ValueError, TypeError):  # readability's Unparseable is a ValueError
         article = None
     body = ""
@@ -237,6 +244,8 @@ def html_to_text(html: str | bytes, encoding: str | None = None) -> str:
         drop_captions(article)
         _drop_link_lists(article)
         body = without_repeated_lines(first_post(_flatten(article)))
+        if chinese:
+            body = without_foreign_lines(body)
     if len(body) < 20:
         # readability gives up on pages with a single short block; take the visible text.
         fallback = _whole_body(text)

@@ -27,6 +27,7 @@ import lxml.html
 from readability import Document
 from readability.readability import REGEXES
 
+from .headline_script import cjk_share
 from .shallow import shallow_html
 
 __all__ = ["parse_page", "readable_article"]
@@ -214,6 +215,7 @@ def _length(text: str) -> int:
     return len(" ".join(text.split()))
 
 
+_NEARLY_ALL = 0.9  # of the chosen block's text: a block inside it holding this much is the story
 _FEW_CHARS = 100  # weighted characters: a block with fewer is a box beside a story, not one
 
 
@@ -228,6 +230,26 @@ def _holding_text(ranked: list) -> dict:
         if candidate["content_score"] < 0.5 * best["content_score"]:
             break
         if _holds_text(candidate["elem"]):
+            return candidate
+    return best
+
+
+_LATIN = 0.1  # a block with less CJK than this is Latin text
+_CJK_BLOCK = 0.3  # one with at least this much is written in CJK
+_SCRIPT_SCORE = 0.2  # of the Latin block's score: a CJK block scoring less is not taken for it
+
+
+def _in_headline_script(ranked: list, best: dict) -> dict:
+    """On a page whose headline is CJK, a block of Latin text (an author's bio, a list of
+    sources) gives way to the best block written in CJK that holds text and scores at least
+    a fifth of it (:mod:`.headline_script`)."""
+    if cjk_share(best["elem"].text_content()) >= _LATIN:
+        return best
+    for candidate in ranked:
+        if candidate["content_score"] < _SCRIPT_SCORE * best["content_score"]:
+            break
+        text = candidate["elem"].text_content()
+        if cjk_share(text) >= _CJK_BLOCK and _weighs(text, _FEW_CHARS):
             return candidate
     return best
 
@@ -253,12 +275,20 @@ class _TreeDocument(Document):
     below which readability does not count a paragraph at all).
     """
 
-    def __init__(self, tree: Any, fresh_tree: Callable[[], Any]) -> None:
+    def __init__(self, tree: Any, fresh_tree: Callable[[], Any], cjk_headline: bool = False) -> None:
         super().__init__(tree)
         self._fresh_tree = fresh_tree
+        self._cjk_headline = cjk_headline
         self._given = True
         self.article: Any = None
         self._article_length = 0  # of the block being cleaned up (sanitize)
+
+    def tags(self, node: Any, *tag_names: str) -> Any:
+        """readability's search of the whole tree for tags; :func:`parse_page` took scripts
+        and styles out already, so readability's own walk for them is not made."""
+        if set(tag_names) <= _TAKEN_OUT:
+            return iter(())
+        return super().tags(node, *tag_names)
 
     def _parse(self, input: Any) -> Any:
         if self._given:
@@ -327,6 +357,8 @@ class _TreeDocument(Document):
             return None
         ranked = sorted(candidates.values(), key=lambda candidate: candidate["content_score"], reverse=True)
         best = _holding_text(ranked)
+        if self._cjk_headline:
+            best = _in_headline_script(ranked, best)
         for candidate in ranked:
             element = candidate["elem"]
             if "articleBody" in (element.get("itemprop") or "").split() and self.get_link_density(element) <= 0.1:
@@ -350,9 +382,10 @@ class _TreeDocument(Document):
             if self.class_weight(header) < 0 or self.get_link_density(header) > 0.33:
                 header.drop_tree()
         call_to_action = REGEXES["callToActionRe"]
-        for paragraph in list(node.iter("p")):
-            if call_to_action.search(paragraph.text_content()) and self.get_link_density(paragraph) > 0.2:
-                paragraph.drop_tree()
+        if _CALL_TO_ACTION_ANYWHERE is None or _CALL_TO_ACTION_ANYWHERE.search(node.text_content()):
+            for paragraph in list(node.iter("p")):
+                if call_to_action.search(paragraph.text_content()) and self.get_link_density(paragraph) > 0.2:
+                    paragraph.drop_tree()
         for element in list(node.iter("form", "textarea", "iframe")):
             element.drop_tree()
         allowed = self.get_preserved_elements(node)
@@ -365,17 +398,21 @@ class _TreeDocument(Document):
         return self.get_clean_html()
 
     def _clutter(self, element: Any, candidates: dict) -> bool:
-        """readability's rules for a block inside the chosen one: a negative weight, or,
-        unless it holds ten commas (ASCII or Chinese) or most of the article's text with
-        links in under half of it, too many images, list items, inputs or links for its text."""
+        """readability's rules for a block inside the chosen one, unless it holds nearly all
+        of the article's text with links in under half of it (the story in a box whose class
+        says "widget"): a negative weight, or, unless it holds ten commas (ASCII or Chinese) or
+        most of the article's text with few links, too many images, list items, inputs or
+        links for its text."""
         weight = self.class_weight(element)
         score = candidates[element]["content_score"] if element in candidates else 0
         if weight + score < 0:
-            return True
+            # unless it is the article itself, in a box whose class says "widget"
+            nearly_all = _length(element.text_content()) >= _NEARLY_ALL * self._article_length
+            return not nearly_all or self.get_link_density(element) > 0.5
         text = element.text_content()
+        length = _length(text)
         if _pauses(text) >= 10:
             return False
-        length = _length(text)
         density = self.get_link_density(element)
         if 2 * length > self._article_length and density <= 0.5:
             return False  # most of the article (a short story beside a few links): taking it out empties it
@@ -400,8 +437,27 @@ class _TreeDocument(Document):
         )
 
     def get_clean_html(self) -> str:
+        """readability only measures the markup it returns (under ``retry_length`` it tries
+        again, less ruthless); the caller takes :attr:`article`. The markup is never shorter
+        than the text in it, so it is made only when the text is short."""
         self.article = self.html
+        text = self.html.text_content()
+        if len(text) >= self.retry_length:
+            return text
         return lxml.html.tostring(self.html, encoding="unicode")
+
+
+def _anywhere(pattern: re.Pattern) -> re.Pattern | None:
+    """``pattern`` (``^\\s*`` then words) without its anchor: where it finds nothing in a
+    block's text, no paragraph of the block starts with the words. None for another shape."""
+    head = "^\\s*"
+    if not pattern.pattern.startswith(head):
+        return None
+    return re.compile(pattern.pattern[len(head) :], pattern.flags)
+
+
+_CALL_TO_ACTION_ANYWHERE = _anywhere(REGEXES["callToActionRe"])
+_TAKEN_OUT = frozenset(_NEVER_TEXT)  # by parse_page: readability's tags() need not look for them
 
 
 _UNLIKELY: dict[str, bool] = {}  # readability's verdict on a class and id (pages repeat them)
@@ -574,12 +630,13 @@ def _turn_children_into_paragraphs(parent: Any) -> None:
         _wrap_loose_text(parent, holds_block)
 
 
-def readable_article(tree: Any, fresh_tree: Callable[[], Any]) -> Any:
+def readable_article(tree: Any, fresh_tree: Callable[[], Any], cjk_headline: bool = False) -> Any:
     """readability's article element of ``tree`` (which it changes), or None where it finds none.
 
-    ``fresh_tree`` gives the same page again, for readability's second pass.
+    ``fresh_tree`` gives the same page again, for readability's second pass; on a page whose
+    headline is CJK (``cjk_headline``), a block of Latin text is not taken for the story.
     """
-    document = (_WalkedDocument if _walker is not None else _TreeDocument)(tree, fresh_tree)
+    document = (_WalkedDocument if _walker is not None else _TreeDocument)(tree, fresh_tree, cjk_headline)
     document.summary(html_partial=True)
     return document.article
 

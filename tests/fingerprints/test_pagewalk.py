@@ -13,6 +13,7 @@ from html import escape
 
 import lxml.html
 import pytest
+from support.python_rules import in_python
 from support.real_template_pages import article_page, long_page, menu_page, script_page, short_stories, template
 
 from scrapy_neardup.fingerprints import readable
@@ -111,16 +112,8 @@ def _keyed(tree):
     return tree
 
 
-def _in_python(function, *args):
-    walker, readable._walker = readable._walker, None
-    try:
-        return function(*args)
-    finally:
-        readable._walker = walker
-
-
 def _python_scores(html: str, ruthless: bool) -> list:
-    tree = _keyed(_in_python(readable.parse_page, html))
+    tree = _keyed(in_python(readable.parse_page, html))
     document = readable._TreeDocument(tree, lambda: None)
     document.html = tree
     tree.find("body").set("id", "readabilityBody")
@@ -142,7 +135,7 @@ def _c_scores(html: str, ruthless: bool) -> list:
 
 @pytest.mark.parametrize(("name", "html"), PAGES, ids=[name for name, _ in PAGES])
 def test_the_page_is_pruned_as_in_python(name, html):
-    assert lxml.html.tostring(readable.parse_page(html)) == lxml.html.tostring(_in_python(readable.parse_page, html))
+    assert lxml.html.tostring(readable.parse_page(html)) == lxml.html.tostring(in_python(readable.parse_page, html))
 
 
 @pytest.mark.parametrize("ruthless", [True, False])
@@ -153,7 +146,7 @@ def test_candidates_and_scores_are_readabilitys(name, html, ruthless):
 
 @pytest.mark.parametrize(("name", "html"), PAGES, ids=[name for name, _ in PAGES])
 def test_the_article_text_is_the_same(name, html):
-    assert html_to_text(html) == _in_python(html_to_text, html)
+    assert html_to_text(html) == in_python(html_to_text, html)
 
 
 def test_the_pages_give_candidates_and_take_out_unlikely_ones():
@@ -168,7 +161,7 @@ def test_the_pages_give_candidates_and_take_out_unlikely_ones():
     assert dropped > 50
 
 
-def test_white_space_and_cjk_are_measured_as_in_python():
+def test_white_space_and_cjk_are_measured_asin_python():
     text = "\u3000\u3000第一段文字，很长很长很长很长很长很长很长很长很长。\xa0\n  second,  part\u2003end "
     html = f"<html><body><div class='content'><p>{text}</p><p>{text}</p></div></body></html>"
     assert _c_scores(html, True) == _python_scores(html, True)
