@@ -63,6 +63,15 @@ RESCUE = 0.15
 # parts it adds, a story word of the lead comes back. A roundup's later stories, each on its
 # own subject, bring back the first story's words in a part here and there.
 REACH = 0.5
+# Or the rest keeps much of the lead's words (an interview or a feature moving from one side of
+# its story to the next): continuity of at least STRONG_CONTINUITY, reaching a third of its
+# parts. A quoting text's or a roundup's rest shares less of the story's words.
+STRONG_CONTINUITY = 0.45
+STRONG_REACH = 1 / 3
+# Paragraphs picked out of the larger text, in several pieces with its own parts between them
+# (a cut copy), need only some of their words back in its own parts: a text quoting a story or
+# a roundup carrying one holds it in one piece.
+PICKED_CONTINUITY = 0.1
 # An excerpt is held whole by its article: its own additions (within the allowance) aside, at
 # least this share of it is found there.
 EXCERPT_WHOLE = 0.85
@@ -200,7 +209,14 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     # After an opening passage, a dateline in the larger text's own parts starts another story
     # there: a roundup. (Paragraphs picked out of an article may skip one of its datelines.)
     another = where == OPENING and large.story_words is not None and bool(large.story_words.datelines & own & ~passage)
-    same = held >= EXCERPT_WHOLE and continuity is not None and continuity >= floor and reach >= REACH and not another
+    if where == SCATTERED:  # paragraphs picked out of it: a quoted story is held in one piece
+        goes_on = continuity is not None and continuity >= PICKED_CONTINUITY
+    else:
+        goes_on = continuity is not None and (
+            (continuity >= floor and reach >= REACH)
+            or (continuity >= max(floor, STRONG_CONTINUITY) and reach >= STRONG_REACH)
+        )
+    same = held >= EXCERPT_WHOLE and goes_on and not another
     return found(
         LEAD_EXCERPT if same else QUOTED_STORY,
         same,
