@@ -194,7 +194,7 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         return found(TOO_DIFFERENT, False)
     if other_facts:
         return found(OTHER_FACTS, False)
-    extends = forgiving >= HOLDS_WHOLE and larger != -1 and _adds_story(small, large)
+    extends = forgiving >= HOLDS_WHOLE and larger != -1 and _adds_story(small, large, thresholds.allowance)
     if share > thresholds.quote_share:
         whole = forgiving >= HOLDS_WHOLE or words_agree
         same = jaccard >= (thresholds.excerpt_jaccard if whole else thresholds.jaccard_floor(small.chars))
@@ -228,7 +228,7 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     )
 
 
-def _adds_story(small: Traits, large: Traits) -> bool:
+def _adds_story(small: Traits, large: Traits, allowance: int) -> bool:
     """Whether the larger text, holding the smaller, adds at least a sentence of the same
     story: ADDED_CHARS content characters or more, and after the start of the shared passage
     a story word that the added text brings: a word of the smaller found where the smaller
@@ -236,7 +236,9 @@ def _adds_story(small: Traits, large: Traits) -> bool:
     not (one more occurrence), found in a part holding added text. A reprint's own lines add
     nothing of the kind: a headline or a source line goes before the story it holds (a word
     they bring is theirs), and an editor line or a promotion repeats none of the story's words
-    (a promotion repeating its own words, a site's name, is no story)."""
+    (a promotion repeating its own words, a site's name, is no story). More text after that
+    start than twice the ``allowance`` for a copy's own lines is the rest of the page's article
+    (its later paragraphs, whatever they tell), more than any reprint adds of its own."""
     sketch, words = large.sketch, large.story_words
     if sketch.places is None or small.sketch.places is None or words is None or small.story_words is None:
         return False
@@ -253,6 +255,8 @@ def _adds_story(small: Traits, large: Traits) -> bool:
     estimate = after.sum() * large.chars / len(hashes)
     if max(estimate, large.chars - small.chars) < ADDED_CHARS:
         return False
+    if min(estimate, large.chars - small.chars) > 2 * allowance:
+        return True
     head = _bits(places[~shared & (places < start)] * BINS // 256)
     tail = _bits(places[after] * BINS // 256)
     sources = _sources(places[shared], there, tail)
