@@ -63,16 +63,28 @@ RESCUE = 0.15
 # parts it adds, a story word of the lead comes back. A roundup's later stories, each on its
 # own subject, bring back the first story's words in a part here and there.
 REACH = 0.5
+# Or the rest keeps much of the lead's words (an interview or a feature moving from one side of
+# its story to the next): continuity of at least STRONG_CONTINUITY, reaching a third of its
+# parts. A quoting text's or a roundup's rest shares less of the story's words.
+STRONG_CONTINUITY = 0.45
+STRONG_REACH = 1 / 3
+# Paragraphs picked out of the larger text, in several pieces with its own parts between them
+# (a cut copy), need only some of their words back in its own parts: a text quoting a story or
+# a roundup carrying one holds it in one piece.
+PICKED_CONTINUITY = 0.1
 # An excerpt is held whole by its article: its own additions (within the allowance) aside, at
 # least this share of it is found there.
 EXCERPT_WHOLE = 0.85
 HELD_SAMPLES = 16
 # A copy holding another whole (forgiving containment at least this) that adds at least
-# ADDED_CHARS content characters (a sentence) beyond what a reprint adds of its own (the
-# thresholds' allowance: a banner, an editor line, a promotion) extends it: the better copy to
-# keep. A reprint that only adds such lines is no more complete than its source.
+# ADDED_CHARS content characters (a sentence) of the same story extends it: the better copy to
+# keep (:func:`_adds_story`). A reprint that only adds lines of its own (a headline, a source
+# line, an editor line, a promotion) is no more complete than its source.
 HOLDS_WHOLE = 0.9
 ADDED_CHARS = 15
+# The smaller text starts in the larger where the first START_SHINGLES of its shingles found
+# there sit (the last of them: a headline repeating the lead's words holds some earlier).
+START_SHINGLES = 3
 
 
 class Traits(Protocol):
@@ -182,8 +194,7 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         return found(TOO_DIFFERENT, False)
     if other_facts:
         return found(OTHER_FACTS, False)
-    added = large.chars - small.chars - min(thresholds.allowance, small.chars // 5)
-    extends = forgiving >= HOLDS_WHOLE and added >= ADDED_CHARS
+    extends = forgiving >= HOLDS_WHOLE and larger != -1 and _adds_story(small, large, thresholds.allowance)
     if share > thresholds.quote_share:
         whole = forgiving >= HOLDS_WHOLE or words_agree
         same = jaccard >= (thresholds.excerpt_jaccard if whole else thresholds.jaccard_floor(small.chars))
@@ -198,7 +209,14 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     # After an opening passage, a dateline in the larger text's own parts starts another story
     # there: a roundup. (Paragraphs picked out of an article may skip one of its datelines.)
     another = where == OPENING and large.story_words is not None and bool(large.story_words.datelines & own & ~passage)
-    same = held >= EXCERPT_WHOLE and continuity is not None and continuity >= floor and reach >= REACH and not another
+    if where == SCATTERED:  # paragraphs picked out of it: a quoted story is held in one piece
+        goes_on = continuity is not None and continuity >= PICKED_CONTINUITY
+    else:
+        goes_on = continuity is not None and (
+            (continuity >= floor and reach >= REACH)
+            or (continuity >= max(floor, STRONG_CONTINUITY) and reach >= STRONG_REACH)
+        )
+    same = held >= EXCERPT_WHOLE and goes_on and not another
     return found(
         LEAD_EXCERPT if same else QUOTED_STORY,
         same,
@@ -208,6 +226,79 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         dateline=another,
         extends=extends and same,
     )
+
+
+def _adds_story(small: Traits, large: Traits, allowance: int) -> bool:
+    """Whether the larger text, holding the smaller, adds at least a sentence of the same
+    story: ADDED_CHARS content characters or more, and after the start of the shared passage
+    a story word that the added text brings: a word of the smaller found where the smaller
+    does not have it, or a word of the shared text that the larger repeats and the smaller does
+    not (one more occurrence), found in a part holding added text. A reprint's own lines add
+    nothing of the kind: a headline or a source line goes before the story it holds (a word
+    they bring is theirs), and an editor line or a promotion repeats none of the story's words
+    (a promotion repeating its own words, a site's name, is no story). More text after that
+    start than twice the ``allowance`` for a copy's own lines is the rest of the page's article
+    (its later paragraphs, whatever they tell), more than any reprint adds of its own."""
+    sketch, words = large.sketch, large.story_words
+    if sketch.places is None or small.sketch.places is None or words is None or small.story_words is None:
+        return False
+    hashes, places = sketch.hashes, sketch.places.astype(np.int64)
+    if len(small.sketch.hashes) < small.sketch.size:  # a sample: only hashes below its last one are known
+        known = hashes <= small.sketch.hashes[-1]
+        hashes, places = hashes[known], places[known]
+    shared = np.isin(hashes, small.sketch.hashes)
+    if not shared.any():
+        return False
+    there = small.sketch.places.astype(np.int64)[np.searchsorted(small.sketch.hashes, hashes[shared])]
+    start = places[shared][np.argsort(there, kind="stable")[:START_SHINGLES]].max()
+    after = ~shared & (places >= start)
+    estimate = after.sum() * large.chars / len(hashes)
+    if max(estimate, large.chars - small.chars) < ADDED_CHARS:
+        return False
+    if min(estimate, large.chars - small.chars) > 2 * allowance:
+        return True
+    head = _bits(places[~shared & (places < start)] * BINS // 256)
+    tail = _bits(places[after] * BINS // 256)
+    sources = _sources(places[shared], there, tail)
+    theirs = dict(zip(small.story_words.words.tolist(), small.story_words.spread.tolist()))
+    for word, spread in zip(words.words.tolist(), words.spread.tolist()):
+        if not spread & tail or spread & head:
+            continue
+        if word not in theirs:
+            if spread & ~tail:  # also in the shared text: the addition repeats it
+                return True
+        elif any(not theirs[word] & sources[part] for part in range(BINS) if (spread & tail) >> part & 1):
+            return True
+    return False
+
+
+def _sources(here: np.ndarray, there: np.ndarray, parts: int) -> dict[int, int]:
+    """For each of the larger text's ``parts`` (a bit mask), the parts of the smaller text
+    whose words its shared text may hold: those from the shared shingle before it to the one
+    after it (``here``: their places in the larger, ``there``: in the smaller). A part of added
+    text after the last shared shingle holds none; one that shared text ends in may hold the
+    smaller's end."""
+    order = np.argsort(here, kind="stable")
+    here, there = here[order], there[order]
+    found = {}
+    for part in range(BINS):
+        if not parts >> part & 1:
+            continue
+        first = int(np.searchsorted(here, part * 256 // BINS))
+        last = int(np.searchsorted(here, (part + 1) * 256 // BINS))
+        around = there[max(0, first - 1) : last + 1]
+        if last == len(here) and first == last:
+            found[part] = 0
+            continue
+        low = int(around.min()) * BINS // 256
+        high = BINS - 1 if last == len(here) else int(around.max()) * BINS // 256
+        found[part] = (1 << (high + 1)) - (1 << low)
+    return found
+
+
+def _bits(parts: np.ndarray) -> int:
+    """A bit mask of the parts given."""
+    return sum(1 << int(part) for part in np.unique(parts))
 
 
 def _held(small: Sketch, large: Sketch, estimate: float) -> float:

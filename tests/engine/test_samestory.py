@@ -3,7 +3,17 @@ which are not (a text quoting a story, a roundup, a template report with other f
 fed in both orders on the three stores, and the rule's own answer (engine.samestory)."""
 
 import pytest
-from support.samestory_texts import BRIDGE, CLINIC, ROUNDUP_STORIES, bridge, letter, repost, roundup, weather
+from support.samestory_texts import (
+    BRIDGE,
+    CLINIC,
+    ROUNDUP_STORIES,
+    bridge,
+    dressed_bridge,
+    letter,
+    repost,
+    roundup,
+    weather,
+)
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, open_store
 from scrapy_neardup.engine.prefer import policy_from
@@ -198,3 +208,32 @@ def test_longest_keeps_the_source_when_a_reprint_adds_only_its_own_lines(store_u
     verdicts = _checked(store_uri, [("daily/article", bridge()), ("portal/reprint", dressed)], prefer="longest")
     assert verdicts[1].status == DUPLICATE and verdicts[1].duplicate_of == "daily/article"
     assert not verdicts[1].replaces
+
+
+@pytest.mark.parametrize("later", ["closing sentence", "own lines"])
+def test_longest_takes_one_closing_sentence_of_the_story_not_a_reprints_own_lines(store_uri, later):
+    """What a copy adds decides, not how much: one sentence of the story (42 content characters)
+    makes the complete copy; a headline, a dated source line and an editor line (38) do not."""
+    text = bridge(sentence=True) if later == "closing sentence" else dressed_bridge()
+    verdicts = _checked(store_uri, [("daily/article", bridge()), ("late/article", text)], prefer="longest")
+    if later == "closing sentence":
+        assert verdicts[1].status == UNIQUE and verdicts[1].replaces == "daily/article"
+    else:
+        assert verdicts[1].status == DUPLICATE and verdicts[1].duplicate_of == "daily/article"
+        assert not verdicts[1].replaces
+
+
+def test_a_copy_extends_another_only_by_a_sentence_of_the_story():
+    fingerprint = Fingerprinter().fingerprint
+    article = fingerprint(bridge())
+    for text, extends in [
+        (bridge(sentence=True), True),
+        (bridge(closing=True), True),
+        (dressed_bridge(), False),
+        (bridge() + "（记者 周清 韩明）", False),  # a byline is no sentence of the story
+        (bridge().replace("，", ","), False),  # the same length
+    ]:
+        copy = fingerprint(text)
+        forth, back = judge(copy, article), judge(article, copy)
+        assert forth.same_story and forth.extends == back.extends == extends, text[-30:]
+        assert not extends or forth.larger == 0

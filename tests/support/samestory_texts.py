@@ -23,15 +23,31 @@ BRIDGE_CLOSING = (
     "据介绍，大桥通车后，城东片区居民前往老城区的车程将由原来的四十分钟缩短到十五分钟左右。"
 )
 
+# A reprint's own lines around the article: a headline, a dateline with its source, an editor line.
+BRIDGE_DRESSING = (
+    "青石大桥今天通车 清江两岸八分钟直达",
+    "2024年06月22日 08:15  来源：江城晚报",
+    "（编辑：李红 校对：张明）",
+)
+
 # A portal's excerpt: its source line and the article's first paragraphs.
 BRIDGE_EXCERPT_HEAD = "来源：清江日报  原标题：青石大桥今天通车 清江两岸八分钟直达"
 
 
-def bridge(paragraphs: int | None = None, closing: bool = False) -> str:
-    """The article, or its lead excerpt of ``paragraphs`` paragraphs under a source line."""
+def bridge(paragraphs: int | None = None, closing: bool = False, sentence: bool = False) -> str:
+    """The article, or its lead excerpt of ``paragraphs`` paragraphs under a source line; with
+    its closing paragraph, or only that paragraph's first sentence."""
     if paragraphs is not None:
         return "\n".join([BRIDGE_EXCERPT_HEAD, *BRIDGE[:paragraphs]])
+    if sentence:
+        return "\n".join([*BRIDGE, BRIDGE_CLOSING[: BRIDGE_CLOSING.index("。") + 1]])
     return "\n".join(BRIDGE + ([BRIDGE_CLOSING] if closing else []))
+
+
+def dressed_bridge() -> str:
+    """The article reprinted with lines of the reprinting site's own before and after it."""
+    headline, source, editor = BRIDGE_DRESSING
+    return "\n".join([headline, source, bridge(), editor])
 
 
 # A short story, and a reader's letter on another subject that quotes it whole in its middle.
