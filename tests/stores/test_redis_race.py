@@ -29,12 +29,17 @@ CHARS = (
 )
 
 
-def _story(rng: random.Random) -> str:
+def _story(rng: random.Random, names: int = 0) -> str:
+    """Three paragraphs of random words; with ``names``, each sentence names one of that many
+    people or places of the story, as a news story's later paragraphs do."""
+    cast = ["".join(rng.choice(CHARS) for _ in range(3)) for _ in range(names)]
     paragraphs = []
     for _ in range(3):
         sentences = []
         for _ in range(rng.randint(3, 5)):
             words = ["".join(rng.choice(CHARS) for _ in range(rng.randint(2, 4))) for _ in range(rng.randint(8, 14))]
+            if cast:
+                words[rng.randrange(len(words))] = rng.choice(cast)
             sentences.append("，".join("".join(words[i : i + 4]) for i in range(0, len(words), 4)) + "。")
         paragraphs.append("".join(sentences))
     return "\n".join(paragraphs)
@@ -178,7 +183,7 @@ def test_of_four_processes_replacing_one_story_exactly_one_wins(shared_url):
     fingerprinter = Fingerprinter()
     rounds, excerpts = [], {}
     for number in range(12):
-        text = _story(rng)
+        text = _story(rng, names=3)  # the complete copy's last paragraph goes on with the story
         story = f"story-{number:02d}"
         excerpts[story] = "来源：门户网\n" + "\n".join(text.split("\n")[:2])
         copies = _copies(text, rng)
