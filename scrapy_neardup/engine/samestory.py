@@ -21,8 +21,9 @@ text's figures are missing from the larger (:class:`Thresholds` ``other_figures`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property, partial
 from typing import Protocol
 
 import numpy as np
@@ -117,7 +118,13 @@ class Judgement:
     agreement: float | None = None  # share of the smaller text's story words the larger has
     other_figures: int = 0  # figures of the smaller text missing from the larger
     figures: int = 0  # figures of the smaller text compared
-    extends: bool = False  # the larger holds the smaller whole and adds at least a sentence
+    adds_story: Callable[[], bool] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def extends(self) -> bool:
+        """The larger holds the smaller whole and adds at least a sentence of its story. Asked
+        only when a policy needs it: the costliest test of the rule, and most checks need none."""
+        return self.adds_story is not None and self.adds_story()
 
     def reason(self, first: str = "A", second: str = "B") -> str:
         """The rule that decided, in words for a reviewer (the texts named ``first``, ``second``)."""
@@ -194,11 +201,14 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         return found(TOO_DIFFERENT, False)
     if other_facts:
         return found(OTHER_FACTS, False)
-    extends = forgiving >= HOLDS_WHOLE and larger != -1 and _adds_story(small, large, thresholds.allowance)
+
+    def extends(same: bool) -> bool:  # asked only of one story: the costliest test comes last
+        return same and forgiving >= HOLDS_WHOLE and larger != -1 and _adds_story(small, large, thresholds.allowance)
+
     if share > thresholds.quote_share:
         whole = forgiving >= HOLDS_WHOLE or words_agree
         same = jaccard >= (thresholds.excerpt_jaccard if whole else thresholds.jaccard_floor(small.chars))
-        return found(REPRINT if same else TOO_DIFFERENT, same, extends=extends and same)
+        return found(REPRINT if same else TOO_DIFFERENT, same, adds_story=partial(extends, same))
     passage, own = _parts(small.sketch, large.sketch)
     where = _position(passage, own)
     continuity = _continuity(small.story_words, large.story_words, passage, own)
@@ -224,7 +234,7 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         continuity=continuity,
         reach=reach,
         dateline=another,
-        extends=extends and same,
+        adds_story=partial(extends, same),
     )
 
 
