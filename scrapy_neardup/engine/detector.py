@@ -9,6 +9,7 @@ A false duplicate drops a unique article, so verification decides, never the ind
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -246,10 +247,20 @@ class Detector:
         does for one document, a duplicate is never kept and a copy that another process's
         copy beat to a replacement is judged again alone."""
         decided: dict[int, _Outcome] = {}
+        # A document of the batch that is to replace a copy stands for it from then on, as the
+        # store's replace (made after the whole batch is confirmed) will have it.
+        gone: set[int] = set()
+        taken: dict[int, DocRecord] = {}
 
         def confirm_of(index: int, record: DocRecord, probe: Probe, now: float) -> Confirm:
             def confirm(candidates: list[DocRecord]) -> bool:
+                candidates = [taken.get(c.doc_id, c) for c in candidates if c.doc_id not in gone]
                 decided[index] = outcome = self._decide(record, probe, candidates, now)
+                if outcome.replace is not None:
+                    gone.add(outcome.replace.doc_id)
+                    taken[record.doc_id] = dataclasses.replace(
+                        record, story=outcome.replace.story_id, replaces=outcome.replace.doc_id
+                    )
                 return _refused(outcome, False)
 
             return confirm
@@ -259,7 +270,7 @@ class Detector:
 
         def finish() -> list[Verdict]:
             verdicts = list(shown)
-            gone: set[int] = set()  # copies replaced by a document of the batch
+            replaced: set[int] = set()  # copies the store replaced
             for (index, record, _, _), reservation in zip(asked, receive()):
                 key, fp = documents[index]
                 outcome = decided[index]
@@ -268,10 +279,10 @@ class Detector:
                         self.store.remove(reservation.doc_id)  # another copy took the story first
                         verdicts[index] = self.check_fingerprint(key, fp, reserve, sources[index], kept[index])
                         continue
-                    gone.add(outcome.replace.doc_id)
+                    replaced.add(outcome.replace.doc_id)
                 verdicts[index] = self._verdict(key, fp, reservation, outcome)
             if passages is not None:
-                self.add_related(verdicts, passages, gone)  # type: ignore[arg-type]
+                self.add_related(verdicts, passages, replaced)  # type: ignore[arg-type]
             return verdicts  # type: ignore[return-value]
 
         return finish

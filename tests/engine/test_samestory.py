@@ -97,9 +97,7 @@ def test_longest_keeps_the_complete_article_whichever_came_first(store_uri, exce
         assert verdicts[1].status == DUPLICATE and verdicts[1].duplicate_of == "daily/article"
 
 
-def test_longest_takes_a_copy_that_adds_a_closing_paragraph_and_never_flips_equal_copies(store_uri, request):
-    if store_uri.startswith("redis+cluster://"):  # a known gap of the cluster store, in CHANGES.md
-        request.applymarker(pytest.mark.xfail(reason="on Redis Cluster a later copy names the replaced copy"))
+def test_longest_takes_a_copy_that_adds_a_closing_paragraph_and_never_flips_equal_copies(store_uri):
     documents = [
         ("daily/article", bridge()),
         ("other/article", bridge()),  # the same length: no replacement either way
