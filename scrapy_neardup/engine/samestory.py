@@ -178,6 +178,10 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     small, large = (b, a) if larger == 0 else (a, b)
     share = small.chars / max(1, large.chars)
     jaccard, containment = resemblance(a.sketch, b.sketch)
+    if thresholds.forgiving(containment, small.chars) < thresholds.containment_floor(small.chars) - RESCUE:
+        # Too little shared for any figures or story words to make one story: most candidates
+        # of a lookup end here, so their costlier figures are not computed.
+        return Judgement(TOO_DIFFERENT, False, jaccard, containment, share, larger)
     figures = _figures(small, large) if larger != -1 else max(_figures(a, b), _figures(b, a))
     # The allowance forgives a copy's own lines (banner, editor, promotion); a text whose
     # figures differ adds no lines, its facts differ (a template report of another day).
