@@ -238,6 +238,8 @@ def datelines_of(content: np.ndarray) -> int:
     content = np.asarray(content, dtype=np.uint32)
     text = content.astype("<u4").tobytes().decode("utf-32-le", "replace")
     found = 0
+    if "日电" not in text and "本报讯" not in text:  # every dateline ends with one of them
+        return found
     for match in DATELINE.finditer(text):
         if len(text) - match.end() >= STORY_AFTER_DATELINE:  # not a closing attribution
             found |= 1 << (match.start() * BINS // max(1, len(text)))
