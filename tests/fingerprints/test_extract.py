@@ -121,6 +121,18 @@ def test_looks_binary():
     assert not looks_binary("")
 
 
+def test_looks_binary_counts_control_characters_in_text_and_bytes():
+    """Without a NUL, content is binary when more than 5% of its start is control characters
+    (tab, line feed and carriage return are text); CJK text around them does not change that."""
+    text = "新闻正文，第一段。\t\r\n" * 40
+    noisy = "".join(f"{character}\x01" if i % 30 == 0 else character for i, character in enumerate(text))
+    very_noisy = "".join(f"{character}\x1b\x07" for character in text)
+    assert not looks_binary(text) and not looks_binary(text.encode("utf-8"))
+    assert not looks_binary(noisy)  # one control character in thirty
+    assert looks_binary(very_noisy) and looks_binary(very_noisy.encode("utf-8"))
+    assert looks_binary("\ufffd" * 30 + "正文" * 100)  # undecodable characters count too
+
+
 def test_extract_text_from_a_response_uses_its_encoding():
     body = page_a(TITLE, PARAGRAPHS).replace('<meta charset="utf-8">', "").encode("gbk")
     response = HtmlResponse("http://example.com/a", body=body, headers={"Content-Type": "text/html; charset=gbk"})
