@@ -33,8 +33,9 @@ from .shallow import shallow_html
 __all__ = ["parse_page", "readable_article"]
 
 # Element classes are looked up in C: every element is an HtmlElement (lxml.html's default
-# lookup runs Python code for each element the scoring touches).
-_PARSER = lxml.html.HTMLParser(remove_comments=True, remove_pis=True)
+# lookup runs Python code for each element the scoring touches). Nothing looks elements up by
+# id, so the parser keeps no table of ids.
+_PARSER = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, collect_ids=False)
 _PARSER.set_element_class_lookup(lxml.etree.ElementDefaultClassLookup(element=lxml.html.HtmlElement))
 
 # libxml2's message when a page nests more elements than it parses (the rest of the page is lost).

@@ -121,6 +121,17 @@ def test_looks_binary():
     assert not looks_binary("")
 
 
+def test_ids_repeated_on_a_page_change_nothing():
+    """Templates repeat ids (every list item "item", two "content" blocks); elements are
+    never looked up by id, so a page reads the same with its ids repeated."""
+    page = page_a(TITLE, PARAGRAPHS)
+    repeated = page.replace('<div class="', '<div id="box" class="').replace("<li>", '<li id="item">')
+    repeated = repeated.replace("<p>", '<p id="paragraph">')
+    assert repeated.count('id="box"') > 1 and repeated.count('id="item"') > 1 and repeated.count('id="paragraph"') > 1
+    assert html_to_text(repeated) == html_to_text(page)
+    assert PARAGRAPHS[0] in html_to_text(repeated)
+
+
 def test_looks_binary_counts_control_characters_in_text_and_bytes():
     """Without a NUL, content is binary when more than 5% of its start is control characters
     (tab, line feed and carriage return are text); CJK text around them does not change that."""
