@@ -884,6 +884,40 @@ static PyObject *py_blocks_below(PyObject *self, PyObject *obj) {
     Py_RETURN_FALSE;
 }
 
+/* ------------------------------------------------------------------ short paragraphs */
+
+/* <p> elements (document order) holding text and nothing else, whose length as readability
+ * measures it (white space runs as one character, CJK characters twice) is under `least`:
+ * readable.py joins runs of them into one paragraph. */
+static PyObject *py_short_paragraphs(PyObject *self, PyObject *args) {
+    PyObject *root_obj;
+    Py_ssize_t least;
+    if (!PyArg_ParseTuple(args, "On", &root_obj, &least)) return NULL;
+    LxmlElement *root = as_element(root_obj);
+    if (!root) return NULL;
+    PyObject *found = PyList_New(0);
+    if (!found) return NULL;
+    xmlNode *top = root->c_node, *cur = top;
+    while (cur) {
+        if (cur->type == XML_ELEMENT_NODE && cur->name && strcmp((const char *)cur->name, "p") == 0 &&
+            cur->children) {
+            Span text = {0};
+            const xmlNode *child = cur->children;
+            for (; child && is_text(child); child = child->next) {
+                Span piece = measure(child->content);
+                span_add(&text, &piece);
+            }
+            if (!child && text.chars && text.solid + text.gaps + text.cjk < least &&
+                append_proxy(found, root, cur) < 0) {
+                Py_DECREF(found);
+                return NULL;
+            }
+        }
+        cur = next_node(cur, top);
+    }
+    return found;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -898,6 +932,8 @@ static PyMethodDef methods[] = {
     {"score", py_score, METH_VARARGS,
      "score(root, ruthless, min_length) -> (dropped, candidates): readability's unlikely candidates "
      "(with ruthless) and its candidates with their scores, in the order readability makes them."},
+    {"short_paragraphs", py_short_paragraphs, METH_VARARGS,
+     "short_paragraphs(root, least) -> <p>s of text only, shorter than least as readability measures."},
     {"blocks_below", py_blocks_below, METH_O,
      "blocks_below(element) -> bool: a block element (as readability finds them) is below it."},
     {NULL, NULL, 0, NULL},

@@ -118,9 +118,7 @@ def _join_short_lines(root: Any) -> None:
     a newsletter box or an author's bio."""
     runs: list[list] = []
     previous = None
-    for paragraph in root.iter("p"):
-        if len(paragraph) or not paragraph.text or _weighs(paragraph.text, _SHORT_LINE):
-            continue  # with markup inside (links, pictures), empty, or long enough to count
+    for paragraph in _short_paragraphs(root):
         if previous is not None and paragraph.getprevious() is previous and not (previous.tail or "").strip():
             runs[-1].append(paragraph)
         else:
@@ -136,6 +134,14 @@ def _join_short_lines(root: Any) -> None:
             first.append(line_break)
             first.tail = paragraph.tail
             paragraph.getparent().remove(paragraph)
+
+
+def _short_paragraphs(root: Any) -> list:
+    """The <p>s that hold text only (no markup inside: links, pictures) and are too short
+    for readability to count."""
+    if _walker is not None:
+        return _walker.short_paragraphs(root, _SHORT_LINE)
+    return [p for p in root.iter("p") if not len(p) and p.text and not _weighs(p.text, _SHORT_LINE)]
 
 
 def _heads_siblings(block: Any) -> bool:

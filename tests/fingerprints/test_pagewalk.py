@@ -161,6 +161,32 @@ def test_the_pages_give_candidates_and_take_out_unlikely_ones():
     assert dropped > 50
 
 
+def test_short_paragraphs_are_found_as_in_python():
+    """The <p>s too short for readability to count, of text only: CJK characters count twice
+    (12 of them are short, 13 are not), white space runs count once, a paragraph whose only
+    markup was hidden is text only once it is taken out."""
+    paragraphs = [
+        "一二三四五六七八九十甲乙",
+        "一二三四五六七八九十甲乙丙",
+        "short line, in English",
+        "a line just long enough to count",
+        "\u3000 两个 \xa0\n 空白 \u3000",
+        "   ",
+        '有<a href="#">链接</a>的短行',
+        "藏起来<span hidden>的字</span>的短行",
+        "",
+        "<br>",
+    ]
+    html = "<html><body><div>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</div></body></html>"
+    root = lxml.html.document_fromstring(html)
+    for hidden in root.xpath("//*[@hidden]"):
+        hidden.drop_tree()
+    found = [lxml.html.tostring(p, encoding="unicode") for p in readable._walker.short_paragraphs(root, 25)]
+    expected = [lxml.html.tostring(p, encoding="unicode") for p in in_python(readable._short_paragraphs, root)]
+    assert found == expected
+    assert len(found) == 5  # 12 CJK, the English line, the white space ones, the one whose span went
+
+
 def test_white_space_and_cjk_are_measured_asin_python():
     text = "\u3000\u3000第一段文字，很长很长很长很长很长很长很长很长很长。\xa0\n  second,  part\u2003end "
     html = f"<html><body><div class='content'><p>{text}</p><p>{text}</p></div></body></html>"
