@@ -292,9 +292,16 @@ class _TreeDocument(Document):
 
     def tags(self, node: Any, *tag_names: str) -> Any:
         """readability's search of the whole tree for tags; :func:`parse_page` took scripts
-        and styles out already, so readability's own walk for them is not made."""
+        and styles out already, so readability's own walk for them is not made. Its search
+        for <body> (to mark it) takes the page's <body> where it is a child of <html>: the
+        parser keeps a single <body> (it drops every later <body> tag), so there is no other
+        to find."""
         if set(tag_names) <= _TAKEN_OUT:
             return iter(())
+        if tag_names == ("body",):
+            body = node.find("body")
+            if body is not None:
+                return iter((body,))
         return super().tags(node, *tag_names)
 
     def _parse(self, input: Any) -> Any:

@@ -121,6 +121,23 @@ def test_looks_binary():
     assert not looks_binary("")
 
 
+def test_a_page_with_body_tags_in_its_body_has_one_body():
+    """readability marks the page's <body> (its id weighs in the scores); it is looked for
+    as the child of <html>, which holds when the parser keeps a single <body>, as it does
+    with later <body> tags in the page, in a table or after the end of the document."""
+    from scrapy_neardup.fingerprints.readable import parse_page
+
+    page = page_a(TITLE, PARAGRAPHS)
+    misplaced = page.replace("<article>", '<article><body class="inner">').replace(
+        "</article>", "<table><tr><td><body>表格</body></td></tr></table></article>"
+    )
+    misplaced = misplaced.replace("</html>", '</html><body class="late"><p>页尾</p></body>')
+    tree = parse_page(misplaced)
+    assert [body.getparent().tag for body in tree.iter("body")] == ["html"]
+    text = html_to_text(misplaced)
+    assert PARAGRAPHS[0] in text and PARAGRAPHS[-2] in text
+
+
 def test_ids_repeated_on_a_page_change_nothing():
     """Templates repeat ids (every list item "item", two "content" blocks); elements are
     never looked up by id, so a page reads the same with its ids repeated."""
