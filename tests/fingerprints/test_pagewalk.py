@@ -202,3 +202,19 @@ def test_a_div_of_loose_text_and_inline_runs_is_cut_into_readabilitys_paragraphs
     )
     assert _c_scores(html, True) == _python_scores(html, True)
     assert _c_scores(html, True)[0][1] > 20  # the div's loose paragraphs score
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
+def test_the_clean_ups_counts_are_readabilitys(name, html):
+    """The counts readability's clean-up weighs a block by (paragraphs, images, list items,
+    inputs that are not hidden, embeds), made in one walk, are those of its searches."""
+    page = html.replace("<br>", '<img src="a.png"><input type="hidden"><input type="text"><embed src="v">')
+    for element in readable.parse_page(page).iter("div", "section", "ul", "table"):
+        counts = readable._descendant_counts(element)
+        assert counts == {
+            "p": len(element.findall(".//p")),
+            "img": len(element.findall(".//img")),
+            "li": len(element.findall(".//li")),
+            "input": len(element.findall(".//input")) - len(element.findall('.//input[@type="hidden"]')),
+            "embed": len(element.findall(".//embed")),
+        }
