@@ -918,6 +918,97 @@ static PyObject *py_short_paragraphs(PyObject *self, PyObject *args) {
     return found;
 }
 
+/* ------------------------------------------------------------------ flat text */
+
+typedef struct {
+    char *bytes;
+    size_t size, used;
+} Buffer;
+
+static int put(Buffer *b, const char *bytes, size_t n) {
+    if (b->used + n > b->size) {
+        size_t bigger = b->size ? b->size * 2 : 4096;
+        while (bigger < b->used + n) bigger *= 2;
+        char *moved = PyMem_Realloc(b->bytes, bigger);
+        if (!moved) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->bytes = moved;
+        b->size = bigger;
+    }
+    memcpy(b->bytes + b->used, bytes, n);
+    b->used += n;
+    return 0;
+}
+
+/* Is the element's name (as lxml gives its tag, lower-cased) one of `names`? A namespaced
+ * element's tag is "{uri}name": never one of them. */
+static int named(const xmlNode *node, PyObject *names) {
+    if (node->ns || !node->name) return 0;
+    char lowered[32];
+    size_t n = strlen((const char *)node->name);
+    if (n >= sizeof(lowered)) return 0;
+    for (size_t i = 0; i <= n; i++) {
+        char c = (char)node->name[i];
+        if (c & 0x80) return 0; /* no name in the lists holds a character outside ASCII */
+        lowered[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+    }
+    PyObject *key = PyUnicode_FromStringAndSize(lowered, (Py_ssize_t)n);
+    if (!key) return -1;
+    int found = PySet_Contains(names, key);
+    Py_DECREF(key);
+    return found;
+}
+
+/* The text of `root` and of what is below it, with a line break before and after each block
+ * element, the elements named in `skip` and comments left out (their tails kept), and the
+ * root's tail after it: extract.py's _flatten before its lines are tidied. */
+static PyObject *py_flat_text(PyObject *self, PyObject *args) {
+    PyObject *root_obj, *skip, *blocks;
+    if (!PyArg_ParseTuple(args, "OO!O!", &root_obj, &PyFrozenSet_Type, &skip, &PyFrozenSet_Type, &blocks)) return NULL;
+    LxmlElement *root = as_element(root_obj);
+    if (!root) return NULL;
+    Buffer out = {NULL, 0, 0};
+    xmlNode *top = root->c_node, *cur = top;
+    int failed = 0;
+    /* cur is an element being entered, or a node below top to read */
+    while (cur && !failed) {
+        if (is_text(cur)) {
+            if (cur->content) failed = put(&out, (const char *)cur->content, strlen((const char *)cur->content)) < 0;
+        } else if (cur->type == XML_ELEMENT_NODE) {
+            int skipped = named(cur, skip), block = skipped ? 0 : named(cur, blocks);
+            if (skipped < 0 || block < 0) {
+                failed = 1;
+                break;
+            }
+            if (!skipped) {
+                if (block) failed = put(&out, "\n", 1) < 0;
+                if (cur->children) {
+                    cur = cur->children;
+                    continue;
+                }
+                if (block && !failed) failed = put(&out, "\n", 1) < 0;
+            }
+        }
+        /* next: the following sibling, else up, closing each block element left */
+        while (!failed && cur != top && !cur->next) {
+            cur = cur->parent;
+            if (cur->type == XML_ELEMENT_NODE) {
+                int block = named(cur, blocks);
+                if (block < 0) failed = 1;
+                else if (block) failed = put(&out, "\n", 1) < 0;
+            }
+        }
+        cur = cur == top ? NULL : cur->next;
+    }
+    for (const xmlNode *tail = top->next; !failed && tail && is_text(tail); tail = tail->next)
+        if (tail->content) failed = put(&out, (const char *)tail->content, strlen((const char *)tail->content)) < 0;
+    PyObject *text = failed ? NULL : PyUnicode_DecodeUTF8(out.bytes ? out.bytes : "", (Py_ssize_t)out.used, "strict");
+    PyMem_Free(out.bytes);
+    return text;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -934,6 +1025,9 @@ static PyMethodDef methods[] = {
      "(with ruthless) and its candidates with their scores, in the order readability makes them."},
     {"short_paragraphs", py_short_paragraphs, METH_VARARGS,
      "short_paragraphs(root, least) -> <p>s of text only, shorter than least as readability measures."},
+    {"flat_text", py_flat_text, METH_VARARGS,
+     "flat_text(root, skip, blocks) -> the text below root, a line break around each block element, "
+     "skipped elements and comments left out (their tails kept), then root's tail."},
     {"blocks_below", py_blocks_below, METH_O,
      "blocks_below(element) -> bool: a block element (as readability finds them) is below it."},
     {NULL, NULL, 0, NULL},

@@ -154,6 +154,17 @@ def _as_text(html: str | bytes, encoding: str | None = None) -> str:
 
 def _flatten(root: Any) -> str:
     """Text of ``root`` with a line break at every block element, white space collapsed."""
+    from .readable import _walker  # readability is imported on first use, not at start-up
+
+    joined = _walker.flat_text(root, _SKIP, _BLOCKS) if _walker is not None else _joined_text(root)
+    lines = (_LINE_SPACE.sub(" ", line).strip() for line in joined.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def _joined_text(root: Any) -> str:
+    """The text of ``root`` and its tail, a line break before and after each block element,
+    the elements of ``_SKIP`` and comments left out (not their tails). The C walks make the
+    same in one read of the tree (``flat_text``)."""
     parts: list[str] = []
 
     def walk(element: Any) -> None:
@@ -176,8 +187,7 @@ def _flatten(root: Any) -> str:
             parts.append(element.tail)
 
     walk(root)
-    lines = (_LINE_SPACE.sub(" ", line).strip() for line in "".join(parts).split("\n"))
-    return "\n".join(line for line in lines if line)
+    return "".join(parts)
 
 
 _LISTY = frozenset(["div", "td", "ul", "ol", "li", "table", "section", "aside", "nav", "p", "dl"])

@@ -11,6 +11,7 @@ import os
 import random
 from html import escape
 
+import lxml.etree
 import lxml.html
 import pytest
 from support.python_rules import in_python
@@ -218,3 +219,23 @@ def test_the_clean_ups_counts_are_readabilitys(name, html):
             "input": len(element.findall(".//input")) - len(element.findall('.//input[@type="hidden"]')),
             "embed": len(element.findall(".//embed")),
         }
+
+
+def test_the_flat_text_is_made_as_in_python():
+    """The text of a block with a line break around each block element, scripts, styles,
+    comments and the like left out but not the text after them, the block's own tail kept."""
+    from scrapy_neardup.fingerprints import extract
+
+    page = lxml.html.document_fromstring(
+        "<html><body><div id='a'>开头<b>粗体</b>尾巴<script>var x;</script>脚本之后<!-- 注释 -->注释之后"
+        "<p>段落<br>换行</p><?pi x?>指令之后<svg><text>图</text></svg>图之后<ul><li>一</li><li>二</li></ul>"
+        "<table><tr><td>格</td></tr></table><span></span><p></p></div>块之后的字</body></html>"
+    )
+    block = page.find(".//div")
+    lxml.etree.SubElement(block, "{urn:x}p").text = "命名空间"
+    joined = readable._walker.flat_text(block, extract._SKIP, extract._BLOCKS)
+    assert joined == extract._joined_text(block)
+    assert "脚本之后" in joined and "var x" not in joined and "注释" not in joined.replace("注释之后", "")
+    assert joined.endswith("块之后的字") and "\n段落\n" in joined and "\n一\n" in joined
+    for element in page.iter(lxml.etree.Element):
+        assert readable._walker.flat_text(element, extract._SKIP, extract._BLOCKS) == extract._joined_text(element)
