@@ -40,6 +40,7 @@ typedef struct {
 static Words unlikely_words, maybe_words, positive_words, negative_words, hint_words;
 static Py_UCS4 *hint_chars = NULL;
 static Py_ssize_t hint_char_count = 0;
+static unsigned char hint_plane[0x10000 / 8]; /* the hint characters below U+10000, one bit each */
 
 static void free_words(Words *w) {
     for (Py_ssize_t i = 0; i < w->count; i++) PyMem_Free(w->words[i]);
@@ -110,6 +111,9 @@ static PyObject *py_configure(PyObject *self, PyObject *args) {
     PyMem_Free(hint_chars);
     hint_chars = copy;
     hint_char_count = PyUnicode_GET_LENGTH(chars);
+    memset(hint_plane, 0, sizeof(hint_plane));
+    for (Py_ssize_t i = 0; i < hint_char_count; i++)
+        if (copy[i] < 0x10000) hint_plane[copy[i] >> 3] |= (unsigned char)(1u << (copy[i] & 7));
     Py_RETURN_NONE;
 }
 
@@ -749,24 +753,36 @@ static const xmlNode *first_text(xmlNode *element) {
 
 /* Does the element's own text (lxml's .text) look like a label: at most 40 characters
  * holding a hint character, or, all ASCII, a hint word? */
+static int is_hint_char(Py_UCS4 c) {
+    if (c < 0x10000) return (hint_plane[c >> 3] >> (c & 7)) & 1;
+    for (Py_ssize_t i = 0; i < hint_char_count; i++)
+        if (c == hint_chars[i]) return 1;
+    return 0;
+}
+
 static int label_hint(const xmlNode *node) {
     if (!node->children || !is_text(node->children)) return 0;
     Py_ssize_t chars = 0;
-    int ascii = 1, hinted = 0, words = 0;
-    for (const xmlNode *text = node->children; text && is_text(text); text = text->next) {
+    int ascii = 1, hinted = 0;
+    const xmlNode *text;
+    for (text = node->children; text && is_text(text); text = text->next) {
         if (!text->content) continue;
         const unsigned char *p = text->content;
         while (*p) {
             Py_UCS4 c = next_code_point(&p);
             if (++chars > 40) return 0;
-            if (c >= 128) ascii = 0;
-            for (Py_ssize_t i = 0; !hinted && i < hint_char_count; i++) hinted = c == hint_chars[i];
+            if (c < 128 || hinted) continue; /* the hint characters are not ASCII */
+            ascii = 0;
+            hinted = is_hint_char(c);
         }
-        /* a hint word split over two text nodes is not seen: lxml joins them only after
-         * changes such as taking out a script between them */
-        words = words || holds_word(&hint_words, text->content, (size_t)(p - text->content));
     }
-    return chars && (hinted || (ascii && words));
+    if (!chars || hinted) return chars && hinted;
+    if (!ascii) return 0;
+    /* the hint words, looked for only in ASCII text; one split over two text nodes is not
+     * seen: lxml joins them only after changes such as taking out a script between them */
+    for (text = node->children; text && is_text(text); text = text->next)
+        if (text->content && holds_word(&hint_words, text->content, strlen((const char *)text->content))) return 1;
+    return 0;
 }
 
 /* readable.py's _may_hold_article: the page's headline, a run of text of `long_text`

@@ -239,3 +239,41 @@ def test_the_flat_text_is_made_as_in_python():
     assert joined.endswith("块之后的字") and "\n段落\n" in joined and "\n一\n" in joined
     for element in page.iter(lxml.etree.Element):
         assert readable._walker.flat_text(element, extract._SKIP, extract._BLOCKS) == extract._joined_text(element)
+
+
+def test_labels_are_found_as_in_python():
+    """The cheap test before the full one (a CJK hint character in at most 40 characters, or
+    in ASCII text a hint word) lets through, in C as in Python, the texts the full test then
+    takes: ASCII, CJK, characters beyond U+FFFF, too long."""
+    texts = [
+        "相关新闻",
+        "Related stories",
+        "MORE FROM THE EDITORS",
+        "Comments (12)",
+        "更多 Related",  # not ASCII: the words are not looked for, the CJK hint is
+        "Related \U0001f4f0",  # not ASCII, no CJK hint: no label
+        "𠀀评论",  # a character beyond U+FFFF before the hint
+        "评论" + "。" * 39,  # over 40 characters
+        "网友 评论",
+        "Read more",
+    ]
+    story = "".join(
+        f"<p>{escape(text)}</p>" for text in ["市政府今天发布通知，要求各区加强防汛工作，确保群众安全。" * 3]
+    )
+    blocks = "".join(
+        f'<div class="box"><h3>{escape(text)}</h3><ul><li><a href="#">甲</a></li></ul></div><p>之间的话</p>'
+        for text in texts
+    )
+    html = f"<html><body><div>{story}{blocks}</div></body></html>"
+    found = [
+        lxml.html.tostring(element)
+        for element in readable._walker.labelled(
+            _keyed(lxml.html.document_fromstring(html)), readable._is_label, readable._LONG_TEXT, readable._LONG_BLOCK
+        )
+    ]
+    python = [
+        lxml.html.tostring(element)
+        for element in readable._labelled_blocks(_keyed(lxml.html.document_fromstring(html)))
+    ]
+    assert found == python
+    assert len(found) == 5  # the four that are labels whole, and "Read more"
