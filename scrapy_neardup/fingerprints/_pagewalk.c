@@ -9,6 +9,10 @@
  * <div>s into paragraphs) are followed as if done, and readable.py makes the few changes
  * that later steps need, on the elements this module names.
  *
+ * Two more reads serve the steps around readability: the short paragraphs that readable.py
+ * joins (short_paragraphs), and the article's text with its line breaks (flat_text, with
+ * the names of extract.py's skipped and block elements), each with a Python twin.
+ *
  * The patterns (readability's class and id words, the label hints) come from readable.py
  * through configure(), so the rules live in one place.
  */
