@@ -9,6 +9,10 @@
  * <div>s into paragraphs) are followed as if done, and readable.py makes the few changes
  * that later steps need, on the elements this module names.
  *
+ * Two more reads serve the steps around readability: the short paragraphs that readable.py
+ * joins (short_paragraphs), and the article's text with its line breaks (flat_text, with
+ * the names of extract.py's skipped and block elements), each with a Python twin.
+ *
  * The patterns (readability's class and id words, the label hints) come from readable.py
  * through configure(), so the rules live in one place.
  */
@@ -40,6 +44,7 @@ typedef struct {
 static Words unlikely_words, maybe_words, positive_words, negative_words, hint_words;
 static Py_UCS4 *hint_chars = NULL;
 static Py_ssize_t hint_char_count = 0;
+static unsigned char hint_plane[0x10000 / 8]; /* the hint characters below U+10000, one bit each */
 
 static void free_words(Words *w) {
     for (Py_ssize_t i = 0; i < w->count; i++) PyMem_Free(w->words[i]);
@@ -110,6 +115,9 @@ static PyObject *py_configure(PyObject *self, PyObject *args) {
     PyMem_Free(hint_chars);
     hint_chars = copy;
     hint_char_count = PyUnicode_GET_LENGTH(chars);
+    memset(hint_plane, 0, sizeof(hint_plane));
+    for (Py_ssize_t i = 0; i < hint_char_count; i++)
+        if (copy[i] < 0x10000) hint_plane[copy[i] >> 3] |= (unsigned char)(1u << (copy[i] & 7));
     Py_RETURN_NONE;
 }
 
@@ -749,24 +757,36 @@ static const xmlNode *first_text(xmlNode *element) {
 
 /* Does the element's own text (lxml's .text) look like a label: at most 40 characters
  * holding a hint character, or, all ASCII, a hint word? */
+static int is_hint_char(Py_UCS4 c) {
+    if (c < 0x10000) return (hint_plane[c >> 3] >> (c & 7)) & 1;
+    for (Py_ssize_t i = 0; i < hint_char_count; i++)
+        if (c == hint_chars[i]) return 1;
+    return 0;
+}
+
 static int label_hint(const xmlNode *node) {
     if (!node->children || !is_text(node->children)) return 0;
     Py_ssize_t chars = 0;
-    int ascii = 1, hinted = 0, words = 0;
-    for (const xmlNode *text = node->children; text && is_text(text); text = text->next) {
+    int ascii = 1, hinted = 0;
+    const xmlNode *text;
+    for (text = node->children; text && is_text(text); text = text->next) {
         if (!text->content) continue;
         const unsigned char *p = text->content;
         while (*p) {
             Py_UCS4 c = next_code_point(&p);
             if (++chars > 40) return 0;
-            if (c >= 128) ascii = 0;
-            for (Py_ssize_t i = 0; !hinted && i < hint_char_count; i++) hinted = c == hint_chars[i];
+            if (c < 128 || hinted) continue; /* the hint characters are not ASCII */
+            ascii = 0;
+            hinted = is_hint_char(c);
         }
-        /* a hint word split over two text nodes is not seen: lxml joins them only after
-         * changes such as taking out a script between them */
-        words = words || holds_word(&hint_words, text->content, (size_t)(p - text->content));
     }
-    return chars && (hinted || (ascii && words));
+    if (!chars || hinted) return chars && hinted;
+    if (!ascii) return 0;
+    /* the hint words, looked for only in ASCII text; one split over two text nodes is not
+     * seen: lxml joins them only after changes such as taking out a script between them */
+    for (text = node->children; text && is_text(text); text = text->next)
+        if (text->content && holds_word(&hint_words, text->content, strlen((const char *)text->content))) return 1;
+    return 0;
 }
 
 /* readable.py's _may_hold_article: the page's headline, a run of text of `long_text`
@@ -884,6 +904,131 @@ static PyObject *py_blocks_below(PyObject *self, PyObject *obj) {
     Py_RETURN_FALSE;
 }
 
+/* ------------------------------------------------------------------ short paragraphs */
+
+/* <p> elements (document order) holding text and nothing else, whose length as readability
+ * measures it (white space runs as one character, CJK characters twice) is under `least`:
+ * readable.py joins runs of them into one paragraph. */
+static PyObject *py_short_paragraphs(PyObject *self, PyObject *args) {
+    PyObject *root_obj;
+    Py_ssize_t least;
+    if (!PyArg_ParseTuple(args, "On", &root_obj, &least)) return NULL;
+    LxmlElement *root = as_element(root_obj);
+    if (!root) return NULL;
+    PyObject *found = PyList_New(0);
+    if (!found) return NULL;
+    xmlNode *top = root->c_node, *cur = top;
+    while (cur) {
+        if (cur->type == XML_ELEMENT_NODE && cur->name && strcmp((const char *)cur->name, "p") == 0 &&
+            cur->children) {
+            Span text = {0};
+            const xmlNode *child = cur->children;
+            for (; child && is_text(child); child = child->next) {
+                Span piece = measure(child->content);
+                span_add(&text, &piece);
+            }
+            if (!child && text.chars && text.solid + text.gaps + text.cjk < least &&
+                append_proxy(found, root, cur) < 0) {
+                Py_DECREF(found);
+                return NULL;
+            }
+        }
+        cur = next_node(cur, top);
+    }
+    return found;
+}
+
+/* ------------------------------------------------------------------ flat text */
+
+typedef struct {
+    char *bytes;
+    size_t size, used;
+} Buffer;
+
+static int put(Buffer *b, const char *bytes, size_t n) {
+    if (b->used + n > b->size) {
+        size_t bigger = b->size ? b->size * 2 : 4096;
+        while (bigger < b->used + n) bigger *= 2;
+        char *moved = PyMem_Realloc(b->bytes, bigger);
+        if (!moved) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->bytes = moved;
+        b->size = bigger;
+    }
+    memcpy(b->bytes + b->used, bytes, n);
+    b->used += n;
+    return 0;
+}
+
+/* Is the element's name (as lxml gives its tag, lower-cased) one of `names`? A namespaced
+ * element's tag is "{uri}name": never one of them. */
+static int named(const xmlNode *node, PyObject *names) {
+    if (node->ns || !node->name) return 0;
+    char lowered[32];
+    size_t n = strlen((const char *)node->name);
+    if (n >= sizeof(lowered)) return 0;
+    for (size_t i = 0; i <= n; i++) {
+        char c = (char)node->name[i];
+        if (c & 0x80) return 0; /* no name in the lists holds a character outside ASCII */
+        lowered[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+    }
+    PyObject *key = PyUnicode_FromStringAndSize(lowered, (Py_ssize_t)n);
+    if (!key) return -1;
+    int found = PySet_Contains(names, key);
+    Py_DECREF(key);
+    return found;
+}
+
+/* The text of `root` and of what is below it, with a line break before and after each block
+ * element, the elements named in `skip` and comments left out (their tails kept), and the
+ * root's tail after it: extract.py's _flatten before its lines are tidied. */
+static PyObject *py_flat_text(PyObject *self, PyObject *args) {
+    PyObject *root_obj, *skip, *blocks;
+    if (!PyArg_ParseTuple(args, "OO!O!", &root_obj, &PyFrozenSet_Type, &skip, &PyFrozenSet_Type, &blocks)) return NULL;
+    LxmlElement *root = as_element(root_obj);
+    if (!root) return NULL;
+    Buffer out = {NULL, 0, 0};
+    xmlNode *top = root->c_node, *cur = top;
+    int failed = 0;
+    /* cur is an element being entered, or a node below top to read */
+    while (cur && !failed) {
+        if (is_text(cur)) {
+            if (cur->content) failed = put(&out, (const char *)cur->content, strlen((const char *)cur->content)) < 0;
+        } else if (cur->type == XML_ELEMENT_NODE) {
+            int skipped = named(cur, skip), block = skipped ? 0 : named(cur, blocks);
+            if (skipped < 0 || block < 0) {
+                failed = 1;
+                break;
+            }
+            if (!skipped) {
+                if (block) failed = put(&out, "\n", 1) < 0;
+                if (cur->children) {
+                    cur = cur->children;
+                    continue;
+                }
+                if (block && !failed) failed = put(&out, "\n", 1) < 0;
+            }
+        }
+        /* next: the following sibling, else up, closing each block element left */
+        while (!failed && cur != top && !cur->next) {
+            cur = cur->parent;
+            if (cur->type == XML_ELEMENT_NODE) {
+                int block = named(cur, blocks);
+                if (block < 0) failed = 1;
+                else if (block) failed = put(&out, "\n", 1) < 0;
+            }
+        }
+        cur = cur == top ? NULL : cur->next;
+    }
+    for (const xmlNode *tail = top->next; !failed && tail && is_text(tail); tail = tail->next)
+        if (tail->content) failed = put(&out, (const char *)tail->content, strlen((const char *)tail->content)) < 0;
+    PyObject *text = failed ? NULL : PyUnicode_DecodeUTF8(out.bytes ? out.bytes : "", (Py_ssize_t)out.used, "strict");
+    PyMem_Free(out.bytes);
+    return text;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -898,6 +1043,11 @@ static PyMethodDef methods[] = {
     {"score", py_score, METH_VARARGS,
      "score(root, ruthless, min_length) -> (dropped, candidates): readability's unlikely candidates "
      "(with ruthless) and its candidates with their scores, in the order readability makes them."},
+    {"short_paragraphs", py_short_paragraphs, METH_VARARGS,
+     "short_paragraphs(root, least) -> <p>s of text only, shorter than least as readability measures."},
+    {"flat_text", py_flat_text, METH_VARARGS,
+     "flat_text(root, skip, blocks) -> the text below root, a line break around each block element, "
+     "skipped elements and comments left out (their tails kept), then root's tail."},
     {"blocks_below", py_blocks_below, METH_O,
      "blocks_below(element) -> bool: a block element (as readability finds them) is below it."},
     {NULL, NULL, 0, NULL},

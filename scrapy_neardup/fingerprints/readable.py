@@ -33,8 +33,9 @@ from .shallow import shallow_html
 __all__ = ["parse_page", "readable_article"]
 
 # Element classes are looked up in C: every element is an HtmlElement (lxml.html's default
-# lookup runs Python code for each element the scoring touches).
-_PARSER = lxml.html.HTMLParser(remove_comments=True, remove_pis=True)
+# lookup runs Python code for each element the scoring touches). Nothing looks elements up by
+# id, so the parser keeps no table of ids.
+_PARSER = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, collect_ids=False)
 _PARSER.set_element_class_lookup(lxml.etree.ElementDefaultClassLookup(element=lxml.html.HtmlElement))
 
 # libxml2's message when a page nests more elements than it parses (the rest of the page is lost).
@@ -117,9 +118,7 @@ def _join_short_lines(root: Any) -> None:
     a newsletter box or an author's bio."""
     runs: list[list] = []
     previous = None
-    for paragraph in root.iter("p"):
-        if len(paragraph) or not paragraph.text or _weighs(paragraph.text, _SHORT_LINE):
-            continue  # with markup inside (links, pictures), empty, or long enough to count
+    for paragraph in _short_paragraphs(root):
         if previous is not None and paragraph.getprevious() is previous and not (previous.tail or "").strip():
             runs[-1].append(paragraph)
         else:
@@ -135,6 +134,14 @@ def _join_short_lines(root: Any) -> None:
             first.append(line_break)
             first.tail = paragraph.tail
             paragraph.getparent().remove(paragraph)
+
+
+def _short_paragraphs(root: Any) -> list:
+    """The <p>s that hold text only (no markup inside: links, pictures) and are too short
+    for readability to count."""
+    if _walker is not None:
+        return _walker.short_paragraphs(root, _SHORT_LINE)
+    return [p for p in root.iter("p") if not len(p) and p.text and not _weighs(p.text, _SHORT_LINE)]
 
 
 def _heads_siblings(block: Any) -> bool:
@@ -285,9 +292,16 @@ class _TreeDocument(Document):
 
     def tags(self, node: Any, *tag_names: str) -> Any:
         """readability's search of the whole tree for tags; :func:`parse_page` took scripts
-        and styles out already, so readability's own walk for them is not made."""
+        and styles out already, so readability's own walk for them is not made. Its search
+        for <body> (to mark it) takes the page's <body> where it is a child of <html>: the
+        parser keeps a single <body> (it drops every later <body> tag), so there is no other
+        to find."""
         if set(tag_names) <= _TAKEN_OUT:
             return iter(())
+        if tag_names == ("body",):
+            body = node.find("body")
+            if body is not None:
+                return iter((body,))
         return super().tags(node, *tag_names)
 
     def _parse(self, input: Any) -> Any:
@@ -416,11 +430,10 @@ class _TreeDocument(Document):
         density = self.get_link_density(element)
         if 2 * length > self._article_length and density <= 0.5:
             return False  # most of the article (a short story beside a few links): taking it out empties it
-        paragraphs = len(element.findall(".//p"))
-        images = len(element.findall(".//img"))
-        items = len(element.findall(".//li")) - 100
-        inputs = len(element.findall(".//input")) - len(element.findall('.//input[@type="hidden"]'))
-        embeds = len(element.findall(".//embed"))
+        counts = _descendant_counts(element)
+        paragraphs, images, embeds = counts["p"], counts["img"], counts["embed"]
+        items = counts["li"] - 100
+        inputs = counts["input"]
         in_article = (
             element.tag in ("ul", "section") and next(element.iterancestors("main", "article"), None) is not None
         )
@@ -445,6 +458,19 @@ class _TreeDocument(Document):
         if len(text) >= self.retry_length:
             return text
         return lxml.html.tostring(self.html, encoding="unicode")
+
+
+_COUNTED = ("p", "img", "li", "input", "embed")
+
+
+def _descendant_counts(element: Any) -> dict[str, int]:
+    """readability's counts of <p>, <img>, <li>, <input> (hidden ones left out) and <embed>
+    below ``element``, in one walk instead of one search each."""
+    counts = dict.fromkeys(_COUNTED, 0)
+    for below in element.iterdescendants(*_COUNTED):
+        if below.tag != "input" or below.get("type") != "hidden":
+            counts[below.tag] += 1
+    return counts
 
 
 def _anywhere(pattern: re.Pattern) -> re.Pattern | None:

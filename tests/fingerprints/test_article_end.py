@@ -99,6 +99,19 @@ def test_the_story_is_not_cut_at_a_caption_a_column_label_or_a_label_without_lin
         assert article.text_content() == before
 
 
+def test_a_label_is_a_short_element_not_a_sentence_that_opens_with_its_words():
+    links = "<a href='#'>甲</a><a href='#'>乙</a>"
+    # A sentence that opens with the label's words, over 40 characters: part of the story.
+    sentence = _article(f"<p>{STORY[0]}</p><p>相关新闻{STORY[2]}</p>{links}")
+    before = sentence.text_content()
+    cut_at_trailing_label(sentence)
+    assert sentence.text_content() == before
+    # The label in an inline element two levels down, as short as a label gets: cut there.
+    nested = _article(f"<p>{STORY[0]}</p><p>{STORY[1]}</p><div><p><span>评论</span></p></div>{links}")
+    cut_at_trailing_label(nested)
+    assert nested.text_content() == STORY[0] + STORY[1]
+
+
 def test_a_comment_box_after_the_story_goes():
     article = _article(f"<p>{STORY[0]}</p><p>{STORY[1]}</p><div>相关推荐</div><div>评论（191）</div><p>我要跟帖</p>")
     cut_at_trailing_label(article)

@@ -121,6 +121,46 @@ def test_looks_binary():
     assert not looks_binary("")
 
 
+def test_a_page_with_body_tags_in_its_body_has_one_body():
+    """readability marks the page's <body> (its id weighs in the scores); it is looked for
+    as the child of <html>, which holds when the parser keeps a single <body>, as it does
+    with later <body> tags in the page, in a table or after the end of the document."""
+    from scrapy_neardup.fingerprints.readable import parse_page
+
+    page = page_a(TITLE, PARAGRAPHS)
+    misplaced = page.replace("<article>", '<article><body class="inner">').replace(
+        "</article>", "<table><tr><td><body>表格</body></td></tr></table></article>"
+    )
+    misplaced = misplaced.replace("</html>", '</html><body class="late"><p>页尾</p></body>')
+    tree = parse_page(misplaced)
+    assert [body.getparent().tag for body in tree.iter("body")] == ["html"]
+    text = html_to_text(misplaced)
+    assert PARAGRAPHS[0] in text and PARAGRAPHS[-2] in text
+
+
+def test_ids_repeated_on_a_page_change_nothing():
+    """Templates repeat ids (every list item "item", two "content" blocks); elements are
+    never looked up by id, so a page reads the same with its ids repeated."""
+    page = page_a(TITLE, PARAGRAPHS)
+    repeated = page.replace('<div class="', '<div id="box" class="').replace("<li>", '<li id="item">')
+    repeated = repeated.replace("<p>", '<p id="paragraph">')
+    assert repeated.count('id="box"') > 1 and repeated.count('id="item"') > 1 and repeated.count('id="paragraph"') > 1
+    assert html_to_text(repeated) == html_to_text(page)
+    assert PARAGRAPHS[0] in html_to_text(repeated)
+
+
+def test_looks_binary_counts_control_characters_in_text_and_bytes():
+    """Without a NUL, content is binary when more than 5% of its start is control characters
+    (tab, line feed and carriage return are text); CJK text around them does not change that."""
+    text = "新闻正文，第一段。\t\r\n" * 40
+    noisy = "".join(f"{character}\x01" if i % 30 == 0 else character for i, character in enumerate(text))
+    very_noisy = "".join(f"{character}\x1b\x07" for character in text)
+    assert not looks_binary(text) and not looks_binary(text.encode("utf-8"))
+    assert not looks_binary(noisy)  # one control character in thirty
+    assert looks_binary(very_noisy) and looks_binary(very_noisy.encode("utf-8"))
+    assert looks_binary("\ufffd" * 30 + "正文" * 100)  # undecodable characters count too
+
+
 def test_extract_text_from_a_response_uses_its_encoding():
     body = page_a(TITLE, PARAGRAPHS).replace('<meta charset="utf-8">', "").encode("gbk")
     response = HtmlResponse("http://example.com/a", body=body, headers={"Content-Type": "text/html; charset=gbk"})

@@ -11,6 +11,7 @@ import os
 import random
 from html import escape
 
+import lxml.etree
 import lxml.html
 import pytest
 from support.python_rules import in_python
@@ -161,6 +162,32 @@ def test_the_pages_give_candidates_and_take_out_unlikely_ones():
     assert dropped > 50
 
 
+def test_short_paragraphs_are_found_as_in_python():
+    """The <p>s too short for readability to count, of text only: CJK characters count twice
+    (12 of them are short, 13 are not), white space runs count once, a paragraph whose only
+    markup was hidden is text only once it is taken out."""
+    paragraphs = [
+        "一二三四五六七八九十甲乙",
+        "一二三四五六七八九十甲乙丙",
+        "short line, in English",
+        "a line just long enough to count",
+        "\u3000 两个 \xa0\n 空白 \u3000",
+        "   ",
+        '有<a href="#">链接</a>的短行',
+        "藏起来<span hidden>的字</span>的短行",
+        "",
+        "<br>",
+    ]
+    html = "<html><body><div>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</div></body></html>"
+    root = lxml.html.document_fromstring(html)
+    for hidden in root.xpath("//*[@hidden]"):
+        hidden.drop_tree()
+    found = [lxml.html.tostring(p, encoding="unicode") for p in readable._walker.short_paragraphs(root, 25)]
+    expected = [lxml.html.tostring(p, encoding="unicode") for p in in_python(readable._short_paragraphs, root)]
+    assert found == expected
+    assert len(found) == 5  # 12 CJK, the English line, the white space ones, the one whose span went
+
+
 def test_white_space_and_cjk_are_measured_asin_python():
     text = "\u3000\u3000第一段文字，很长很长很长很长很长很长很长很长很长。\xa0\n  second,  part\u2003end "
     html = f"<html><body><div class='content'><p>{text}</p><p>{text}</p></div></body></html>"
@@ -176,3 +203,77 @@ def test_a_div_of_loose_text_and_inline_runs_is_cut_into_readabilitys_paragraphs
     )
     assert _c_scores(html, True) == _python_scores(html, True)
     assert _c_scores(html, True)[0][1] > 20  # the div's loose paragraphs score
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
+def test_the_clean_ups_counts_are_readabilitys(name, html):
+    """The counts readability's clean-up weighs a block by (paragraphs, images, list items,
+    inputs that are not hidden, embeds), made in one walk, are those of its searches."""
+    page = html.replace("<br>", '<img src="a.png"><input type="hidden"><input type="text"><embed src="v">')
+    for element in readable.parse_page(page).iter("div", "section", "ul", "table"):
+        counts = readable._descendant_counts(element)
+        assert counts == {
+            "p": len(element.findall(".//p")),
+            "img": len(element.findall(".//img")),
+            "li": len(element.findall(".//li")),
+            "input": len(element.findall(".//input")) - len(element.findall('.//input[@type="hidden"]')),
+            "embed": len(element.findall(".//embed")),
+        }
+
+
+def test_the_flat_text_is_made_as_in_python():
+    """The text of a block with a line break around each block element, scripts, styles,
+    comments and the like left out but not the text after them, the block's own tail kept."""
+    from scrapy_neardup.fingerprints import extract
+
+    page = lxml.html.document_fromstring(
+        "<html><body><div id='a'>开头<b>粗体</b>尾巴<script>var x;</script>脚本之后<!-- 注释 -->注释之后"
+        "<p>段落<br>换行</p><?pi x?>指令之后<svg><text>图</text></svg>图之后<ul><li>一</li><li>二</li></ul>"
+        "<table><tr><td>格</td></tr></table><span></span><p></p></div>块之后的字</body></html>"
+    )
+    block = page.find(".//div")
+    lxml.etree.SubElement(block, "{urn:x}p").text = "命名空间"
+    joined = readable._walker.flat_text(block, extract._SKIP, extract._BLOCKS)
+    assert joined == extract._joined_text(block)
+    assert "脚本之后" in joined and "var x" not in joined and "注释" not in joined.replace("注释之后", "")
+    assert joined.endswith("块之后的字") and "\n段落\n" in joined and "\n一\n" in joined
+    for element in page.iter(lxml.etree.Element):
+        assert readable._walker.flat_text(element, extract._SKIP, extract._BLOCKS) == extract._joined_text(element)
+
+
+def test_labels_are_found_as_in_python():
+    """The cheap test before the full one (a CJK hint character in at most 40 characters, or
+    in ASCII text a hint word) lets through, in C as in Python, the texts the full test then
+    takes: ASCII, CJK, characters beyond U+FFFF, too long."""
+    texts = [
+        "相关新闻",
+        "Related stories",
+        "MORE FROM THE EDITORS",
+        "Comments (12)",
+        "更多 Related",  # not ASCII: the words are not looked for, the CJK hint is
+        "Related \U0001f4f0",  # not ASCII, no CJK hint: no label
+        "𠀀评论",  # a character beyond U+FFFF before the hint
+        "评论" + "。" * 39,  # over 40 characters
+        "网友 评论",
+        "Read more",
+    ]
+    story = "".join(
+        f"<p>{escape(text)}</p>" for text in ["市政府今天发布通知，要求各区加强防汛工作，确保群众安全。" * 3]
+    )
+    blocks = "".join(
+        f'<div class="box"><h3>{escape(text)}</h3><ul><li><a href="#">甲</a></li></ul></div><p>之间的话</p>'
+        for text in texts
+    )
+    html = f"<html><body><div>{story}{blocks}</div></body></html>"
+    found = [
+        lxml.html.tostring(element)
+        for element in readable._walker.labelled(
+            _keyed(lxml.html.document_fromstring(html)), readable._is_label, readable._LONG_TEXT, readable._LONG_BLOCK
+        )
+    ]
+    python = [
+        lxml.html.tostring(element)
+        for element in readable._labelled_blocks(_keyed(lxml.html.document_fromstring(html)))
+    ]
+    assert found == python
+    assert len(found) == 5  # the four that are labels whole, and "Read more"
