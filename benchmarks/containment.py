@@ -60,6 +60,8 @@ _DATELINE = re.compile(r"(本报|新华社|中新社)[^，。：]{0,16}(电|讯)
 # punctuation) or a picture item's title (图片, 附图片１张), at the end of a paragraph.
 _ITEM_END = re.compile(r"（[\u4e00-\u9fff〈〉·\uff10-\uff19]{2,30}）$")
 _PICTURE_TITLE = re.compile(r"（附?图片[\uff10-\uff19]*张?）$")
+# A section of a longer text: a chapter or an article of a law, a numbered part of a decree or a feature.
+_SECTION = re.compile(r"^(第[一二三四五六七八九十百零〇]+[章节条]|[一二三四五六七八九十]+、)")
 SENTENCE_CHARS = 5  # content characters of the shortest sentence that counts as one
 
 
@@ -127,10 +129,17 @@ def lead(text: str, share: float) -> str:
 
 def _pools(data: Path, rng: random.Random) -> tuple[list[dict], list[dict]]:
     """Single-story articles: long ones (for excerpts and commentaries) and short ones (quoted
-    stories and digest items), each used once, in a shuffled order."""
+    stories and digest items), each used once, in a shuffled order. A record titled by a
+    section heading ("第二章……", "第九条……", "十五、……") is a piece of a longer text (a law, a
+    decree, a feature in parts) that the boundary recovery cut off, not a story: two pieces of
+    one decree in a digest are one story told in two places."""
     articles = load_articles(data)
     excluded, _ = _overlaps(articles)
-    usable = [a for i, a in enumerate(articles) if i not in excluded and single_story(a["text"].strip())]
+    usable = [
+        a
+        for i, a in enumerate(articles)
+        if i not in excluded and single_story(a["text"].strip()) and not _SECTION.match(a["title"])
+    ]
     longs = [
         a
         for a in usable
