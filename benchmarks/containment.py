@@ -214,9 +214,10 @@ def digest_groups(shorts: list[dict], rng: random.Random, count: int) -> list[tu
         while len(items) >= 2 and max(map(_content_length, (i["text"] for i in items))) > 0.5 * sum(
             _content_length(i["text"]) for i in items
         ):
-            items = items + shorts[at + len(items) : at + len(items) + 1]
-            if at + len(items) > len(shorts):
+            if at + len(items) >= len(shorts):  # the pool is used up: no digest can be made
+                items = []
                 break
+            items = items + shorts[at + len(items) : at + len(items) + 1]
         at += len(items)
         if len(items) < DIGEST_ITEMS[0]:
             break
