@@ -6,9 +6,8 @@ Sharing much is not enough. Four cases share much and only two are one story:
 
 - a reprint: texts of comparable length, most of the smaller found in the larger;
 - a lead excerpt: a portal's first paragraphs of an article. The shared passage is the start
-  of the complete text (at most a headline and a byline before it), and what the complete
-  text adds goes on with the same story: the words its lead repeats (people, places, things)
-  come back after it;
+  of the complete text, and what the complete text adds goes on with the same story: the
+  words its lead repeats (people, places, things) come back after it;
 - a quoted story: a commentary or a roundup holding a whole story amid text of its own. The
   story may sit anywhere, and what surrounds it repeats words of its own;
 - a template report with other facts: a weather report, a market close, a lottery draw of
@@ -220,9 +219,6 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     # After an opening passage, a dateline in the larger text's own parts starts another story
     # there: a roundup. (Paragraphs picked out of an article may skip one of its datelines.)
     another = where == OPENING and large.story_words is not None and bool(large.story_words.datelines & own & ~passage)
-    # A lead opens its article: an inside passage has at most a headline and a byline before it.
-    # A story with more of the larger text's own before it is a roundup's later item or a quote.
-    headed = where != INSIDE or _headed(passage, large.chars, thresholds.allowance)
     if where == SCATTERED:  # paragraphs picked out of it: a quoted story is held in one piece
         goes_on = continuity is not None and continuity >= PICKED_CONTINUITY
     else:
@@ -230,7 +226,7 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
             (continuity >= floor and reach >= REACH)
             or (continuity >= max(floor, STRONG_CONTINUITY) and reach >= STRONG_REACH)
         )
-    same = held >= EXCERPT_WHOLE and goes_on and not another and headed
+    same = held >= EXCERPT_WHOLE and goes_on and not another
     return found(
         LEAD_EXCERPT if same else QUOTED_STORY,
         same,
@@ -308,16 +304,6 @@ def _sources(here: np.ndarray, there: np.ndarray, parts: int) -> dict[int, int]:
         high = BINS - 1 if last == len(here) else int(around.max()) * BINS // 256
         found[part] = (1 << (high + 1)) - (1 << low)
     return found
-
-
-def _headed(passage: int, chars: int, allowance: int) -> bool:
-    """Whether the shared passage starts within the larger text's headline: the parts before
-    its first part hold at most ``allowance`` content characters (a headline, a byline, a
-    source line), give or take the part it starts in. True when no part is the passage's."""
-    if not passage:
-        return True
-    first = (passage & -passage).bit_length() - 1
-    return (first - 1) * chars <= allowance * BINS
 
 
 def _bits(parts: np.ndarray) -> int:

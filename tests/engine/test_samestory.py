@@ -5,10 +5,8 @@ fed in both orders on the three stores, and the rule's own answer (engine.samest
 import pytest
 from support.samestory_texts import (
     BRIDGE,
-    BRIDGE_DRESSING,
     CLINIC,
     ROUNDUP_STORIES,
-    TOWN_ITEMS,
     bridge,
     dressed_bridge,
     letter,
@@ -68,34 +66,6 @@ def test_a_roundup_carrying_stories_in_full_drops_none_of_them(store_uri, roundu
     documents = [("news/roundup", roundup()), *stories] if roundup_first else [*stories, ("news/roundup", roundup())]
     verdicts = _checked(store_uri, documents)
     assert [v.status for v in verdicts] == [UNIQUE] * len(documents)
-
-
-@pytest.mark.parametrize("roundup_first", [True, False])
-def test_two_reports_of_one_event_deep_in_a_roundup_are_not_its_lead(store_uri, roundup_first):
-    # The night bus and its first night share their words and follow a story of the same town:
-    # what comes after each goes on with it, but each has most of the roundup before it.
-    stories = [(f"news/{number}", story) for number, story in enumerate(TOWN_ITEMS.values())]
-    documents = (
-        [("news/roundup", roundup(TOWN_ITEMS)), *stories]
-        if roundup_first
-        else [*stories, ("news/roundup", roundup(TOWN_ITEMS))]
-    )
-    verdicts = _checked(store_uri, documents)
-    assert [v.status for v in verdicts] == [UNIQUE] * len(documents)
-
-
-def test_a_lead_under_its_articles_headline_is_still_its_lead():
-    fingerprinter = Fingerprinter()
-    headline, source, _ = BRIDGE_DRESSING
-    complete = fingerprinter.fingerprint("\n".join([headline, source, bridge()]))
-    for paragraphs in (2, 4):
-        excerpt = fingerprinter.fingerprint(bridge(paragraphs))
-        for judgement in (judge(excerpt, complete), judge(complete, excerpt)):
-            assert judgement.rule == LEAD_EXCERPT and judgement.same_story
-    bus = fingerprinter.fingerprint(TOWN_ITEMS["青石镇开通夜间公交"])
-    judgement = judge(bus, fingerprinter.fingerprint(roundup(TOWN_ITEMS)))
-    assert judgement.rule == QUOTED_STORY and judgement.position == "inside"
-    assert "is not the start of" in judgement.reason()
 
 
 @pytest.mark.parametrize("reverse", [False, True])

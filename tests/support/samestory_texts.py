@@ -95,10 +95,9 @@ ROUNDUP_STORIES = {
 }
 
 
-def roundup(stories: dict[str, str] | None = None) -> str:
-    """A morning roundup carrying ``stories`` (title: text; ROUNDUP_STORIES) in full."""
+def roundup() -> str:
     lines = ["【早间新闻】今日要闻速览"]
-    for title, story in (stories or ROUNDUP_STORIES).items():
+    for title, story in ROUNDUP_STORIES.items():
         lines += [f"【{title}】", story]
     lines.append("以上为今日要闻，明天见。")
     return "\n".join(lines)
@@ -119,23 +118,3 @@ def weather(city: str, day: int, low: int, high: int, wind: int, rain: int, aqi:
 def repost(report: str) -> str:
     """A repost of a report: a source line on top, an editor line below, commas changed."""
     return "\n".join(["来源：滨海天气网", report.replace("，", ",", 3), "（编辑：林小雨）"])
-
-
-# A roundup whose later items are two reports of one event (the night bus and its first night),
-# after a story of the same town: each report sits deep inside it, and the other brings back its
-# words. Neither is the roundup's lead.
-TOWN_MARKET = (
-    "本报讯 青石镇农贸市场改造工程日前完工，改造后的市场新增摊位一百二十个，青石镇的菜农可以免费入场摆摊。"
-    "青石镇镇长刘海说，改造后的农贸市场还开辟了江北新区企业的直销区，青石镇居民买菜更方便了，"
-    "晚上下班回到青石镇的居民也能在夜市买到新鲜蔬菜。"
-)
-NIGHT_BUS_FIRST_NIGHT = (
-    "本报讯 青石镇夜间公交开通首日，两条夜间公交线路共运送乘客六百多人次。在江北新区上夜班的青石镇居民王梅说，"
-    "以前下夜班只能打车回青石镇，现在坐夜间公交两元钱就到家门口。青石镇交通办表示，将根据客流调整夜间公交线路的发车间隔。"
-)
-TOWN_ITEMS = {
-    "青石镇农贸市场完成改造": TOWN_MARKET,
-    "城西图书馆推出送书上门": ROUNDUP_STORIES["城西图书馆推出送书上门"],
-    "青石镇开通夜间公交": ROUNDUP_STORIES["青石镇开通夜间公交"],
-    "夜间公交首日运送六百多人次": NIGHT_BUS_FIRST_NIGHT,
-}
