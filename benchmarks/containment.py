@@ -1,7 +1,8 @@
 """Texts that share much but are other stories, and excerpts that are the same story.
 
 Four families, made here from the People's Daily corpus (single-story articles only: one
-dateline at most, no signed letters) and from the report templates of ``templates.py``:
+dateline at most, no signed letters, no other item joined after a closing line or a picture
+title, see :func:`single_story`) and from the report templates of ``templates.py``:
 
 - excerpts: a portal's excerpt of an article, its lead paragraphs holding 20-60% of the
   article's content (cut at a sentence end) under a "来源：… 原标题：…" line, and the complete
@@ -55,6 +56,13 @@ EXCERPT_SHARE = (0.20, 0.60)
 DIGEST_ITEMS = (3, 8)
 MEAN_DELAY = 20.0  # documents between the two of a pair, on average
 _DATELINE = re.compile(r"(本报|新华社|中新社)[^，。：]{0,16}(电|讯)")
+# A story's closing line (names, places, a date, 摄 or 电 in brackets: no latin letters, no
+# punctuation) or a picture item's title (图片, 附图片１张), at the end of a paragraph.
+_ITEM_END = re.compile(r"（[\u4e00-\u9fff〈〉·\uff10-\uff19]{2,30}）$")
+_PICTURE_TITLE = re.compile(r"（附?图片[\uff10-\uff19]*张?）$")
+# A section of a longer text: a chapter or an article of a law, a numbered part of a decree or a feature.
+_SECTION = re.compile(r"^(第[一二三四五六七八九十百零〇]+[章节条]|[一二三四五六七八九十]+、)")
+SENTENCE_CHARS = 5  # content characters of the shortest sentence that counts as one
 
 
 @dataclass
@@ -68,8 +76,36 @@ class Doc:
 
 
 def single_story(text: str) -> bool:
-    """An article that is one story: one dateline at most, no letters signed "———name"."""
-    return len(_DATELINE.findall(text)) <= 1 and "——" not in text
+    """An article that is one story: one dateline at most, no letters signed "———name", and no
+    item joined after it. The corpus's article boundaries were recovered from line shapes, and
+    some records hold a story then another item: a paragraph other than the first and the last
+    ending in a story's closing line (a byline, a dateline or a photo credit in brackets,
+    "（王黎明）", "（本报珀斯１月９日电）") or a picture item's title ("……（图片）",
+    "……（附图片１张）") has more text after it, another story; a last paragraph that is a
+    picture item's title is the next item's."""
+    paragraphs = text.split("\n")
+    return (
+        len(_DATELINE.findall(text)) <= 1
+        and "——" not in text
+        and not any(_ITEM_END.search(paragraph) for paragraph in paragraphs[1:-1])
+        and not (len(paragraphs) > 1 and _PICTURE_TITLE.search(paragraphs[-1]))
+    )
+
+
+def left_out_sentence(excerpt: str, article: str) -> bool:
+    """Whether the article goes on after its excerpt with at least a sentence (text ending in
+    。！？): an excerpt whose article adds only a byline, a dateline or a title line leaves out
+    nothing of the story, so there is nothing for the complete article to add."""
+    rest = article[len(lead_of(excerpt, article)) :]
+    return any(_content_length(s) >= SENTENCE_CHARS and s[-1] in "。！？" for s in transforms.sentences(rest))
+
+
+def lead_of(excerpt: str, article: str) -> str:
+    """The excerpt's body: the lines after its 来源/原标题 head, the article's first part."""
+    lines = excerpt.split("\n")
+    while lines and not article.startswith("\n".join(lines)):
+        lines = lines[1:]
+    return "\n".join(lines)
 
 
 def _content_length(text: str) -> int:
@@ -93,10 +129,17 @@ def lead(text: str, share: float) -> str:
 
 def _pools(data: Path, rng: random.Random) -> tuple[list[dict], list[dict]]:
     """Single-story articles: long ones (for excerpts and commentaries) and short ones (quoted
-    stories and digest items), each used once, in a shuffled order."""
+    stories and digest items), each used once, in a shuffled order. A record titled by a
+    section heading ("第二章……", "第九条……", "十五、……") is a piece of a longer text (a law, a
+    decree, a feature in parts) that the boundary recovery cut off, not a story: two pieces of
+    one decree in a digest are one story told in two places."""
     articles = load_articles(data)
     excluded, _ = _overlaps(articles)
-    usable = [a for i, a in enumerate(articles) if i not in excluded and single_story(a["text"].strip())]
+    usable = [
+        a
+        for i, a in enumerate(articles)
+        if i not in excluded and single_story(a["text"].strip()) and not _SECTION.match(a["title"])
+    ]
     longs = [
         a
         for a in usable
@@ -171,9 +214,10 @@ def digest_groups(shorts: list[dict], rng: random.Random, count: int) -> list[tu
         while len(items) >= 2 and max(map(_content_length, (i["text"] for i in items))) > 0.5 * sum(
             _content_length(i["text"]) for i in items
         ):
-            items = items + shorts[at + len(items) : at + len(items) + 1]
-            if at + len(items) > len(shorts):
+            if at + len(items) >= len(shorts):  # the pool is used up: no digest can be made
+                items = []
                 break
+            items = items + shorts[at + len(items) : at + len(items) + 1]
         at += len(items)
         if len(items) < DIGEST_ITEMS[0]:
             break
@@ -304,7 +348,7 @@ def run(data: Path, seed: int, store_uri: str, sizes: dict[str, int]) -> bool:
     # NEARDUP_PREFER = "longest": excerpts of 20-95% first, the complete article later takes
     # their place; a second copy of the same length (commas changed) never does.
     wide = excerpt_pairs(longs[:half], random.Random(seed + 2), sizes["excerpts"], LONGEST_SHARE)
-    wide = [(e, c, share) for e, c, share in wide if share < 1.0]  # leads that left something out
+    wide = [(e, c, share) for e, c, share in wide if left_out_sentence(e, c)]  # leads that left a sentence out
     docs = _stream([(e, c) for e, c, _ in wide], random.Random(seed + 2), "l", ("excerpt", "complete"))
     seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, prefer="longest"))
     replaced = sum(v.status != DUPLICATE and v.replaces == f"l/{p}-a" for p, v in seconds.items())
