@@ -26,7 +26,8 @@ def _run_distributed(tmp_path: Path, redis_url: str, *args: str) -> subprocess.C
     env = dict(os.environ, PYTHONPATH=str(project))
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     return subprocess.run(
-        [sys.executable, "run_distributed.py", "--redis-url", redis_url, *args],
+        # A process closes 1 s after it last found work, not 5: the queue is on this machine.
+        [sys.executable, "run_distributed.py", "--redis-url", redis_url, "--max-idle", "1", *args],
         cwd=project,
         env=env,
         capture_output=True,
