@@ -155,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the news world")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds the server waits before each page")
     parser.add_argument("--log-level", default="INFO", help="Scrapy LOG_LEVEL of each process (its crawl.log)")
+    parser.add_argument(
+        "--max-idle",
+        type=int,
+        help="seconds a process waits with the queue empty before it closes (MAX_IDLE_TIME_BEFORE_CLOSE, default 5; 0 never)",
+    )
     args = parser.parse_args(argv)
 
     os.chdir(HERE)
@@ -170,9 +175,17 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     try:
         folders = [os.path.join("output", "distributed", str(n)) for n in range(1, args.processes + 1)]
+        idle = [f"MAX_IDLE_TIME_BEFORE_CLOSE={args.max_idle}"] if args.max_idle is not None else []
         crawls = [
             start_crawl(
-                folder, base_url, args.redis_url, args.namespace, not args.no_neardup, args.log_level, store=args.store
+                folder,
+                base_url,
+                args.redis_url,
+                args.namespace,
+                not args.no_neardup,
+                args.log_level,
+                *idle,
+                store=args.store,
             )
             for folder in folders
         ]

@@ -34,24 +34,27 @@ json.dump(out, sys.stdout)
 """
 
 
-def _fingerprints(cache: str) -> list:
-    done = subprocess.run(
-        [sys.executable, "-c", FINGERPRINTS],
-        env=child_env(NEARDUP_CACHE_DIR=cache),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
+def _start(cache: str) -> subprocess.Popen:
+    """A fresh process printing the fingerprints, with ``cache`` as its cache directory."""
+    command = [sys.executable, "-c", FINGERPRINTS]
+    return subprocess.Popen(command, env=child_env(NEARDUP_CACHE_DIR=cache), stdout=subprocess.PIPE, text=True)
+
+
+def _fingerprints(process: subprocess.Popen) -> list:
+    out, _ = process.communicate()
+    assert process.returncode == 0
+    return json.loads(out)
 
 
 def test_fingerprints_are_the_same_with_the_cache_cold_warm_and_off(tmp_path):
     cache = tmp_path / "cache"
-    cold = _fingerprints(str(cache))
+    cold_run = _start(str(cache))
+    off_run = _start("")  # no cache: built in memory, beside the cold run (it reads no cache)
+    cold = _fingerprints(cold_run)
     cached = sorted(p.name.split("-")[0] for p in cache.glob("*.npz"))
     assert cached == ["story", "text", "word"]  # story-pairs-*.npz, text-tables-*.npz, word-weights-*.npz
-    warm = _fingerprints(str(cache))
-    off = _fingerprints("")  # no cache: built in memory
+    warm = _fingerprints(_start(str(cache)))
+    off = _fingerprints(off_run)
     assert len(cold) > 40
     assert cold == warm == off
     # Pairs of every kind differ among themselves: the comparison is not vacuous.

@@ -4,7 +4,6 @@ its data. The store contract (test_stores.py) and the races (test_redis_race.py)
 
 from __future__ import annotations
 
-import multiprocessing
 import random
 import threading
 import time
@@ -14,6 +13,7 @@ from urllib.parse import quote
 import pytest
 from support import news_corpus
 from support.passwords import SECRET, WRONG
+from support.processes import racing_processes
 from support.redis_cluster import RedisClusterGroup, start_cluster
 from test_redis_faults import _refusal
 from test_redis_race import _copies, _Precomputed, _story
@@ -187,7 +187,7 @@ def test_four_processes_on_one_stream_keep_what_one_redis_keeps(redis_url, clust
     story_of = {key: story for key, story, _ in stream}
     with open_store(redis_url, "stream") as store:
         alone = {v.key: v.status for v in Detector(store).check_many(documents)}
-    context = multiprocessing.get_context("spawn")
+    context = racing_processes()
     barrier, results = context.Barrier(RACERS), context.Queue()
     racers = [
         context.Process(target=_stream_racer, args=(cluster_url, documents[n::RACERS], barrier, results))

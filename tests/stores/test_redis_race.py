@@ -9,10 +9,10 @@ two and never none, and keep the same stories as one process reading the whole s
 
 from __future__ import annotations
 
-import multiprocessing
 import random
 
 import pytest
+from support.processes import racing_processes
 
 from scrapy_neardup import UNIQUE, Detector, Fingerprinter, open_store
 from scrapy_neardup.engine.prefer import prefer_longest
@@ -75,7 +75,7 @@ def stream() -> list[tuple[str, list[str]]]:
 
 class _Precomputed:
     """The parent fingerprints every copy once (a Fingerprinter costs seconds to load in
-    each spawned process); workers only race on the store."""
+    each process); workers only race on the store."""
 
     def fingerprint(self, text: str):
         raise AssertionError("workers receive fingerprints")
@@ -96,8 +96,8 @@ def _worker(uri: str, proc: int, rounds, barrier, results) -> None:
 
 
 def _race(worker, uri: str, rounds) -> list:
-    """Run ``worker`` in PROCESSES spawned processes over ``rounds``; their verdicts, in order."""
-    context = multiprocessing.get_context("spawn")
+    """Run ``worker`` in PROCESSES processes over ``rounds``; their verdicts, in order."""
+    context = racing_processes()
     barrier = context.Barrier(PROCESSES)
     results = context.Queue()
     workers = [context.Process(target=worker, args=(uri, proc, rounds, barrier, results)) for proc in range(PROCESSES)]

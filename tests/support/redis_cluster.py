@@ -22,11 +22,13 @@ MASTERS = 3
 NODE_TIMEOUT_MS = 1000  # a master silent this long is failed over to its replica
 
 
-def _free_cluster_port() -> int:
-    """A free port whose cluster bus port (port + 10000) is free too."""
+def _free_cluster_port(taken: set[int]) -> int:
+    """A free port whose cluster bus port (port + 10000) is free too, and neither is a port of
+    ``taken``: a node just started may not listen yet, so its port still looks free."""
+    used = {port for node in taken for port in (node, node + 10000)}
     for _ in range(50):
         port = free_port()
-        if port + 10000 < 65536:
+        if port + 10000 < 65536 and port not in used and port + 10000 not in used:
             with socket.socket() as sock:
                 try:
                     sock.bind(("127.0.0.1", port + 10000))
@@ -141,7 +143,7 @@ def start_cluster(*extra: str, password: str | None = None) -> RedisClusterGroup
     secured = ["--requirepass", password, "--masterauth", password] if password else []
     try:
         for _ in range(2 * MASTERS):
-            port = _free_cluster_port()
+            port = _free_cluster_port({node.port for node in group.nodes})
             workdir = os.path.join(group.workdir, str(port))
             os.makedirs(workdir)
             args = [
