@@ -14,7 +14,10 @@ and stops the server with SIGTERM.
 With ``--tree A --tree B`` one server runs from each source tree (a checkout whose C kernel is
 built), each over its own store filled the same way, and the checks go to them in turns of
 ``--rss-every`` (A, B, A, B, ...), so that both see the same load on a shared machine: compare
-their figures within one run. The client is this process, one asyncio loop over keep-alive
+their figures within one run. Before the timed checks, each server answers every distinct
+check once, and the trees must answer alike (verdicts, entries, similarities, passages): the
+benchmark stops at the first difference. Compared trees get their entries from one client, in
+one order, so that their stores number them alike. The client is this process, one asyncio loop over keep-alive
 connections; it uses a small share of a core, printed with the rest.
 
     python benchmarks/serve.py                                     # LevelDB store in a temp dir
@@ -79,11 +82,16 @@ async def _one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, data:
     return status, await reader.readexactly(length)
 
 
-async def send_all(port: int, requests: list[bytes], clients: int) -> tuple[list[float], list[int]]:
+async def send_all(
+    port: int, requests: list[bytes], clients: int, answers: list[bytes] | None = None
+) -> tuple[list[float], list[int]]:
     """Send ``requests`` over ``clients`` keep-alive connections, each taking the next one as it
-    is answered; the latency of each (seconds) and the status codes."""
+    is answered; the latency of each (seconds) and the status codes (and each answer's body in
+    ``answers``, when given)."""
     latencies: list[float] = [0.0] * len(requests)
     statuses: list[int] = [0] * len(requests)
+    bodies: list[bytes] = answers if answers is not None else []
+    bodies.extend([b""] * (len(requests) if answers is not None else 0))
     next_index = iter(range(len(requests)))
 
     async def client() -> None:
@@ -91,8 +99,10 @@ async def send_all(port: int, requests: list[bytes], clients: int) -> tuple[list
         try:
             for index in next_index:
                 started = time.perf_counter()
-                statuses[index], _ = await _one(reader, writer, requests[index])
+                statuses[index], body = await _one(reader, writer, requests[index])
                 latencies[index] = time.perf_counter() - started
+                if answers is not None:
+                    bodies[index] = body
         finally:
             writer.close()
 
@@ -192,6 +202,7 @@ class Server:
         self.seconds = self.server_cpu = self.client_cpu = self.busy = 0.0
         self.rss = [(0, rss_mib(self.process.pid))]
         self.loads: list[float] = []
+        self.answers: list[bytes] = []  # to each distinct check, in order
 
     def check(self, requests: list[bytes]) -> None:
         """Send ``requests`` from the clients, adding their latencies, time and CPU to the totals."""
@@ -254,16 +265,22 @@ def main(argv: list[str] | None = None) -> None:
             server = Server(args, tree, args.store or f"leveldb://{temp.name}/store-{number}")
             servers.append(server)
             started = time.perf_counter()
-            latencies, statuses = asyncio.run(send_all(server.port, adds, args.clients))
+            # Compared trees get their entries in one order (one client), so that their stores
+            # give the same ids, and their answers can be compared whole.
+            adders = args.clients if len(trees) == 1 else 1
+            latencies, statuses = asyncio.run(send_all(server.port, adds, adders))
             took = time.perf_counter() - started
             print(
                 f"- {server.name} (package from {package_dir(server.process.pid)}, "
-                f"store {server.store.split('@')[-1]}, pid {server.process.pid}): adds: "
+                f"store {server.store.split('@')[-1]}, pid {server.process.pid}): adds from {adders} client(s): "
                 f"{len(adds):,} in {took:.1f} s, {len(adds) / took:,.0f}/s ({statuses.count(201):,} added, "
                 f"{statuses.count(409):,} refused as duplicates, p99 {percentile(latencies, 0.99) * 1000:.1f} ms)"
             )
-            asyncio.run(send_all(server.port, checks[:1000], args.clients))  # warm-up
+            # Warm-up: every distinct check once, its answer kept to compare the trees'.
+            asyncio.run(send_all(server.port, checks, args.clients, server.answers))
             server.rss = [(0, rss_mib(server.process.pid))]
+        if len(servers) > 1:
+            compare_answers(servers)
 
         order = [checks[i % len(checks)] for i in range(args.checks)]
         for first in range(0, len(order), args.rss_every):
@@ -279,6 +296,20 @@ def main(argv: list[str] | None = None) -> None:
         for server in servers:
             server.stop()
         temp.cleanup()
+
+
+def compare_answers(servers: list[Server]) -> None:
+    """The trees must answer every distinct check alike (verdict, entries, similarity, passages);
+    the first difference stops the benchmark."""
+    first = servers[0]
+    for other in servers[1:]:
+        for index, (mine, theirs) in enumerate(zip(first.answers, other.answers)):
+            if json.loads(mine) != json.loads(theirs):
+                raise SystemExit(
+                    f"check {index}: {first.name} and {other.name} answer differently:\n"
+                    f"{mine[:2000]!r}\n{theirs[:2000]!r}"
+                )
+    print(f"\n- the {len(first.answers):,} distinct checks: every tree gave the same answers\n")
 
 
 def report(server: Server, args: argparse.Namespace) -> None:

@@ -130,11 +130,12 @@ def align_each(
     if not others:
         return []
     one = _Content(a[:MAX_ALIGN_CHARS])
+    a_clauses = one.clauses()
     alignments = []
     for b in others:
         complete = len(a) <= MAX_ALIGN_CHARS and len(b) <= MAX_ALIGN_CHARS
         other = kept.folded(b) if kept is not None else _Content(b[:MAX_ALIGN_CHARS])
-        blocks, within_budget = _blocks(one, other)
+        blocks, within_budget = _blocks(one, a_clauses, other)
         pairs, shared = [], 0
         for i, j, size in _joined(blocks):
             if size >= min_chars:
@@ -155,11 +156,14 @@ def sequence_matcher() -> Any:
     return SequenceMatcher
 
 
-def _blocks(one: _Content, other: _Content) -> tuple[list[tuple[int, int, int]], bool]:
+def _blocks(
+    one: _Content, one_clauses: tuple[list[str], list[int]], other: _Content
+) -> tuple[list[tuple[int, int, int]], bool]:
     """Matching blocks (start in A, start in B, length) in content characters, and whether
-    every unmatched stretch could be aligned within the budget."""
+    every unmatched stretch could be aligned within the budget (A's clauses given: found once
+    for all the texts it is aligned with)."""
     SequenceMatcher = sequence_matcher()
-    a_clauses, a_starts = one.clauses()
+    a_clauses, a_starts = one_clauses
     b_clauses, b_starts = other.clauses()
     clauses = SequenceMatcher(None, a_clauses, b_clauses, autojunk=True)
     blocks = []

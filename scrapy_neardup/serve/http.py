@@ -3,7 +3,10 @@
 One resource answers every path: the editors' page at ``/``, ``/health``, and the JSON API
 (``/check``, ``/entries``, ``/entries/{key}``, ``/stats``). Requests are answered one at a
 time in the reactor thread, so a check-and-add never interleaves with another in this process
-(and the Redis store's script makes it atomic between processes). Every error is a JSON object
+(and the Redis store's script makes it atomic between processes). They are answered in the
+order they came, one a turn of the reactor, so that each answer is sent as soon as it is ready:
+answered as they are read, the answers to every request read in one turn would wait for the
+last of them, and under load some requests would wait two rounds of the others. Every error is a JSON object
 ``{"error": message}`` with its status; a failure inside is logged here and never shown to the
 client. The site counts the requests in flight, so that a shutdown can wait for them.
 """
@@ -16,6 +19,7 @@ import json
 import logging
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -64,8 +68,13 @@ class _Request(server.Request):
         self.started = time.perf_counter()
         site = channel.site
         self.late = site.closing  # arrived after the stop began: 503
+        self.lost = False  # the client went away before its answer: none is written
         site.request_started(channel)
         self.notifyFinish().addBoth(lambda _: site.request_finished())
+        self.notifyFinish().addErrback(self._connection_lost)
+
+    def _connection_lost(self, _: Any) -> None:
+        self.lost = True
 
     def gotLength(self, length: int | None) -> None:
         self.started = time.perf_counter()
@@ -89,6 +98,7 @@ class ServeSite(server.Site):
         self.page = Page(auth=token is not None)
         self.in_flight = 0
         self.closing = False  # shutting down: new requests get 503
+        self._waiting: deque[tuple[Any, Callable[[], None]]] = deque()  # requests read, not yet answered
         self._idle: list[defer.Deferred] = []
         self._channels: weakref.WeakSet[Any] = weakref.WeakSet()  # a closed connection drops out
 
@@ -110,6 +120,24 @@ class ServeSite(server.Site):
 
         poll()
         return done
+
+    def answer_in_turn(self, request: Any, answer: Callable[[], None]) -> None:
+        """Call ``answer`` after the requests read before this one, one a reactor turn."""
+        self._waiting.append((request, answer))
+        if len(self._waiting) == 1:
+            reactor.callLater(0, self._answer_next)
+
+    def _answer_next(self) -> None:
+        request, answer = self._waiting[0]
+        try:
+            if not request.lost:
+                answer()
+        except Exception:
+            logger.exception("%r failed", request)
+        finally:
+            self._waiting.popleft()
+            if self._waiting:
+                reactor.callLater(0, self._answer_next)
 
     def request_started(self, channel: Any) -> None:
         self.in_flight += 1
@@ -164,7 +192,23 @@ class _Api(resource.Resource):
         super().__init__()
         self.site = site
 
-    def render(self, request: server.Request) -> bytes:
+    def render(self, request: server.Request) -> Any:
+        self.site.answer_in_turn(request, lambda: self._respond(request))
+        return server.NOT_DONE_YET
+
+    def _respond(self, request: server.Request) -> None:
+        """Write the answer and finish, as twisted.web does with a body a resource returns."""
+        body = self._body(request)
+        if request.method == b"HEAD":
+            if body:
+                request.setHeader(b"content-length", b"%d" % len(body))
+            request.write(b"")
+        else:
+            request.setHeader(b"content-length", b"%d" % len(body))
+            request.write(body)
+        request.finish()
+
+    def _body(self, request: server.Request) -> bytes:
         try:
             status, answer = self._answer(request)
         except EntryError as exc:

@@ -34,6 +34,16 @@ _WORDS_FLAG = 0x4000
 _WORDS = struct.Struct("<BBQH")  # story words, figures, the text's digest, its datelines
 
 
+# The story words' arrays as stored: words, IDF bytes, spreads, figures (little-endian).
+_WORD_ARRAYS: tuple[np.dtype, ...] = (np.dtype("<u4"), np.dtype("u1"), np.dtype("<u2"), np.dtype("<u4"))
+
+
+def _native(array: np.ndarray) -> np.ndarray:
+    """``array`` in the machine's byte order: itself (a view of the record's bytes) where that
+    is the stored order, so that reading a record copies nothing."""
+    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
+
+
 @dataclass
 class DocRecord:
     doc_id: int
@@ -130,9 +140,8 @@ class DocRecord:
             nwords, nfigures, digest, datelines = _WORDS.unpack_from(data, offset)
             offset += _WORDS.size
             parts = []
-            for dtype, count in ((np.uint32, nwords), (np.uint8, nwords), (np.uint16, nwords), (np.uint32, nfigures)):
-                stored = np.dtype(dtype).newbyteorder("<")
-                parts.append(np.frombuffer(data, dtype=stored, count=count, offset=offset).astype(dtype))
+            for stored, count in zip(_WORD_ARRAYS, (nwords, nwords, nwords, nfigures)):
+                parts.append(_native(np.frombuffer(data, dtype=stored, count=count, offset=offset)))
                 offset += count * stored.itemsize
             words, idf, spread, figures = parts
             story_words = StoryWords(words, idf, spread, figures, datelines)

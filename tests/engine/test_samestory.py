@@ -235,3 +235,17 @@ def test_a_copy_extends_another_only_by_a_sentence_of_the_story():
         forth, back = judge(copy, article), judge(article, copy)
         assert forth.same_story and forth.extends == back.extends == extends, text[-30:]
         assert not extends or forth.larger == 0
+
+
+def test_membership_by_binary_search_is_numpys_isin():
+    """The rule's membership test (sorted hashes, searched) answers as np.isin does."""
+    import numpy as np
+
+    from scrapy_neardup.engine.samestory import _isin
+
+    rng = np.random.default_rng(7)
+    for size, among in [(0, 5), (5, 0), (40, 40), (128, 128), (24, 3)]:
+        ordered = np.unique(rng.integers(0, 200, among, dtype=np.uint32))
+        values = np.concatenate([rng.integers(0, 260, size, dtype=np.uint32), ordered[: size // 2]])
+        assert (_isin(values, ordered) == np.isin(values, ordered)).all()
+        assert _isin(values, ordered).dtype == bool

@@ -265,3 +265,43 @@ def test_two_services_on_one_redis_store_keep_one_of_two_copies_added_at_once(re
         assert first.request("GET", "/stats").body["entries"] == len(names)
     finally:
         assert first.stop() == 0 and second.stop() == 0
+
+
+def _read_answer(client: socket.socket, pending: bytes) -> tuple[int, dict, bytes]:
+    """One HTTP answer framed by its Content-Length: (status, JSON body, the bytes after it)."""
+    while b"\r\n\r\n" not in pending:
+        pending += client.recv(65536)
+    head, _, rest = pending.partition(b"\r\n\r\n")
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+    while len(rest) < length:
+        rest += client.recv(65536)
+    return int(head[9:12]), json.loads(rest[:length]), rest[length:]
+
+
+def test_answers_go_out_in_order_and_a_client_gone_before_its_answer_stalls_none():
+    """Requests are answered one a reactor turn, after they are read: two sent at once on one
+    connection come back in order, each framed by its Content-Length, and a client that leaves
+    before its answer leaves the service answering the others."""
+    service = start_service("memory://")
+    try:
+        assert service.add("order/a", text("rice")).status == 201
+
+        def raw(method: str, path: str, body: object = None) -> bytes:
+            data = b"" if body is None else json.dumps(body, ensure_ascii=False).encode()
+            head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(data)}\r\n\r\n"
+            return head.encode() + data
+
+        check = raw("POST", "/check", {"text": reprint("rice")})
+        with socket.create_connection(("127.0.0.1", service.port), timeout=30) as gone:
+            gone.sendall(check)  # and leaves at once
+        with socket.create_connection(("127.0.0.1", service.port), timeout=30) as client:
+            client.sendall(check + raw("GET", "/entries/order%2Fa"))
+            status, first, rest = _read_answer(client, b"")
+            assert status == 200 and first["duplicate_of"] == "order/a" and first["similar"][0]["passages"]
+            status, second, rest = _read_answer(client, rest)
+            assert status == 200 and second["key"] == "order/a" and second["text"] == text("rice")
+            assert rest == b""
+        assert service.request("GET", "/stats").body["requests"]["checks"] in (1, 2)
+        assert service.request("GET", "/health").body == {"status": "ok"}
+    finally:
+        service.kill()

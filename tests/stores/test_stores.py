@@ -185,6 +185,11 @@ def test_a_record_reads_back_as_the_reference_store_filed_it(store_uri):
         reference.state,
     )
     assert list(found.sketch.hashes) == list(reference.sketch.hashes)
+    assert found.story_words is not None and reference.story_words is not None
+    assert len(found.story_words.words) and found.story_words.datelines == reference.story_words.datelines
+    for part in ("words", "idf", "spread", "figures"):  # read back in the machine's byte order
+        stored, kept = getattr(found.story_words, part), getattr(reference.story_words, part)
+        assert stored.dtype == kept.dtype and stored.dtype.isnative and stored.tolist() == kept.tolist()
 
 
 def _stored_ten_seconds_apart(store: Store) -> Detector:
