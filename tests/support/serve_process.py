@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -90,9 +93,17 @@ class Service:
             self.process.wait(10)
 
 
+@functools.cache
+def _log_folder() -> str:
+    """One folder for this process's service logs, removed when the process ends."""
+    folder = tempfile.mkdtemp(prefix="neardup-serve-tests-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 def start_service(store: str, *options: str, token_env: str | None = None, timeout: float = 60) -> Service:
     """Start ``neardup serve --store STORE --port 0 OPTIONS`` and wait for its listening line."""
-    handle, log_path = tempfile.mkstemp(prefix="neardup-serve-", suffix=".log")
+    handle, log_path = tempfile.mkstemp(prefix="neardup-serve-", suffix=".log", dir=_log_folder())
     environment = {k: v for k, v in os.environ.items() if k != "NEARDUP_SERVE_TOKEN"}
     if token_env is not None:
         environment["NEARDUP_SERVE_TOKEN"] = token_env
