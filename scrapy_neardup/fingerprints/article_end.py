@@ -21,7 +21,7 @@ __all__ = ["cut_at_trailing_label", "drop_captions", "first_post", "without_repe
 # Narrower than readable.py's labels: "图片" or "视频" alone can caption a part of the story.
 _TRAILING_LABEL = re.compile(
     r"(?:相关|延伸|推荐|热门|热点|精彩|更多|最新)(?:新闻|阅读|文章|推荐|报道|链接|专题|资讯)(?:推荐|排行|榜)?"
-    r"|(?:网友|读者)?(?:评论|留言|跟帖)|我要评论|发表评论|猜你喜欢|大家都在看|为你推荐"
+    r"|(?:网友|读者)?(?:评论|留言|跟帖)|回复(?:线索|列表)|全部回复|我要评论|发表评论|猜你喜欢|大家都在看|为你推荐"
     r"|(?:related|recommended|more|popular|trending)(?: (?:stories|articles|news|posts|coverage|content))"
     r"|comments?|you (?:may|might) also like|read next",
     re.IGNORECASE,

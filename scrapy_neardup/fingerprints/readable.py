@@ -27,6 +27,7 @@ import lxml.html
 from readability import Document
 from readability.readability import REGEXES
 
+from .article_end import cut_at_trailing_label
 from .headline_script import cjk_share
 from .shallow import shallow_html
 
@@ -103,8 +104,39 @@ def parse_page(html: str) -> Any:
     for block in labelled:
         if block.getparent() is not None and not _heads_siblings(block):
             block.drop_tree()
+    _drop_site_footers(root)
     _join_short_lines(root)
     return root
+
+
+# A Chinese site's registration number (ICP备 / ICP证), which the law has it show in its footer.
+_REGISTRATION = re.compile(r"ICP[备证][^\d]{0,3}\d")
+_FOOTER_LINE = 100  # a footer's line is short; a story that quotes a number says more around it
+_FOOTER_MOST = 300  # the most text a footer block holds (white space left out)
+
+
+def _drop_site_footers(root: Any) -> None:
+    """Take out the block that shows a site's registration number on a short line (its footer,
+    with the copyright, licences and a telephone number for reports): prose with commas, which
+    on a short story lifted the whole page above it. Only a block of a footer's length goes."""
+    for text in _ICP_TEXTS(root):
+        if len(text.strip()) > _FOOTER_LINE or not _REGISTRATION.search(text):
+            continue
+        block = text.getparent()
+        if text.is_tail:
+            block = block.getparent()
+        while block is not None and block.tag in _INLINE:
+            block = block.getparent()
+        if (
+            block is not None
+            and block.tag not in ("body", "html")
+            and block.getparent() is not None
+            and _solid_length(block.text_content()) <= _FOOTER_MOST
+        ):
+            block.drop_tree()
+
+
+_ICP_TEXTS = lxml.etree.XPath("//body//text()[contains(., 'ICP')]")
 
 
 _SHORT_LINE = 25  # readability's least paragraph length
@@ -392,6 +424,7 @@ class _TreeDocument(Document):
         return best
 
     def sanitize(self, node: Any, candidates: dict, keep_all_images: bool = False) -> str:
+        cut_at_trailing_label(node)  # before the clean-up weighs blocks against the article's length
         for header in list(node.iter("h1", "h2", "h3", "h4", "h5", "h6")):
             if self.class_weight(header) < 0 or self.get_link_density(header) > 0.33:
                 header.drop_tree()
