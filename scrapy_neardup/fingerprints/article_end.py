@@ -28,8 +28,9 @@ _TRAILING_LABEL = re.compile(
 )
 _TRIM = "()（）[]【】「」:：0123456789 \t\r\n\xa0\u3000|>›»"
 # Elements short enough to be a label: their text (lxml's text_content is XPath's string())
-# measured in C, not read out element by element.
-_SHORT_ELEMENTS = lxml.etree.XPath("descendant::*[not(self::a)][string-length() <= 40]")
+# measured in C, not read out element by element. Nothing in a link: that is a menu's item
+# (a forum's board named 留言), not a label.
+_SHORT_ELEMENTS = lxml.etree.XPath("descendant::*[not(self::a)][not(ancestor::a)][string-length() <= 40]")
 _BEFORE = 50  # characters of the article before the label: a label at its start heads a column
 _LINKS_AFTER = 2  # a list of other stories: at least this many links after the label
 _SHORT_AFTER = 30  # or no more text than this after it (a comment box's buttons)
