@@ -87,8 +87,9 @@ _LONG_BLOCK = 1000  # nor one with this much text, most of it outside links
 
 def parse_page(html: str) -> Any:
     """The page as an lxml.html tree without the parts that are never text: scripts, styles,
-    hidden elements, <nav>, and the blocks labelled as related stories or comments. A page
-    nested deeper than the parser goes is parsed again made shallow (:mod:`.shallow`)."""
+    hidden elements, <nav>, the blocks labelled as related stories or comments, and a Chinese
+    site's footer (:func:`_drop_site_footers`). A page nested deeper than the parser goes is
+    parsed again made shallow (:mod:`.shallow`)."""
     root = lxml.html.document_fromstring(html, parser=_PARSER)
     if any(_TOO_DEEP in error.message for error in _PARSER.error_log):
         root = lxml.html.document_fromstring(shallow_html(html), parser=_PARSER)
@@ -118,7 +119,7 @@ _FOOTER_MOST = 300  # the most text a footer block holds (white space left out)
 def _drop_site_footers(root: Any) -> None:
     """Take out the block that shows a site's registration number on a short line (its footer,
     with the copyright, licences and a telephone number for reports): prose with commas, which
-    on a short story lifted the whole page above it. Only a block of a footer's length goes."""
+    on a short story lifted the whole page above it. Only a block that reads as a footer goes."""
     for text in _ICP_TEXTS(root):
         if len(text.strip()) > _FOOTER_LINE or not _REGISTRATION.search(text):
             continue
@@ -131,9 +132,15 @@ def _drop_site_footers(root: Any) -> None:
             block is not None
             and block.tag not in ("body", "html")
             and block.getparent() is not None
-            and _solid_length(block.text_content()) <= _FOOTER_MOST
+            and _is_footer(block.text_content())
         ):
             block.drop_tree()
+
+
+def _is_footer(text: str) -> bool:
+    """A footer's length and no sentence ended with "。" (a story's, where a template puts the
+    footer line in the story's own block)."""
+    return _solid_length(text) <= _FOOTER_MOST and "。" not in text
 
 
 _ICP_TEXTS = lxml.etree.XPath("//body//text()[contains(., 'ICP')]")

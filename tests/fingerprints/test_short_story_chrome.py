@@ -125,3 +125,14 @@ def test_a_story_that_names_a_registration_number_keeps_it():
         f'<div class="content"><p>{escape(STORY[0])}</p><p>{escape(quoting)}</p></div></body></html>'
     )
     assert quoting in html_to_text(page)
+
+
+def test_a_short_story_in_the_footers_block_stays():
+    """A template that puts its registration line in the story's own block: the block holds
+    sentences, so it is not a footer."""
+    page = (
+        "<html><head><title>口袋公园全部开放</title></head><body><h1>口袋公园全部开放</h1>"
+        f'<div class="txt"><p>{escape(STORY[0])}</p>澜江日报网 <a href="/beian">澜ICP备12345678号-1</a></div>'
+        "</body></html>"
+    )
+    assert STORY[0] in html_to_text(page)
