@@ -5,7 +5,7 @@ in the same container (its leads are prose, so pruning labelled blocks before sc
 it when it looks like it may hold the article), or, on a blog or forum page, the posts after
 the first. Both would let other stories' text into this page's fingerprint, so two pages of
 one site would share it. These rules cut the chosen block's text there; what comes before
-the cut is never changed. The cut at a label is made before readability's clean-up too: the
+the cut is never changed. The cut at a label is made before readability's clean-up: the
 clean-up weighs each block against the whole choice, and a short story's own box, weighed
 against the story and a list of leads, was taken out.
 """
