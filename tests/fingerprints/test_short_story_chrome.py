@@ -88,10 +88,20 @@ def test_a_related_list_beside_the_story_is_cut_before_the_clean_up(python_rules
 
 
 def test_cut_after_the_clean_up_the_related_list_comes_in(monkeypatch):
-    """The page is the case: cut only after readability's clean-up (as before), the clean-up
-    takes the story's "widget" box out of the choice, the list is left with no story before
-    its label to cut at, and the other stories' leads come in."""
+    """The page is the case: cut after readability's clean-up (as before), the clean-up has
+    taken the story's "widget" box out of the choice, the list is left with no story before
+    its label, and the other stories' leads come in."""
+    from scrapy_neardup.fingerprints.article_end import cut_at_trailing_label
+
     monkeypatch.setattr(readable, "cut_at_trailing_label", lambda article: None)
+    clean_up = readable._TreeDocument.sanitize
+
+    def cut_after(self, node, candidates, keep_all_images=False):
+        html = clean_up(self, node, candidates, keep_all_images)
+        cut_at_trailing_label(node)
+        return html
+
+    monkeypatch.setattr(readable._TreeDocument, "sanitize", cut_after)
     assert "候鸟" in html_to_text(related_in_the_story_box())
 
 
