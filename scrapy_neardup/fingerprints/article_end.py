@@ -5,7 +5,9 @@ in the same container (its leads are prose, so pruning labelled blocks before sc
 it when it looks like it may hold the article), or, on a blog or forum page, the posts after
 the first. Both would let other stories' text into this page's fingerprint, so two pages of
 one site would share it. These rules cut the chosen block's text there; what comes before
-the cut is never changed.
+the cut is never changed. The cut at a label is made before readability's clean-up: the
+clean-up weighs each block against the whole choice, and a short story's own box, weighed
+against the story and a list of leads, was taken out.
 """
 
 from __future__ import annotations
@@ -21,15 +23,16 @@ __all__ = ["cut_at_trailing_label", "drop_captions", "first_post", "without_repe
 # Narrower than readable.py's labels: "图片" or "视频" alone can caption a part of the story.
 _TRAILING_LABEL = re.compile(
     r"(?:相关|延伸|推荐|热门|热点|精彩|更多|最新)(?:新闻|阅读|文章|推荐|报道|链接|专题|资讯)(?:推荐|排行|榜)?"
-    r"|(?:网友|读者)?(?:评论|留言|跟帖)|我要评论|发表评论|猜你喜欢|大家都在看|为你推荐"
+    r"|(?:网友|读者)?(?:评论|留言|跟帖)|回复(?:线索|列表)|全部回复|我要评论|发表评论|猜你喜欢|大家都在看|为你推荐"
     r"|(?:related|recommended|more|popular|trending)(?: (?:stories|articles|news|posts|coverage|content))"
     r"|comments?|you (?:may|might) also like|read next",
     re.IGNORECASE,
 )
 _TRIM = "()（）[]【】「」:：0123456789 \t\r\n\xa0\u3000|>›»"
 # Elements short enough to be a label: their text (lxml's text_content is XPath's string())
-# measured in C, not read out element by element.
-_SHORT_ELEMENTS = lxml.etree.XPath("descendant::*[not(self::a)][string-length() <= 40]")
+# measured in C, not read out element by element. Nothing in a link: that is a menu's item
+# (a forum's board named 留言), not a label.
+_SHORT_ELEMENTS = lxml.etree.XPath("descendant::*[not(self::a)][not(ancestor::a)][string-length() <= 40]")
 _BEFORE = 50  # characters of the article before the label: a label at its start heads a column
 _LINKS_AFTER = 2  # a list of other stories: at least this many links after the label
 _SHORT_AFTER = 30  # or no more text than this after it (a comment box's buttons)

@@ -15,7 +15,7 @@ from typing import Any
 
 import lxml.etree
 
-from .article_end import cut_at_trailing_label, drop_captions, first_post, without_repeated_lines
+from .article_end import drop_captions, first_post, without_repeated_lines
 from .headline_script import cjk_headline, without_foreign_lines
 
 __all__ = ["ExtractionError", "decode_html", "extract_text", "html_to_text", "looks_binary"]
@@ -255,7 +255,6 @@ def html_to_text(html: str | bytes, encoding: str | None = None) -> str:
         article = None
     body = ""
     if article is not None:
-        cut_at_trailing_label(article)
         drop_captions(article)
         _drop_link_lists(article)
         body = without_repeated_lines(first_post(_flatten(article)))

@@ -27,6 +27,7 @@ import lxml.html
 from readability import Document
 from readability.readability import REGEXES
 
+from .article_end import cut_at_trailing_label
 from .headline_script import cjk_share
 from .shallow import shallow_html
 
@@ -86,8 +87,9 @@ _LONG_BLOCK = 1000  # nor one with this much text, most of it outside links
 
 def parse_page(html: str) -> Any:
     """The page as an lxml.html tree without the parts that are never text: scripts, styles,
-    hidden elements, <nav>, and the blocks labelled as related stories or comments. A page
-    nested deeper than the parser goes is parsed again made shallow (:mod:`.shallow`)."""
+    hidden elements, <nav>, the blocks labelled as related stories or comments, and a Chinese
+    site's footer (:func:`_drop_site_footer`). A page nested deeper than the parser goes is
+    parsed again made shallow (:mod:`.shallow`)."""
     root = lxml.html.document_fromstring(html, parser=_PARSER)
     if any(_TOO_DEEP in error.message for error in _PARSER.error_log):
         root = lxml.html.document_fromstring(shallow_html(html), parser=_PARSER)
@@ -103,8 +105,47 @@ def parse_page(html: str) -> Any:
     for block in labelled:
         if block.getparent() is not None and not _heads_siblings(block):
             block.drop_tree()
+    _drop_site_footer(root, html)
     _join_short_lines(root)
     return root
+
+
+# A Chinese site's registration number (ICP备 / ICP证), which the law has it show in its footer.
+_REGISTRATION = re.compile(r"ICP[备证][^\d]{0,3}\d")
+_FOOTER_MOST = 300  # the most text a footer block holds (white space left out)
+
+
+def _drop_site_footer(root: Any, html: str) -> None:
+    """Take out the block that shows a site's registration number (its footer, with the
+    copyright, licences and a telephone number for reports): prose with commas, which on a
+    short story lifted the whole page above it. The footer is the page's last mention of
+    "ICP", found in the markup and then by its line in the tree: searching every text of the
+    tree cost a fifth of a page's time. Only a block that reads as a footer goes."""
+    at = html.rfind("ICP")
+    if at < 0:
+        return
+    block = _last_element_by_line(root, html.count("\n", 0, at) + 1)
+    while block is not None and block.tag not in ("body", "html"):
+        text = block.text_content()
+        if _solid_length(text) > _FOOTER_MOST:
+            return
+        if block.tag not in _INLINE and _REGISTRATION.search(text):
+            if "。" not in text:  # no sentence: not a story's block that holds the footer line
+                block.drop_tree()
+            return
+        block = block.getparent()
+
+
+def _last_element_by_line(root: Any, line: int) -> Any:
+    """The last element that starts on or before ``line`` of the markup, found by going down
+    from <body> through the last child starting there (the footer is near the end)."""
+    element = root.find("body")
+    while element is not None:
+        child = next((c for c in reversed(element) if isinstance(c.tag, str) and (c.sourceline or 0) <= line), None)
+        if child is None:
+            return element
+        element = child
+    return None
 
 
 _SHORT_LINE = 25  # readability's least paragraph length
@@ -392,6 +433,7 @@ class _TreeDocument(Document):
         return best
 
     def sanitize(self, node: Any, candidates: dict, keep_all_images: bool = False) -> str:
+        cut_at_trailing_label(node)  # before the clean-up weighs blocks against the article's length
         for header in list(node.iter("h1", "h2", "h3", "h4", "h5", "h6")):
             if self.class_weight(header) < 0 or self.get_link_density(header) > 0.33:
                 header.drop_tree()

@@ -99,6 +99,27 @@ def test_the_story_is_not_cut_at_a_caption_a_column_label_or_a_label_without_lin
         assert article.text_content() == before
 
 
+def test_a_menu_item_named_like_a_label_is_not_one():
+    """A forum's board called 留言 in a bar of links after the story: an item of a menu."""
+    menu = "".join(f"<a href='#{n}'><b>{name}</b></a> " for n, name in enumerate(["留言", "体育", "博客", "汽车"]))
+    article = _article(f"<p>{STORY[0]}</p><p>{STORY[1]}</p><div>{menu}</div><p>{STORY[2]}</p>")
+    before = article.text_content()
+    cut_at_trailing_label(article)
+    assert article.text_content() == before
+
+
+def test_a_forums_reply_list_is_cut_at_its_label():
+    replies = "".join(
+        f"<li><a href='#{n}'>{title}</a>【<a href='#u{n}'>网友{n}</a>】08-11 16:0{n} 298字</li>"
+        for n, (title, _) in enumerate(LEADS)
+    )
+    article = _article(
+        f"<p>{STORY[0]}</p><p>{STORY[1]}</p><table><tr><td><b>| 回复线索：</b></td></tr></table><ul>{replies}</ul>"
+    )
+    cut_at_trailing_label(article)
+    assert article.text_content() == STORY[0] + STORY[1]
+
+
 def test_a_label_is_a_short_element_not_a_sentence_that_opens_with_its_words():
     links = "<a href='#'>甲</a><a href='#'>乙</a>"
     # A sentence that opens with the label's words, over 40 characters: part of the story.
