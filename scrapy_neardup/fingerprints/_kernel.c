@@ -156,6 +156,7 @@ static inline uint64_t mix64(uint64_t x) {
 
 static inline int is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
 static inline int is_latin(uint32_t c) { return c >= 'a' && c <= 'z'; }
+static inline int is_latin_letter(uint32_t c) { return is_latin(c) || (c >= 'A' && c <= 'Z'); }
 
 typedef struct {
     Py_ssize_t start, length, number;
@@ -623,7 +624,8 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     if (nwords > max_words) nwords = max_words;
 
     /* Figures: runs of digits, each hashed (xxh64 of the UTF-32-LE bytes, low 32 bits); dates
-     * left out. */
+     * and the digits of codes (after a Latin letter, or before letters that digits follow) left
+     * out. */
     Py_ssize_t nfigures = 0;
     for (Py_ssize_t i = 0; i < n;) {
         if (!is_digit(content[i])) {
@@ -634,6 +636,12 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         while (end < n && is_digit(content[end])) end++;
         if (end < n && (content[end] == 0x5E74 || content[end] == 0x6708 || content[end] == 0x65E5)) {
             i = end; /* a date (年, 月, 日): left out */
+            continue;
+        }
+        Py_ssize_t letters = end;
+        while (letters < n && is_latin_letter(content[letters])) letters++;
+        if ((i > 0 && is_latin_letter(content[i - 1])) || (letters > end && letters < n && is_digit(content[letters]))) {
+            i = end; /* a code: after a Latin letter, or before letters that digits follow */
             continue;
         }
         Py_ssize_t from = i, length = end - from;

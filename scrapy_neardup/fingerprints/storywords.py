@@ -250,7 +250,8 @@ def figures_of(content: np.ndarray) -> np.ndarray:
     """Hashes of the numbers in ``content`` (runs of digits among the content characters, so
     that a space, a comma or a decimal point written otherwise changes nothing), the FIGURES
     smallest, sorted. Dates (a number before 年, 月 or 日) are left out: a reprinting site dates
-    its own banner ("5月18日消息"), so a copy's dates are not all the story's."""
+    its own banner ("5月18日消息"), so a copy's dates are not all the story's. So are the digits of a
+    code (:func:`_in_code`: a web address, a site's or an account's id in a copy's own lines)."""
     content = np.asarray(content, dtype=np.uint32)
     digit = (content >= 48) & (content <= 57)
     edges = np.flatnonzero(np.diff(np.concatenate(([0], digit.astype(np.int8), [0]))))
@@ -259,8 +260,23 @@ def figures_of(content: np.ndarray) -> np.ndarray:
     for start, end in zip(edges[0::2].tolist(), edges[1::2].tolist()):
         if end < len(content) and int(content[end]) in _DATE_UNITS:
             continue
+        if _in_code(content, start, end):
+            continue
         hashes.add(xxhash.xxh64_intdigest(data[4 * start : 4 * end]) & 0xFFFFFFFF)
     return np.array(sorted(hashes)[:FIGURES], dtype=np.uint32)
 
 
 _DATE_UNITS = frozenset(map(ord, "年月日"))
+_LATIN = frozenset(map(ord, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+
+
+def _in_code(content: np.ndarray, start: int, end: int) -> bool:
+    """Whether the digits ``content[start:end]`` belong to a code: after a Latin letter
+    ("n2024", "iphone15"), or before letters that more digits follow ("0df12126"). Letters
+    after a number with none after them are its unit (9℃ folds to 9°c, 30km)."""
+    if start and int(content[start - 1]) in _LATIN:
+        return True
+    after = end
+    while after < len(content) and int(content[after]) in _LATIN:
+        after += 1
+    return end < after < len(content) and 48 <= int(content[after]) <= 57

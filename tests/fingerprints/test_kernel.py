@@ -161,6 +161,7 @@ def test_story_words_figures_datelines_digest_and_places_are_the_same_compiled_o
 
     texts = [text(n) for n in ARTICLES] + [reprint(n) for n in ARTICLES]
     texts += [bridge(), letter(), roundup(), weather("滨海", 12, 8, 15, 3, 40, 62)]
+    texts.append(text("rice") + "\n欢迎关注a3f9c21-77b0澜江网官方账号，共有3200户，详见lj88.example/n2024")
     texts.append("新华社北京1月12日电 " + text("rice") + "\n本报讯 " + text("museum"))
     compiled, plain = Fingerprinter(compiled=True), Fingerprinter(compiled=False)
     for body in texts:
@@ -170,3 +171,18 @@ def test_story_words_figures_datelines_digest_and_places_are_the_same_compiled_o
         assert one.story_words.datelines == other.story_words.datelines
         assert one.digest == other.digest and one.sketch.places.tolist() == other.sketch.places.tolist()
     assert bin(compiled.fingerprint(texts[-1]).story_words.datelines).count("1") == 2
+
+
+def test_digits_joined_to_latin_letters_are_codes_not_figures():
+    """A web address or an account's id in a copy's own lines brings no figures of the story:
+    only the numbers standing among the text's own characters are its figures."""
+    base = "今年全市共新建保障性住房3200套，比上年增加15%，开工当天最高气温9℃。"  # 9℃ folds to 9°c: a unit
+    for compiled in (True, False):
+        fingerprint = Fingerprinter(compiled=compiled).fingerprint
+        alone = fingerprint(base).story_words.figures.tolist()
+        with_codes = fingerprint(
+            base + "\n欢迎关注a3f9c21-77b0澜江网官方账号，详见lj88.example/n2024"
+        ).story_words.figures
+        assert with_codes.tolist() == alone and len(alone) == 3
+        other = fingerprint(base.replace("3200", "4100")).story_words.figures.tolist()
+        assert other != alone  # a figure of the text itself still counts
