@@ -12,14 +12,12 @@ Where each part lives: ``parser`` (the commands and their options), ``dedup`` an
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from ..stores import StoreError
 from .common import CommandError, warn
 from .parser import build_parser
+from .stopping import stops_as_interrupt
 
 __all__ = ["build_parser", "main"]
 
@@ -28,7 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the exit codes are listed in docs/cli.md."""
     args = build_parser().parse_args(argv)
     try:
-        with _sigterm_as_interrupt():
+        with stops_as_interrupt():
             return args.func(args)
     except (CommandError, ValueError, StoreError) as exc:
         warn(str(exc))
@@ -37,21 +35,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops a run as Ctrl-C does: the store is closed and the partial output file
-    removed (the signal's default action would leave both)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

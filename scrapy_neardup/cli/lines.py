@@ -27,6 +27,7 @@ from .common import CommandError, store_flags, warn
 from .files import Output, check_run_files, open_input
 from .fingerprints import fingerprinting
 from .progress import Progress
+from .stopping import until_stopped
 
 
 @dataclass
@@ -138,7 +139,7 @@ def run_lines(
         # and written after: a shared store (Redis) checks a batch in one round trip meanwhile.
         # With --workers, a thread waits for the workers' fingerprints of the next batch. The
         # store knows a batch before its lines are written, so a killed run loses nothing.
-        batches: Iterator[Batch] = map(prepared, chunks(enumerate(source, start=1), 64))
+        batches: Iterator[Batch] = map(prepared, chunks(enumerate(until_stopped(source), start=1), 64))
         if args.workers:
             batches = ahead(batches)
         done = 0  # lines written (or dropped) so far
