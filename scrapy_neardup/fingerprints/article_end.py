@@ -8,16 +8,21 @@ one site would share it. These rules cut the chosen block's text there; what com
 the cut is never changed. The cut at a label is made before readability's clean-up: the
 clean-up weighs each block against the whole choice, and a short story's own box, weighed
 against the story and a list of leads, was taken out.
+
+On a thread's page readability may also choose a reply, or the first post with the replies
+beside it: the first post is taken instead (``opening_post``, before readability puts the
+article together).
 """
 
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import Any
 
 import lxml.etree
 
-__all__ = ["cut_at_trailing_label", "drop_captions", "first_post", "without_repeated_lines"]
+__all__ = ["cut_at_trailing_label", "drop_captions", "first_post", "opening_post", "without_repeated_lines"]
 
 # Labels of what follows a story (other stories, readers' comments), never of a part of it.
 # Narrower than readable.py's labels: "图片" or "视频" alone can caption a part of the story.
@@ -102,6 +107,112 @@ def first_post(text: str) -> str:
         end -= 1
     first = "\n".join(lines[:end])
     return first if len("".join(first.split())) >= _FIRST_POST else text
+
+
+_POST_DEPTH = 4  # levels above readability's choice where a thread's post may begin
+_POST_TAGS = frozenset(["div", "table", "li", "article", "section", "dl", "tr"])
+_BEFORE_POSTS = 50  # text of readability's choice before the first post: a thread's title at most
+
+
+def opening_post(choice: Any) -> tuple[Any, list]:
+    """On a thread's page (a forum, a blog's page of entries), the first post, or the element
+    of it that stands where ``choice`` stands in a later post, and the later posts; else
+    ``choice`` and no posts. readability takes the post with the most text (often a reader's
+    long reply), or the first and adds the replies beside it, or the whole thread; the first
+    post is what the page publishes (a reprinted story is posted first, the replies are
+    readers'). Posts are three or more siblings of one shape (tag and attributes, ids aside)
+    holding blocks, most of them a time stamp; the first must hold 100 characters."""
+    post = choice
+    for _ in range(_POST_DEPTH):  # the choice inside a post, or a post itself
+        posts = _posts(post)
+        if posts:
+            first = choice if posts[0] is post else _at_same_place(posts[0], post, choice)
+            return (first, posts[1:]) if first is not None and _held(first) >= _FIRST_POST else (choice, [])
+        post = post.getparent()
+        if post is None:
+            return choice, []
+    for block in (choice, *(child for child in choice if child.tag in _POST_TAGS)):  # the choice holding the posts
+        kinds: dict = {}  # by tag and class first: most blocks have no three siblings of a kind
+        for child in block:
+            if child.tag in _POST_TAGS and len(child):
+                kinds.setdefault((child.tag, child.get("class")), []).append(child)
+        for kind in kinds.values():
+            posts = _same_shape(kind[0], kind) if len(kind) >= 3 else []
+            if len(posts) >= 3 and _stamped(posts, posts[0]):
+                first = posts[0]
+                if _held(first) >= _FIRST_POST and _solid_before(choice, first) <= _BEFORE_POSTS:
+                    return first, posts[1:]
+                return choice, []
+    return choice, []
+
+
+def _posts(element: Any) -> list | None:
+    """``element`` and its siblings of its shape, when they are a thread's posts."""
+    parent = element.getparent()
+    if parent is None or element.tag not in _POST_TAGS or not len(element):
+        return None
+    kind = element.get("class")
+    near = (*islice(element.itersiblings(preceding=True), 2), *islice(element.itersiblings(), 2))
+    if not any(sibling.tag == element.tag and sibling.get("class") == kind for sibling in near):
+        return None  # posts follow one another: the whole parent is read only when a neighbour is one
+    posts = [sibling for sibling in parent if sibling.tag == element.tag and sibling.get("class") == kind]
+    posts = _same_shape(element, posts) if len(posts) >= 3 else []
+    return posts if len(posts) >= 3 and _stamped(posts, element) else None
+
+
+def _same_shape(element: Any, siblings: list) -> list:
+    shape = _shape(element)
+    return [sibling for sibling in siblings if _shape(sibling) == shape]
+
+
+def _stamped(posts: list, post: Any) -> bool:
+    """Whether ``post`` and most of ``posts`` hold a time stamp."""
+    return _has_stamp(post) and 2 * sum(map(_has_stamp, posts)) >= len(posts)
+
+
+def _has_stamp(element: Any) -> bool:
+    text = element.text_content()
+    return ":" in text and _STAMP.search(text) is not None  # a regex is slow on CJK text: the colon first
+
+
+def _shape(element: Any) -> tuple:
+    """An element's tag and attributes but its id (posts number their ids)."""
+    return (element.tag, tuple(sorted((k, v) for k, v in element.attrib.items() if k != "id")))
+
+
+def _at_same_place(first: Any, post: Any, choice: Any) -> Any:
+    """The element of ``first`` reached by the path (child positions) from ``post`` to
+    ``choice``, when it has ``choice``'s tag."""
+    path = []
+    element = choice
+    while element is not post:
+        parent = element.getparent()
+        path.append(parent.index(element))
+        element = parent
+    element = first
+    for position in reversed(path):
+        if position >= len(element):
+            return None
+        element = element[position]
+    return element if element.tag == choice.tag else None
+
+
+def _held(element: Any) -> int:
+    return _solid(element) - _solid_tail(element)
+
+
+def _solid_before(root: Any, element: Any) -> int:
+    """Characters of text in ``root`` before ``element``, white space left out."""
+    around = set(element.iterancestors())
+    total = 0
+    for node in root.iter():
+        if node is element:
+            break
+        if isinstance(node.tag, str):
+            total += len("".join((node.text or "").split()))
+        if node is not root and node not in around:
+            total += _solid_tail(node)
+    return total
 
 
 _REPEATED = 20  # characters a line needs for its copies to count

@@ -27,7 +27,7 @@ import lxml.html
 from readability import Document
 from readability.readability import REGEXES
 
-from .article_end import cut_at_trailing_label
+from .article_end import cut_at_trailing_label, opening_post
 from .headline_script import cjk_share
 from .shallow import shallow_html
 
@@ -407,7 +407,9 @@ class _TreeDocument(Document):
         unless a block marked as the article body
         (itemprop="articleBody", few links) or an <article> inside the choice with a quarter
         of its score and 250 characters is there (readability lists every descendant of its
-        choice to find the latter, and formats a debug line for the top five)."""
+        choice to find the latter, and formats a debug line for the top five). On a thread's
+        page the first post stands in for a reply (:func:`.article_end.opening_post`), and the
+        replies are no candidates, which readability would add beside it."""
         if not candidates:
             return None
         ranked = sorted(candidates.values(), key=lambda candidate: candidate["content_score"], reverse=True)
@@ -419,7 +421,11 @@ class _TreeDocument(Document):
             if "articleBody" in (element.get("itemprop") or "").split() and self.get_link_density(element) <= 0.1:
                 best = candidate
                 break
-        best_element = best["elem"]
+        best_element, replies = opening_post(best["elem"])  # a thread's first post, not its longest reply
+        if best_element is not best["elem"]:
+            best = candidates.get(best_element) or {"content_score": best["content_score"], "elem": best_element}
+        for reply in replies:
+            candidates.pop(reply, None)  # readability would add it beside the first post
         for candidate in ranked:
             element = candidate["elem"]
             if (

@@ -1,6 +1,7 @@
 """Where the article ends inside readability's choice: a 相关新闻 list with long leads in the
 story's own container, and the posts after the first on a blog page, are cut; a story is never
-cut short at a caption or at a column label above it."""
+cut short at a caption or at a column label above it. On a forum thread the first post is the
+article, not the longest reply."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from scrapy_neardup.fingerprints.article_end import (
     cut_at_trailing_label,
     drop_captions,
     first_post,
+    opening_post,
     without_repeated_lines,
 )
 from scrapy_neardup.fingerprints.extract import html_to_text
@@ -197,3 +199,57 @@ def test_a_line_repeated_just_after_itself_goes_and_one_repeated_further_on_stay
     assert without_repeated_lines(interview) == interview
     rules = "\n".join(["_" * 40, STORY[0], "_" * 40])
     assert without_repeated_lines(rules) == rules
+
+
+# A reader's reply, longer than the story posted first.
+REPLY = (
+    "说实话我看了好几遍，觉得这事没有那么简单，我们村前年也通了自来水，刚开始大家都说好，"
+    "可是用了一段时间就发现水压不够，一到夏天用水高峰，楼上的住户基本上就没水了，"
+    "后来村里又凑钱装了加压泵才算解决，所以我觉得光建水厂还不够，管网和后期维护也要跟上，"
+    "不然老百姓花了钱还是吃不上放心水，希望县里能把后期管护的钱也算进去，别建完了就不管了，"
+    "另外水价虽然说和城区一样，但是农村收入低，能不能对困难户有点照顾，这些都是实实在在的问题。"
+)
+
+
+def _post(number: int, user: str, stamp: str, message: str) -> str:
+    """A post as a Discuz-style board marks it up: its id numbered, its author, its message, its time."""
+    return (
+        f'<div class="post" id="post_{number}"><div class="author"><a href="https://bbs.example.com/u/{number}">'
+        f'{user}</a></div><div class="message">{message}</div><div class="stamp">发表于 {stamp}</div></div>'
+    )
+
+
+def _thread(first: str, first_stamp: str = "2024-03-05 08:30:12") -> str:
+    posts = [
+        _post(1, "西岭老乡", first_stamp, first),
+        _post(2, "路过的", "2024-03-05 09:02:47", "<p>好事，支持！</p>"),
+        _post(3, "水电工老李", "2024-03-05 10:15:03", f"<p>{REPLY}</p>"),
+        _post(4, "网友甲", "2024-03-05 11:40:30", "<p>顶一下，希望我们县也早点通上。</p>"),
+    ]
+    return _page(f'<div class="article-text"><div id="postlist">{"".join(posts)}</div></div>')
+
+
+def test_a_forum_thread_gives_its_first_post_not_a_longer_reply():
+    text = html_to_text(_thread(_story()))
+    assert "\n".join(STORY) in text
+    assert REPLY[:20] not in text and "好事，支持" not in text
+
+
+def test_the_first_post_is_found_where_readabilitys_choice_stands_in_its_reply():
+    root = lxml.html.document_fromstring(_thread(_story()))
+    posts = root.xpath('//div[@class="post"]')
+    messages = root.xpath('//div[@class="message"]')
+    assert opening_post(messages[2]) == (messages[0], posts[1:])  # readability's choice in a reply
+    assert opening_post(posts[0]) == (posts[0], posts[1:])  # the first post: not the replies beside it
+    assert opening_post(posts[0].getparent()) == (posts[0], posts[1:])  # the whole thread
+
+
+def test_blocks_of_one_shape_without_time_stamps_or_a_short_first_post_are_left_alone():
+    sections = lxml.html.document_fromstring(
+        "<html><body>" + "".join(f'<div class="part"><p>{p}</p></div>' for p in STORY) + "</body></html>"
+    )
+    third = sections.xpath('//div[@class="part"]')[2]
+    assert opening_post(third) == (third, [])  # parts of one story: no post carries a time stamp
+    question = lxml.html.document_fromstring(_thread("<p>请问西岭县哪里能办水费缴费卡？</p>"))
+    reply = question.xpath('//div[@class="message"]')[2]
+    assert opening_post(reply) == (reply, [])  # a first post this short is a question, not an article
