@@ -51,6 +51,7 @@ FIND(Py_UCS4, 4, _mm_cmpeq_epi32, _mm_set1_epi32)
 
 typedef struct {
     char names[MAX_KEPT][MAX_NAME];
+    Py_ssize_t lengths[MAX_KEPT];
     int count;
 } Kept;
 
@@ -60,6 +61,36 @@ enum { RAW_NONE, RAW_TEXT, RAW_SCRIPT, RAW_PLAIN };
 #define IS_WS(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\f' || (c) == '\r')
 #define IS_LETTER(c) ((((c) | 0x20) >= 'a') && (((c) | 0x20) <= 'z'))
 #define LOWER(c) (((c) >= 'A' && (c) <= 'Z') ? (c) + 0x20 : (c))
+
+/* How libxml2 reads what follows the start tag `name` (lower case): as markup, as raw text
+ * (to its end tag), as a script (raw text with escapes) or as text to the end; `text` says
+ * whether the raw text is kept or only its line breaks (scripts and styles). */
+static int raw_kind(const char *name, int *text) {
+    switch (name[0]) { /* most tags are none of these: one comparison for them */
+    case 's':
+        if (!strcmp(name, "script")) {
+            *text = TEXT_LINES;
+            return RAW_SCRIPT;
+        }
+        if (!strcmp(name, "style")) {
+            *text = TEXT_LINES;
+            return RAW_TEXT;
+        }
+        return RAW_NONE;
+    case 't':
+        return !strcmp(name, "title") || !strcmp(name, "textarea") ? RAW_TEXT : RAW_NONE;
+    case 'x':
+        return !strcmp(name, "xmp") ? RAW_TEXT : RAW_NONE;
+    case 'i':
+        return !strcmp(name, "iframe") ? RAW_TEXT : RAW_NONE;
+    case 'n':
+        return !strcmp(name, "noembed") || !strcmp(name, "noframes") ? RAW_TEXT : RAW_NONE;
+    case 'p':
+        return !strcmp(name, "plaintext") ? RAW_PLAIN : RAW_NONE;
+    default:
+        return RAW_NONE;
+    }
+}
 
 /* Does the ASCII name (lower case) equal the markup's characters s[0..len), case folded? */
 #define NAME_IS(T)                                                            \
@@ -77,7 +108,7 @@ enum { RAW_NONE, RAW_TEXT, RAW_SCRIPT, RAW_PLAIN };
                                                                                                \
     static int kept_##T(const T *s, Py_ssize_t len, const Kept *kept) {                        \
         for (int k = 0; k < kept->count; k++)                                                  \
-            if (name_is_##T(s, len, kept->names[k])) return 1;                                 \
+            if (kept->lengths[k] == len && name_is_##T(s, len, kept->names[k])) return 1;      \
         return 0;                                                                              \
     }                                                                                          \
                                                                                                \
@@ -254,19 +285,7 @@ enum { RAW_NONE, RAW_TEXT, RAW_SCRIPT, RAW_PLAIN };
                 o += close - p;                                                                \
                 i = close;                                                                     \
                 if (self_closing) continue;                                                    \
-                int raw = RAW_NONE, text = TEXT_KEEP;                                          \
-                if (!strcmp(name, "script")) {                                                 \
-                    raw = RAW_SCRIPT;                                                          \
-                    text = TEXT_LINES;                                                         \
-                } else if (!strcmp(name, "style")) {                                           \
-                    raw = RAW_TEXT;                                                            \
-                    text = TEXT_LINES;                                                         \
-                } else if (!strcmp(name, "title") || !strcmp(name, "textarea") || !strcmp(name, "xmp") \
-                           || !strcmp(name, "iframe") || !strcmp(name, "noembed") || !strcmp(name, "noframes")) { \
-                    raw = RAW_TEXT;                                                            \
-                } else if (!strcmp(name, "plaintext")) {                                       \
-                    raw = RAW_PLAIN;                                                           \
-                }                                                                              \
+                int text = TEXT_KEEP, raw = raw_kind(name, &text);                             \
                 if (raw == RAW_NONE) continue;                                                 \
                 Py_ssize_t stop = raw == RAW_PLAIN ? n : raw_end_##T(s, n, i, name, raw == RAW_SCRIPT); \
                 if (text == TEXT_LINES) {                                                      \
@@ -310,7 +329,7 @@ static int read_kept(PyObject *names, Kept *kept) {
             return -1;
         }
         for (Py_ssize_t c = 0; c <= size; c++) kept->names[kept->count][c] = (char)LOWER(name[c]);
-        kept->count++;
+        kept->lengths[kept->count++] = size;
     }
     Py_DECREF(fast);
     return 0;
