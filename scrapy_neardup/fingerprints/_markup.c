@@ -5,8 +5,8 @@
  * tokenization) through the markup: start tags, end tags, comments, doctypes, and the raw
  * text of <script>, <style>, <title>, <textarea>, <xmp>, <iframe>, <noembed>, <noframes> and
  * <plaintext> (the escapes of <script> too), and gives the markup back with
- *   - the attributes of start tags that are not named left out (a space, or the line breaks
- *     they held, in their place),
+ *   - the attributes not named left out of start tags (a space, or the line breaks they held,
+ *     in their place), but from the tags named, which keep all theirs,
  *   - the text of <script> and <style> and of comments left out but for its line breaks.
  * Everything else is copied as it is. Line breaks are kept everywhere, so an element starts
  * on the same source line as before. markup.py's twin is the identity: the parse of the
@@ -92,6 +92,13 @@ static int raw_kind(const char *name, int *text) {
     }
 }
 
+/* Is the tag `name` (lower case) one of the list's? */
+static int listed(const char *name, const Kept *list) {
+    for (int k = 0; k < list->count; k++)
+        if (!strcmp(name, list->names[k])) return 1;
+    return 0;
+}
+
 /* Does the ASCII name (lower case) equal the markup's characters s[0..len), case folded? */
 #define NAME_IS(T)                                                            \
     static int name_is_##T(const T *s, Py_ssize_t len, const char *name) {    \
@@ -165,7 +172,7 @@ static int raw_kind(const char *name, int *text) {
             }                                                                                  \
             Py_ssize_t name_end, end = attribute_end_##T(s, n, p, &name_end);                  \
             if (out) {                                                                         \
-                if (kept_##T(s + p, name_end - p, kept)) {                                     \
+                if (!kept || kept_##T(s + p, name_end - p, kept)) { /* no list: all kept */    \
                     memcpy(out + *o, s + p, (end - p) * sizeof(T));                            \
                     *o += end - p;                                                             \
                 } else {                                                                       \
@@ -213,7 +220,7 @@ static int raw_kind(const char *name, int *text) {
         return n;                                                                              \
     }                                                                                          \
                                                                                                \
-    static Py_ssize_t slim_##T(const T *s, Py_ssize_t n, T *out, const Kept *kept) {           \
+    static Py_ssize_t slim_##T(const T *s, Py_ssize_t n, T *out, const Kept *kept, const Kept *whole) { \
         Py_ssize_t i = 0, o = 0;                                                               \
         while (i < n) {                                                                        \
             Py_ssize_t lt = find_##T(s, n, i, '<', '<');                                            \
@@ -278,7 +285,7 @@ static int raw_kind(const char *name, int *text) {
                 memcpy(out + o, s + i, (p - i) * sizeof(T));                                   \
                 o += p - i;                                                                    \
                 int self_closing;                                                              \
-                p = tag_rest_##T(s, n, p, out, &o, kept, &self_closing);                       \
+                p = tag_rest_##T(s, n, p, out, &o, listed(name, whole) ? NULL : kept, &self_closing); \
                 if (p >= n) break; /* libxml2 drops a tag the page ends in */                  \
                 Py_ssize_t close = p + (self_closing ? 2 : 1);                                 \
                 memcpy(out + o, s + p, (close - p) * sizeof(T));                               \
@@ -336,10 +343,10 @@ static int read_kept(PyObject *names, Kept *kept) {
 }
 
 static PyObject *py_slim(PyObject *self, PyObject *args) {
-    PyObject *html, *names;
-    if (!PyArg_ParseTuple(args, "UO", &html, &names)) return NULL;
-    Kept kept;
-    if (read_kept(names, &kept) < 0) return NULL;
+    PyObject *html, *names, *tags;
+    if (!PyArg_ParseTuple(args, "UOO", &html, &names, &tags)) return NULL;
+    Kept kept, whole;
+    if (read_kept(names, &kept) < 0 || read_kept(tags, &whole) < 0) return NULL;
     int kind = PyUnicode_KIND(html);
     Py_ssize_t n = PyUnicode_GET_LENGTH(html);
     void *out = PyMem_Malloc((n ? n : 1) * kind);
@@ -347,11 +354,11 @@ static PyObject *py_slim(PyObject *self, PyObject *args) {
     Py_ssize_t length;
     const void *data = PyUnicode_DATA(html);
     if (kind == PyUnicode_1BYTE_KIND)
-        length = slim_Py_UCS1(data, n, out, &kept);
+        length = slim_Py_UCS1(data, n, out, &kept, &whole);
     else if (kind == PyUnicode_2BYTE_KIND)
-        length = slim_Py_UCS2(data, n, out, &kept);
+        length = slim_Py_UCS2(data, n, out, &kept, &whole);
     else
-        length = slim_Py_UCS4(data, n, out, &kept);
+        length = slim_Py_UCS4(data, n, out, &kept, &whole);
     PyObject *slim = PyUnicode_FromKindAndData(kind, out, length);
     PyMem_Free(out);
     return slim;
@@ -359,7 +366,8 @@ static PyObject *py_slim(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"slim", py_slim, METH_VARARGS,
-     "slim(html, names) -> the markup without the start tags' attributes not in names (lower-case) "
+     "slim(html, names, tags) -> the markup without the attributes not in names of start tags not in tags "
+     "(both lower-case) "
      "and without the text of scripts, styles and comments, line breaks kept."},
     {NULL, NULL, 0, NULL},
 };

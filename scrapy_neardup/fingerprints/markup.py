@@ -3,7 +3,8 @@
 lxml's parse is the largest part of extracting a real page, and about half of it goes on
 attributes (links' addresses, pictures' sources, data-* and event handlers), which extraction
 never reads. The C scan ``_markup`` follows libxml2's HTML tokenizer through the markup and
-leaves out every start tag's attributes but :data:`READ_ATTRIBUTES`, and the text of scripts,
+leaves out every start tag's attributes but :data:`READ_ATTRIBUTES` (the tags that a thread's
+posts are made of keep all theirs: posts are told by their shape, :mod:`.article_end`), and the text of scripts,
 styles and comments (``parse_page`` takes those out of the tree anyway), keeping every line
 break, so elements keep their source lines. It follows the tokenizer of libxml2 2.14 (HTML5
 tokenization); with an older libxml2, or where the module is not built, lxml parses the page
@@ -20,12 +21,15 @@ from typing import Any
 
 import lxml.etree
 
-__all__ = ["READ_ATTRIBUTES", "lighter_markup"]
+from .article_end import POST_TAGS
+
+__all__ = ["READ_ATTRIBUTES", "WHOLE_TAGS", "lighter_markup"]
 
 # Every attribute that extraction reads: readability's class and id weights (and the
 # captions' class), hidden elements (style, hidden), the article body's mark (itemprop) and
 # hidden inputs (type).
 READ_ATTRIBUTES = ("class", "id", "style", "hidden", "itemprop", "type")
+WHOLE_TAGS = tuple(sorted(POST_TAGS))  # elements that keep every attribute
 
 _HTML5_TOKENIZER = (2, 14, 0)  # the libxml2 whose tokenizer the scan follows
 
@@ -47,4 +51,4 @@ def lighter_markup(html: str) -> str:
     scan is not built)."""
     if _scanner is None:
         return html
-    return _scanner.slim(html, READ_ATTRIBUTES)
+    return _scanner.slim(html, READ_ATTRIBUTES, WHOLE_TAGS)

@@ -1,5 +1,6 @@
 """The lighter markup (``_markup``) parses to the page's own tree, less only what extraction
-never reads: the attributes it does not read, and the text of scripts, styles and comments.
+never reads: the attributes it does not read (but those of a thread's posts' tags), and the
+text of scripts, styles and comments.
 Elements keep their source lines, and extraction gives the same text with it and without it.
 
 Skipped only where the scan is not built (no compiler) or lxml's libxml2 is older than the
@@ -37,7 +38,8 @@ def _tree(html: str) -> list[tuple] | str:
     for element in root.iter():
         if not isinstance(element.tag, str):
             continue
-        read = {name: value for name, value in element.attrib.items() if name in markup.READ_ATTRIBUTES}
+        whole = element.tag in markup.WHOLE_TAGS
+        read = {name: value for name, value in element.attrib.items() if whole or name in markup.READ_ATTRIBUTES}
         text = None if element.tag in ("script", "style") else element.text
         nodes.append((element.tag, read, text, element.tail, element.sourceline))
     return nodes
@@ -93,12 +95,14 @@ def test_the_tree_is_the_pages_less_what_is_not_read(body):
 def test_unread_attributes_scripts_styles_and_comments_are_left_out_and_lines_kept():
     page = (
         '<html><head><script>\nvar a = "<b>";\n</script><style>p {}</style></head>'
-        '<body><!-- a\ncomment --><div class="c" data-track="x\ny" onclick="go()">text</div></body></html>'
+        '<body><!-- a\ncomment --><p class="c" data-track="x\ny" onclick="go()">text</p>'
+        '<div class="post" data-floor="2">a post keeps its attributes</div></body></html>'
     )
     lighter = markup.lighter_markup(page)
     assert "data-track" not in lighter and "onclick" not in lighter and "var a" not in lighter
     assert "p {}" not in lighter and "comment" not in lighter
-    assert 'class="c"' in lighter and ">text</div>" in lighter
+    assert 'class="c"' in lighter and ">text</p>" in lighter
+    assert '<div class="post" data-floor="2">' in lighter
     assert lighter.count("\n") == page.count("\n")
     assert len(lighter) < len(page)
 
