@@ -1,6 +1,7 @@
 """The optional C parts: the kernel of fingerprinting (without a compiler the package runs on
-numpy alone) and the walks of readability over a page's tree (built against lxml's headers;
-without it extraction runs readability's rules in Python)."""
+numpy alone), a scan that makes a page's markup lighter for lxml's parser (without it lxml
+parses the page as it is) and the walks of readability over a page's tree (built against
+lxml's headers; without it extraction runs readability's rules in Python)."""
 
 from setuptools import Extension, setup
 
@@ -22,6 +23,12 @@ setup(
             ["scrapy_neardup/fingerprints/_kernel.c"],
             extra_compile_args=["-O2", "-ffp-contract=off"],
             optional=True,  # a failed build warns; fingerprint.py then uses its numpy path
+        ),
+        Extension(
+            "scrapy_neardup.fingerprints._markup",
+            ["scrapy_neardup/fingerprints/_markup.c"],
+            extra_compile_args=["-O2"],
+            optional=True,  # a failed build warns; markup.py then hands lxml the page as it is
         ),
         *(
             [

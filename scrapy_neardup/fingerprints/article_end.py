@@ -110,7 +110,9 @@ def first_post(text: str) -> str:
 
 
 _POST_DEPTH = 4  # levels above readability's choice where a thread's post may begin
-_POST_TAGS = frozenset(["div", "table", "li", "article", "section", "dl", "tr"])
+POST_TAGS = frozenset(
+    ["div", "table", "li", "article", "section", "dl", "tr"]
+)  # a post is one of these (markup.py keeps their attributes)
 _BEFORE_POSTS = 50  # text of readability's choice before the first post: a thread's title at most
 
 
@@ -131,10 +133,10 @@ def opening_post(choice: Any) -> tuple[Any, list]:
         post = post.getparent()
         if post is None:
             return choice, []
-    for block in (choice, *(child for child in choice if child.tag in _POST_TAGS)):  # the choice holding the posts
+    for block in (choice, *(child for child in choice if child.tag in POST_TAGS)):  # the choice holding the posts
         kinds: dict = {}  # by tag and class first: most blocks have no three siblings of a kind
         for child in block:
-            if child.tag in _POST_TAGS and len(child):
+            if child.tag in POST_TAGS and len(child):
                 kinds.setdefault((child.tag, child.get("class")), []).append(child)
         for kind in kinds.values():
             posts = _same_shape(kind[0], kind) if len(kind) >= 3 else []
@@ -149,7 +151,7 @@ def opening_post(choice: Any) -> tuple[Any, list]:
 def _posts(element: Any) -> list | None:
     """``element`` and its siblings of its shape, when they are a thread's posts."""
     parent = element.getparent()
-    if parent is None or element.tag not in _POST_TAGS or not len(element):
+    if parent is None or element.tag not in POST_TAGS or not len(element):
         return None
     kind = element.get("class")
     near = (*islice(element.itersiblings(preceding=True), 2), *islice(element.itersiblings(), 2))

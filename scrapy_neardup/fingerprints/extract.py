@@ -157,7 +157,7 @@ def _flatten(root: Any) -> str:
     from .readable import _walker  # readability is imported on first use, not at start-up
 
     joined = _walker.flat_text(root, _SKIP, _BLOCKS) if _walker is not None else _joined_text(root)
-    lines = (_LINE_SPACE.sub(" ", line).strip() for line in joined.split("\n"))
+    lines = (line.strip() for line in _LINE_SPACE.sub(" ", joined).split("\n"))  # one sub, not one a line
     return "\n".join(line for line in lines if line)
 
 

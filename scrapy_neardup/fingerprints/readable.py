@@ -29,6 +29,7 @@ from readability.readability import REGEXES
 
 from .article_end import cut_at_trailing_label, opening_post
 from .headline_script import cjk_share
+from .markup import lighter_markup
 from .shallow import shallow_html
 
 __all__ = ["parse_page", "readable_article"]
@@ -88,9 +89,10 @@ _LONG_BLOCK = 1000  # nor one with this much text, most of it outside links
 def parse_page(html: str) -> Any:
     """The page as an lxml.html tree without the parts that are never text: scripts, styles,
     hidden elements, <nav>, the blocks labelled as related stories or comments, and a Chinese
-    site's footer (:func:`_drop_site_footer`). A page nested deeper than the parser goes is
+    site's footer (:func:`_drop_site_footer`). lxml parses the page's markup without what
+    extraction never reads (:mod:`.markup`). A page nested deeper than the parser goes is
     parsed again made shallow (:mod:`.shallow`)."""
-    root = lxml.html.document_fromstring(html, parser=_PARSER)
+    root = lxml.html.document_fromstring(lighter_markup(html), parser=_PARSER)
     if any(_TOO_DEEP in error.message for error in _PARSER.error_log):
         root = lxml.html.document_fromstring(shallow_html(html), parser=_PARSER)
     lxml.etree.strip_elements(root, *_NEVER_TEXT, "nav", with_tail=False)
