@@ -129,7 +129,7 @@ def notice_spans(text: str) -> list[tuple[int, int]]:
             examined[(start, kind)] = found
         if found:
             spans.append((start, end))
-    return _merged(spans)
+    return merged_spans(spans)
 
 
 def _line_spans(text: str, label: re.Pattern) -> list[tuple[int, int]]:
@@ -138,7 +138,8 @@ def _line_spans(text: str, label: re.Pattern) -> list[tuple[int, int]]:
     return [(found.start(), _line_end(text, found.end() - 1)) for found in label.finditer(lines)]
 
 
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def merged_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans sorted, those that overlap or touch joined into one."""
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:

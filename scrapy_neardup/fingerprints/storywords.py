@@ -33,6 +33,7 @@ import numpy as np
 import xxhash
 
 from .kernel import kernel
+from .notices import merged_spans
 from .tables import cached_arrays, code_signature, file_signature, package_version
 from .text import fold_codes, text_tables_key, to_text
 
@@ -235,15 +236,31 @@ STORY_AFTER_DATELINE = 60
 
 def datelines_of(content: np.ndarray) -> int:
     """The parts (a bit each, of BINS) of ``content`` in which a news dateline starts."""
-    content = np.asarray(content, dtype=np.uint32)
-    text = content.astype("<u4").tobytes().decode("utf-32-le", "replace")
+    text = np.asarray(content, dtype="<u4").tobytes().decode("utf-32-le", "replace")
     found = 0
-    if "日电" not in text and "本报讯" not in text:  # every dateline ends with one of them
-        return found
-    for match in DATELINE.finditer(text):
-        if len(text) - match.end() >= STORY_AFTER_DATELINE:  # not a closing attribution
-            found |= 1 << (match.start() * BINS // max(1, len(text)))
+    for start, end in _dateline_windows(text):
+        for match in DATELINE.finditer(text, start, end):
+            if len(text) - match.end() >= STORY_AFTER_DATELINE:  # not a closing attribution
+                found |= 1 << (match.start() * BINS // max(1, len(text)))
     return found
+
+
+# The longest text DATELINE matches: an agency (3), a place (10), a month (3), 月, a day (3), 日电.
+DATELINE_LONGEST = 22
+
+
+def _dateline_windows(text: str) -> list[tuple[int, int]]:
+    """The stretches of ``text`` a dateline can lie in, in order, apart: the DATELINE_LONGEST
+    characters ending with each 日电, and each 本报讯. Every match of DATELINE lies in one, so
+    the pattern tried in them finds what it finds tried at every character of the text."""
+    windows = []
+    for word, reach in (("日电", DATELINE_LONGEST), ("本报讯", len("本报讯"))):
+        at = text.find(word)
+        while at >= 0:
+            end = at + len(word)
+            windows.append((max(0, end - reach), end))
+            at = text.find(word, end)
+    return merged_spans(windows)
 
 
 def figures_of(content: np.ndarray) -> np.ndarray:

@@ -28,6 +28,7 @@ from twisted.internet import defer
 from twisted.internet import reactor as installed_reactor
 from twisted.web import resource, server
 
+from . import jsonbody
 from .entries import Entries, EntryError
 from .page import Page
 
@@ -230,7 +231,7 @@ class _Api(resource.Resource):
             return answer.body if request.method != b"HEAD" else b""
         request.setHeader(b"content-type", JSON)
         request.setHeader(b"cache-control", b"no-store")
-        return json.dumps(answer, ensure_ascii=False).encode("utf-8")
+        return jsonbody.encode(answer)
 
     def _answer(self, request: server.Request) -> tuple[int, Any]:
         site, entries = self.site, self.site.entries
