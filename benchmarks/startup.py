@@ -7,6 +7,7 @@ of each and the median of the per-round ratios to the baseline.
 
 Configurations: the prepared-table cache warm (the usual case) with each installed
 tokenizer, and cold (an empty cache directory each run: the first start after installing);
+the imports of a crawl's worker process (the rest of its start is the tables, as dedup's);
 with ``--base DIR``, also the source tree of another commit (``git archive COMMIT | tar -x
 -C DIR``, its C kernel built in place) on the default tokenizer, in the same rounds.
 
@@ -79,6 +80,14 @@ def main() -> None:
             tokenizer,
         ]
 
+    def worker(tree: Path = repo) -> list[str]:
+        # What a crawl's worker process imports before it loads its tables (older trees: workers).
+        body = (
+            "try:\n    from scrapy_neardup.crawl.worker_process import serve\n"
+            "except ImportError:\n    from scrapy_neardup.crawl.workers import serve"
+        )
+        return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tree)!r})\n{body}"]
+
     tokenizers = ["jieba"] + (["rjieba"] if find_spec("rjieba") else [])
     default = tokenizers[-1]
     # name -> (command, cache directory or None for a new empty one each run)
@@ -93,8 +102,10 @@ def main() -> None:
     for tokenizer in tokenizers:
         configurations[f"dedup, {tokenizer}, cache warm"] = (dedup(tokenizer), warm_cache)
     configurations[f"dedup, {default}, cache cold"] = (dedup(default), None)
+    configurations["a crawl's worker, imports"] = (worker(), warm_cache)
     if args.base:
         configurations[f"dedup, {default}, --base tree"] = (dedup(default, args.base), warm_cache)
+        configurations["a crawl's worker, imports, --base tree"] = (worker(args.base), warm_cache)
 
     base_env = dict(os.environ)
     # An installed package has its byte code compiled; let every run write and use it.
@@ -115,10 +126,10 @@ def main() -> None:
 
     baseline = times["python -c 'import numpy'"]
     print(f"{args.rounds} rounds, wall seconds of each whole process")
-    print(f"{'':34} {'min':>7} {'median':>7} {'x numpy (median of rounds)':>27}")
+    print(f"{'':40} {'min':>7} {'median':>7} {'x numpy (median of rounds)':>27}")
     for name, values in times.items():
         ratio = statistics.median(v / b for v, b in zip(values, baseline))
-        print(f"{name:34} {min(values):7.3f} {statistics.median(values):7.3f} {ratio:27.2f}")
+        print(f"{name:40} {min(values):7.3f} {statistics.median(values):7.3f} {ratio:27.2f}")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,18 @@
 import uuid
+from collections.abc import Iterator
 
 import pytest
 from support.folders import read_only_folder  # noqa: F401
-from support.local_site import local_site  # noqa: F401
+from support.local_site import LocalSite
 from support.redis_cluster import cluster_url, redis_cluster  # noqa: F401
 from support.redis_server import redis_server, redis_url  # noqa: F401
+
+
+@pytest.fixture(scope="session")
+def local_site() -> Iterator[LocalSite]:
+    """The small news world served on 127.0.0.1 (support.local_site.LocalSite)."""
+    with LocalSite() as site:
+        yield site
 
 
 @pytest.fixture(autouse=True)

@@ -11,24 +11,20 @@ import collections
 import logging
 import os
 import pickle
-import struct
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ..fingerprints.fingerprint import Recipe
-from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared, Preparer
+from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared
 from .compat import installed_reactor, maybe_await, wait
+from .worker_process import LENGTH, RESULTS_FD, TASKS_FD, framed
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 # -- worker processes ----------------------------------------------------------------------
-
-_TASKS_FD = 3  # in a worker: pages come in on this descriptor
-_RESULTS_FD = 4  # and prepared fingerprints go out on this one
-_LENGTH = struct.Struct(">I")
 
 
 class WorkerDied(Exception):
@@ -37,11 +33,6 @@ class WorkerDied(Exception):
 
 class ExtractTimeout(Exception):
     """A page took its worker longer than the pool's time bound; the worker was killed."""
-
-
-def _frame(obj: Any) -> bytes:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    return _LENGTH.pack(len(data)) + data
 
 
 def can_pickle_extractor(extractor: Callable[[str], str] | str) -> bool:
@@ -72,19 +63,19 @@ class _Worker:
         self.transport = reactor.spawnProcess(
             _protocol(self),
             sys.executable,
-            # Not "-m scrapy_neardup.crawl.workers": pickled classes must name this module, not __main__.
-            [sys.executable, "-c", "from scrapy_neardup.crawl.workers import serve; serve()"],
+            # Not "-m": pickled classes must name their modules, not __main__.
+            [sys.executable, "-c", "from scrapy_neardup.crawl.worker_process import serve; serve()"],
             env=pool.environment,
-            childFDs={1: 1, 2: 2, _TASKS_FD: "w", _RESULTS_FD: "r"},
+            childFDs={1: 1, 2: 2, TASKS_FD: "w", RESULTS_FD: "r"},
         )
-        self.transport.writeToChild(_TASKS_FD, pool.init_frame)
+        self.transport.writeToChild(TASKS_FD, pool.init_frame)
 
     def submit(self, frame: bytes) -> Any:
         from twisted.internet.defer import Deferred
 
         answer: Deferred[Prepared] = Deferred()
         self.pending.append((answer, frame))
-        self.transport.writeToChild(_TASKS_FD, frame)
+        self.transport.writeToChild(TASKS_FD, frame)
         if len(self.pending) == 1 and self.ready:
             self._start_clock()
         return answer
@@ -120,12 +111,12 @@ class _Worker:
 
     def received(self, data: bytes) -> None:
         self._buffer += data
-        while len(self._buffer) >= _LENGTH.size:
-            (length,) = _LENGTH.unpack_from(self._buffer)
-            if len(self._buffer) < _LENGTH.size + length:
+        while len(self._buffer) >= LENGTH.size:
+            (length,) = LENGTH.unpack_from(self._buffer)
+            if len(self._buffer) < LENGTH.size + length:
                 return
-            payload = bytes(self._buffer[_LENGTH.size : _LENGTH.size + length])
-            del self._buffer[: _LENGTH.size + length]
+            payload = bytes(self._buffer[LENGTH.size : LENGTH.size + length])
+            del self._buffer[: LENGTH.size + length]
             if not self.ready:  # start-up is not counted against the first page
                 self.ready = True
                 if self.pending:
@@ -156,25 +147,24 @@ class _Worker:
         self._stop_clock()
         if self.alive:
             self.alive = False
-            self.transport.closeChildFD(_TASKS_FD)  # end of input: the worker exits
+            self.transport.closeChildFD(TASKS_FD)  # end of input: the worker exits
 
 
 def _protocol(worker: _Worker) -> Any:
-    """The process protocol of ``worker``. Twisted is imported here, not with the module: a
-    worker process imports this module and never needs it (its import is a good part of a
-    worker's start, which the first item waits for)."""
+    """The process protocol of ``worker``. Twisted is imported here, not with the module, as
+    the reactor is installed by whoever runs the crawl (compat.installed_reactor)."""
     from twisted.internet.protocol import ProcessProtocol
 
     class WorkerProtocol(ProcessProtocol):
         """Passes what the reactor sees of a worker process on to its :class:`_Worker`."""
 
         def childDataReceived(self, fd: int, data: bytes) -> None:
-            if fd == _RESULTS_FD:
+            if fd == RESULTS_FD:
                 pipe = getattr(self.transport, "pipes", {}).get(fd)
                 worker.received(data + read_available(pipe.fileno()) if pipe is not None else data)
 
         def childConnectionLost(self, fd: int) -> None:
-            if fd == _RESULTS_FD:
+            if fd == RESULTS_FD:
                 worker.died("its pipe closed")
 
         def processExited(self, reason: Any) -> None:
@@ -189,7 +179,7 @@ def _protocol(worker: _Worker) -> Any:
 class WorkerPool:
     """Worker processes that each hold a :class:`Preparer` for the same recipe.
 
-    Workers are new Python processes running :func:`serve`, not forks of the crawler: they
+    Workers are new Python processes running :func:`~.worker_process.serve`, not forks of the crawler: they
     never import the crawl script, so any script works. Each page goes to the worker with the
     fewest pages waiting; each worker answers in order.
     """
@@ -207,7 +197,7 @@ class WorkerPool:
         self.timeout = timeout  # seconds a page may take its worker; None: no bound
         # Without send_text a page's extracted body stays in the worker: the crawler reads only
         # the fingerprint back, which it can do faster than a worker writes.
-        self.init_frame = _frame((recipe, extractor, niceness, send_text))
+        self.init_frame = framed((recipe, extractor, niceness, send_text))
         path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
         self.environment = {**os.environ, "PYTHONPATH": path}
         self._workers = [_Worker(self) for _ in range(size)]
@@ -269,7 +259,7 @@ class WorkerPool:
     def submit(self, source: str | bytes, is_html: bool, key: str = "", site: str = "") -> Any:
         """A Deferred that fires with the :class:`Prepared` page, or fails with WorkerDied
         or ExtractTimeout."""
-        return self.resend(_frame((source, is_html, key, site)))
+        return self.resend(framed((source, is_html, key, site)))
 
     def resend(self, frame: bytes) -> Any:
         """Hand a framed page to the live worker with the fewest pages waiting."""
@@ -298,46 +288,3 @@ def read_available(fd: int) -> bytes:
             break
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _read_exactly(stream: Any, size: int) -> bytes | None:
-    data = stream.read(size)
-    return data if data is not None and len(data) == size else None
-
-
-def serve() -> None:
-    """Body of a worker process: prepare pages from the tasks pipe until it is closed. A crawl
-    that ended while the worker was starting (an empty crawl) closed the results pipe: the
-    worker leaves quietly, without a traceback on the crawl's stderr."""
-    try:
-        _serve()
-    except BrokenPipeError:
-        os._exit(0)  # not sys.exit: flushing the closed pipe at exit would fail once more
-
-
-def _serve() -> None:
-    tasks = os.fdopen(_TASKS_FD, "rb")
-    results = os.fdopen(_RESULTS_FD, "wb")
-    preparer: Preparer | None = None
-    send_text = True
-    while True:
-        head = _read_exactly(tasks, _LENGTH.size)
-        if head is None:
-            return
-        payload = _read_exactly(tasks, _LENGTH.unpack(head)[0])
-        if payload is None:
-            return
-        if preparer is None:
-            recipe, extractor, niceness, send_text = pickle.loads(payload)
-            if niceness and hasattr(os, "nice"):
-                os.nice(niceness)
-            preparer = Preparer(recipe, extractor)
-            results.write(_frame(None))  # ready
-            results.flush()
-            continue
-        source, is_html, key, site = pickle.loads(payload)
-        prepared = preparer(source, is_html, key, site)
-        if not send_text:
-            prepared.text = None
-        results.write(_frame(prepared))
-        results.flush()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 from scrapy.utils.defer import deferred_f_from_coro_f
 
@@ -53,3 +55,12 @@ async def test_workers_send_the_extracted_body_back_only_when_asked():
             assert page.status == OK
             assert _signals(page.fingerprint) == _signals(local.fingerprint)  # the same either way
             assert page.text == (local.text if send_text else None)
+
+
+def test_a_worker_process_imports_neither_scrapy_nor_twisted():
+    """Their import would be a good part of a worker's start, which the first item waits for."""
+    body = "from scrapy_neardup.crawl.worker_process import serve"  # what a worker runs first
+    probe = f"import sys; {body}; print(sorted({{m.split('.')[0] for m in sys.modules}} & {{'scrapy', 'twisted'}}))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

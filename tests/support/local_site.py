@@ -1,5 +1,6 @@
 """The crawl tests' site: the small news world served on 127.0.0.1, and the spiders, items and
-pipelines that crawl it.
+pipelines that crawl it. It does not import pytest: the spiders here run in ``scrapy crawl``
+processes too, whose start would pay for it (the ``local_site`` fixture is in conftest.py).
 
 The world itself (three sites, seven stories, reprints and bad pages placed by hand) is
 ``newsworld.small`` in the example project; ``ARTICLES`` and ``REPRINT_OF`` are its truth.
@@ -13,7 +14,6 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import attrs
-import pytest
 import scrapy
 
 from scrapy_neardup.newsworld import serve, small_world
@@ -70,12 +70,6 @@ class LocalSite:
 
     def url(self, path: str) -> str:
         return self.root + path
-
-
-@pytest.fixture(scope="session")
-def local_site() -> Iterator[LocalSite]:
-    with LocalSite() as site:
-        yield site
 
 
 # -- items and spiders for crawl tests -------------------------------------------------------
