@@ -9,9 +9,11 @@ Sharing much is not enough. Four cases share much and only two are one story:
   of the complete text, and what the complete text adds goes on with the same story: the
   words its lead repeats (people, places, things) come back after it;
 - a quoted story: a commentary or a roundup holding a whole story amid text of its own. The
-  story may sit anywhere, and what surrounds it repeats words of its own;
+  story may sit anywhere, and what surrounds it repeats words of its own, or a news dateline
+  starts another story there (an article has one, under its headline);
 - a template report with other facts: a weather report, a market close, a lottery draw of
-  another day shares the template's sentences, not the figures.
+  another day shares the template's sentences, not the figures (in texts of one length, a
+  figure changed shows in both).
 
 So: a smaller text holding at most ``quote_share`` of the larger is the same story only as its
 lead excerpt (the lead test and the continuity test below); a larger share is a reprint when
@@ -199,7 +201,7 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     # In texts of one length (give or take less than a sentence), a figure of each that the
     # other lacks is a figure changed, and both count: a forecast of another day whose numbers
     # coincide as a set but for one. The larger's alone may be a cut copy's last sentence.
-    changed = forward[0] + (backward[0] if forward[0] else 0)
+    changed = max(figures[0], forward[0] + (backward[0] if forward[0] else 0))
     # The allowance forgives a copy's own lines (banner, editor, promotion); a text whose
     # figures differ adds no lines, its facts differ (a template report of another day).
     forgiving = containment if changed >= FIGURES_UNFORGIVEN else thresholds.forgiving(containment, small.chars)
