@@ -9,9 +9,11 @@ Sharing much is not enough. Four cases share much and only two are one story:
   of the complete text, and what the complete text adds goes on with the same story: the
   words its lead repeats (people, places, things) come back after it;
 - a quoted story: a commentary or a roundup holding a whole story amid text of its own. The
-  story may sit anywhere, and what surrounds it repeats words of its own;
+  story may sit anywhere, and what surrounds it repeats words of its own, or a news dateline
+  starts another story there (an article has one, under its headline);
 - a template report with other facts: a weather report, a market close, a lottery draw of
-  another day shares the template's sentences, not the figures.
+  another day shares the template's sentences, not the figures (in texts of one length, a
+  figure changed shows in both).
 
 So: a smaller text holding at most ``quote_share`` of the larger is the same story only as its
 lead excerpt (the lead test and the continuity test below); a larger share is a reprint when
@@ -51,7 +53,8 @@ OWN_PART = 0.25
 # other facts when they are at least this share of the figures compared.
 OTHER_FIGURES_SHARE = 0.25
 # As many figures missing (an edit may turn one date into a figure) and the allowance for a
-# copy's own lines is not given.
+# copy's own lines is not given. In texts of one length, give or take less than a sentence
+# (ADDED_CHARS), a figure of each missing from the other counts both ways.
 FIGURES_UNFORGIVEN = 2
 # Texts of comparable length whose story words agree (at least AGREEMENT of the smaller's
 # weight, of AGREEMENT_WORDS words or more) and whose figures all agree tell one story even
@@ -83,6 +86,9 @@ HELD_SAMPLES = 16
 # line, an editor line, a promotion) is no more complete than its source.
 HOLDS_WHOLE = 0.9
 ADDED_CHARS = 15
+# A larger text in whose parts news datelines start this many stories carries stories side by
+# side (a roundup of agency reports): an article starts one.
+STORIES_STARTED = 2
 # The smaller text starts in the larger where the first START_SHINGLES of its shingles found
 # there sit (the last of them: a headline repeating the lead's words holds some earlier).
 START_SHINGLES = 3
@@ -118,6 +124,7 @@ class Judgement:
     agreement: float | None = None  # share of the smaller text's story words the larger has
     other_figures: int = 0  # figures of the smaller text missing from the larger
     figures: int = 0  # figures of the smaller text compared
+    changed_figures: int = 0  # other_figures, and in texts of one length the larger's missing from the smaller
     adds_story: Callable[[], bool] | None = field(default=None, repr=False, compare=False)
 
     @cached_property
@@ -164,9 +171,15 @@ class Judgement:
                 f"reprint: {100 * self.containment:.0f}% of {small} is in {large} (Jaccard {self.jaccard:.2f}, "
                 f"{small} is {percent} of {large}): one story"
             )
+        changed = (
+            f", and {self.changed_figures} figures differ between them (facts changed, so no allowance for "
+            f"lines of a copy's own)"
+            if self.changed_figures >= FIGURES_UNFORGIVEN
+            else ""
+        )
         return (
             f"too different: {100 * self.containment:.0f}% of {small} is in {large}, Jaccard "
-            f"{self.jaccard:.2f}: not enough for one story"
+            f"{self.jaccard:.2f}{changed}: not enough for one story"
         )
 
 
@@ -182,10 +195,16 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         # Too little shared for any figures or story words to make one story: most candidates
         # of a lookup end here, so their costlier figures are not computed.
         return Judgement(TOO_DIFFERENT, False, jaccard, containment, share, larger)
-    figures = _figures(small, large) if larger != -1 else max(_figures(a, b), _figures(b, a))
+    forward = _figures(small, large)
+    backward = _figures(large, small) if large.chars - small.chars < ADDED_CHARS else (0, 0)
+    figures = forward if larger != -1 else max(forward, backward)
+    # In texts of one length (give or take less than a sentence), a figure of each that the
+    # other lacks is a figure changed, and both count: a forecast of another day whose numbers
+    # coincide as a set but for one. The larger's alone may be a cut copy's last sentence.
+    changed = max(figures[0], forward[0] + (backward[0] if forward[0] else 0))
     # The allowance forgives a copy's own lines (banner, editor, promotion); a text whose
     # figures differ adds no lines, its facts differ (a template report of another day).
-    forgiving = containment if figures[0] >= FIGURES_UNFORGIVEN else thresholds.forgiving(containment, small.chars)
+    forgiving = containment if changed >= FIGURES_UNFORGIVEN else thresholds.forgiving(containment, small.chars)
     agreement = _agreement(small.story_words, large.story_words)
     found = partial(
         Judgement,
@@ -196,10 +215,11 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         agreement=agreement,
         other_figures=figures[0],
         figures=figures[1],
+        changed_figures=changed,
     )
     other_facts = figures[0] >= thresholds.other_figures and figures[0] >= OTHER_FIGURES_SHARE * figures[1]
     # A copy whose story words and figures are the other's may have lost more shingles to edits.
-    words_agree = agreement is not None and agreement >= AGREEMENT and figures[0] == 0
+    words_agree = agreement is not None and agreement >= AGREEMENT and changed == 0
     floor = thresholds.containment_floor(small.chars) - (RESCUE if words_agree else 0.0)
     if forgiving < floor:
         return found(TOO_DIFFERENT, False)
@@ -220,9 +240,23 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     floor = thresholds.inside_continuity if where == INSIDE else thresholds.continuity
     # An excerpt is found whole in the article; a smaller text with more of its own quotes it.
     held = thresholds.forgiving(_held(small.sketch, large.sketch, containment), small.chars)
-    # After an opening passage, a dateline in the larger text's own parts starts another story
-    # there: a roundup. (Paragraphs picked out of an article may skip one of its datelines.)
-    another = where == OPENING and large.story_words is not None and bool(large.story_words.datelines & own & ~passage)
+    # News datelines start stories, an article's one under its headline. After an opening
+    # passage, a dateline in the larger text's own parts, or past the passage's first part when
+    # the larger text starts more stories than the smaller, starts another story: a roundup.
+    # Before a passage inside the larger text may stand the article's own dateline (an excerpt
+    # skipping the first paragraphs), under its headline; one further on, or any outside the
+    # passage when the larger text starts STORIES_STARTED or more, starts another story: stories
+    # side by side. (Paragraphs picked out of an article may skip one of its datelines.)
+    datelines = large.story_words.datelines if large.story_words is not None else 0
+    outside = datelines & ~passage
+    if where == OPENING:
+        more = datelines.bit_count() > (small.story_words.datelines.bit_count() if small.story_words is not None else 0)
+        another = bool(outside & own) or (more and bool(datelines & ~((passage & -passage) * 2 - 1)))
+    else:
+        headline = _headline(large.chars, thresholds.allowance)
+        another = where == INSIDE and (
+            bool(outside & ~headline) or (bool(outside) and datelines.bit_count() >= STORIES_STARTED)
+        )
     if where == SCATTERED:  # paragraphs picked out of it: a quoted story is held in one piece
         goes_on = continuity is not None and continuity >= PICKED_CONTINUITY
     else:
@@ -308,6 +342,12 @@ def _sources(here: np.ndarray, there: np.ndarray, parts: int) -> dict[int, int]:
         high = BINS - 1 if last == len(here) else int(around.max()) * BINS // 256
         found[part] = (1 << (high + 1)) - (1 << low)
     return found
+
+
+def _headline(chars: int, allowance: int) -> int:
+    """The parts (a bit mask) that start within a text's first ``allowance`` content characters:
+    where its headline, byline and dateline stand."""
+    return sum(1 << part for part in range(BINS) if part * chars <= allowance * BINS)
 
 
 def _bits(parts: np.ndarray) -> int:

@@ -5,9 +5,13 @@ fed in both orders on the three stores, and the rule's own answer (engine.samest
 import pytest
 from support.samestory_texts import (
     BRIDGE,
+    CENSUS_ITEMS,
     CLINIC,
+    FORECASTS,
+    MARATHON_ITEMS,
     ROUNDUP_STORIES,
     bridge,
+    digest,
     dressed_bridge,
     letter,
     repost,
@@ -17,7 +21,7 @@ from support.samestory_texts import (
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, open_store
 from scrapy_neardup.engine.prefer import policy_from
-from scrapy_neardup.engine.samestory import LEAD_EXCERPT, OTHER_FACTS, QUOTED_STORY, REPRINT, judge
+from scrapy_neardup.engine.samestory import LEAD_EXCERPT, OTHER_FACTS, QUOTED_STORY, REPRINT, TOO_DIFFERENT, judge
 from scrapy_neardup.fingerprints.passages import passages_of
 
 BRIDGE_LAST = BRIDGE[-1][:20]  # in the complete article, not in its excerpt
@@ -84,6 +88,49 @@ def test_a_repost_seen_first_is_matched_by_its_own_report_only(store_uri):
     by_key = {v.key: v for v in verdicts}
     assert by_key["binhai/13"].status == DUPLICATE and by_key["binhai/13"].duplicate_of == reposted[0]
     assert all(by_key[key].status == UNIQUE for key in REPORTS if key != "binhai/13")
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_forecasts_whose_figures_coincide_but_for_one_each_way_are_other_facts(store_uri, reverse):
+    # 3 to 9 degrees and 80% humidity one day, 2 to 9 degrees and 85% another: as sets, their
+    # figures differ by one each way, a changed fact, so the allowance for a copy's own lines is
+    # not given; a repost of either is still its own.
+    documents = list(FORECASTS.items())[:: -1 if reverse else 1]
+    reposted = ("weather.example/tingzhou-0305", repost(FORECASTS["tingzhou/0305"]))
+    verdicts = _checked(store_uri, [*documents, reposted])
+    assert [v.status for v in verdicts[:2]] == [UNIQUE, UNIQUE]
+    assert verdicts[2].status == DUPLICATE and verdicts[2].duplicate_of == "tingzhou/0305"
+
+
+@pytest.mark.parametrize("roundup_first", [True, False])
+@pytest.mark.parametrize(
+    ("items", "headings"),
+    [(MARATHON_ITEMS, True), (CENSUS_ITEMS, False), (CENSUS_ITEMS, True)],
+    ids=["marathon", "census", "census-headed"],
+)
+def test_stories_side_by_side_in_a_roundup_are_none_of_them_its_lead(store_uri, items, headings, roundup_first):
+    # Two items of one subject (the marathon's reports, the census's two parts) go on with each
+    # other, but a dateline starts another story in the roundup: after the first item, or past
+    # the roundup's headline when it sits inside.
+    stories = [(f"news/{number}", story) for number, story in enumerate(items.values())]
+    whole = ("news/digest", digest(items, headings))
+    documents = [whole, *stories] if roundup_first else [*stories, whole]
+    verdicts = _checked(store_uri, documents)
+    assert [v.status for v in verdicts] == [UNIQUE] * len(documents)
+
+
+def test_the_rule_names_stories_side_by_side_and_changed_figures():
+    fingerprint = Fingerprinter().fingerprint
+    one, other = (fingerprint(text) for text in FORECASTS.values())
+    for judgement in (judge(one, other), judge(other, one)):
+        assert judgement.rule == TOO_DIFFERENT and not judgement.same_story
+        assert judgement.other_figures == 1 and "figures" in judgement.reason()
+    for items, headings, position in ((MARATHON_ITEMS, True, "inside"), (CENSUS_ITEMS, False, "opening")):
+        whole = fingerprint(digest(items, headings))
+        story = fingerprint(next(iter(items.values())) if position == "opening" else list(items.values())[1])
+        for judgement in (judge(story, whole), judge(whole, story)):
+            assert judgement.rule == QUOTED_STORY and judgement.position == position and judgement.dateline
+            assert "a dateline in the rest starts another story" in judgement.reason()
 
 
 @pytest.mark.parametrize("excerpt_first", [True, False])

@@ -118,3 +118,70 @@ def weather(city: str, day: int, low: int, high: int, wind: int, rain: int, aqi:
 def repost(report: str) -> str:
     """A repost of a report: a source line on top, an editor line below, commas changed."""
     return "\n".join(["来源：滨海天气网", report.replace("，", ",", 3), "（编辑：林小雨）"])
+
+
+def forecast(day: str, sky: str, wind: tuple[int, int], temperatures: tuple[int, int, int, int], humidity: int) -> str:
+    """A forecast of Tingzhou's observatory from one template: its small numbers (winds,
+    temperatures, humidity) can coincide as a set with another day's."""
+    low, high, low_tomorrow, high_tomorrow = temperatures
+    return (
+        f"汀州市气象台{day}6时发布天气预报：\n"
+        f"今天白天，汀州市{sky}，北风{wind[0]}到{wind[1]}级，气温{low}到{high}度，相对湿度45%到{humidity}%。\n"
+        f"今天夜间到明天白天，阴，气温{low_tomorrow}到{high_tomorrow}度。\n"
+        "气象部门提醒，近期早晚温差较大，请市民适时增减衣物，注意防范感冒等呼吸道疾病；"
+        "出行请关注最新天气预报和预警信息，合理安排出行时间。"
+    )
+
+
+# Two days whose figures are one set but for one each way (80 on the one, 85 on the other).
+FORECASTS = {
+    "tingzhou/0305": forecast("3月5日", "多云", (2, 4), (3, 9, 4, 10), 80),
+    "tingzhou/0412": forecast("4月12日", "小雨", (3, 4), (2, 9, 3, 10), 85),
+}
+
+
+# Agency reports side by side: a roundup whose second and third items report one marathon,
+# each under its own dateline, after a story of the same city.
+MARATHON_ITEMS = {
+    "江城图书馆延长开放时间": (
+        "新华社江城3月2日电 江城图书馆从本月起延长开放时间，工作日闭馆时间推迟到晚上九点。"
+        "江城图书馆馆长许文说，延长开放时间后，下班的读者也能到江城图书馆借书、上自习，周末还将增开亲子阅读室。"
+    ),
+    "江城马拉松开始报名": (
+        "新华社江城3月3日电 第五届江城马拉松今天开始报名，全程马拉松的名额为一万二千个，报名截止到本月二十日。"
+        "江城马拉松组委会说，今年的赛道沿着清江南岸延伸，江城马拉松的选手将跑过清江上的三座大桥。"
+    ),
+    "江城马拉松报名首日火爆": (
+        "新华社江城3月4日电 第五届江城马拉松报名首日，已有八千多名选手报名参加全程马拉松。"
+        "江城马拉松组委会表示，报名人数超过名额时将抽签决定参赛选手，清江南岸的赛道沿线将增设二十个补给站。"
+    ),
+}
+
+# A roundup opening with a census story that has no dateline; a report under its own dateline
+# follows, then more of the census: the census items go on with each other, the report between
+# them starts another story.
+CENSUS_ITEMS = {
+    "全市农户普查结果公布": (
+        "全市农业普查结果显示，全市共有农户三十二万户，农村从业人员五十八万人。农村从业人员中，"
+        "从事种植业的农村从业人员占四成，从事养殖业的占两成，其余农村从业人员在乡镇企业务工。"
+        "全市农业普查还显示，农村从业人员的平均年龄为四十七岁，五年来提高了三岁。"
+    ),
+    "江城地铁三号线试运行": (
+        "本报讯 江城地铁三号线今天开始试运行，全线设二十一座车站，试运行期间乘客可以免费乘坐。"
+        "江城地铁公司表示，三号线将在试运行三个月后正式开通，届时从城东到机场只需四十分钟。"
+    ),
+    "农机拥有量增长": (
+        "全市农业普查同时公布了农机拥有量：全市拖拉机拥有量比五年前增长三成，农村从业人员中会操作农机的占一成。"
+        "农业部门表示，将为农村从业人员开办农机培训班。"
+    ),
+}
+
+
+def digest(items: dict[str, str], headings: bool = True) -> str:
+    """A morning digest carrying ``items`` (title: text) in full, numbered, or with no headings."""
+    lines = ["早安！今日要闻速览"]
+    for number, (title, story) in enumerate(items.items(), 1):
+        lines += [f"{number}. {title}"] if headings else []
+        lines.append(story)
+    lines.append("以上为今日要闻，明天见。")
+    return "\n".join(lines)
