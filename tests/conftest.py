@@ -1,3 +1,4 @@
+import os
 import uuid
 from collections.abc import Iterator
 
@@ -6,6 +7,13 @@ from support.folders import read_only_folder  # noqa: F401
 from support.local_site import LocalSite
 from support.redis_cluster import cluster_url, redis_cluster  # noqa: F401
 from support.redis_server import redis_server, redis_url  # noqa: F401
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto``: two workers more than the cores. Many tests wait on a child process (a
+    crawl, a server, a browser) for much of their time; with one worker a core those waits
+    leave a core idle."""
+    return (os.cpu_count() or 1) + 2
 
 
 @pytest.fixture(scope="session")
