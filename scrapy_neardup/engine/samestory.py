@@ -251,7 +251,8 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     outside = datelines & ~passage
     if where == OPENING:
         more = datelines.bit_count() > (small.story_words.datelines.bit_count() if small.story_words is not None else 0)
-        another = bool(outside & own) or (more and bool(datelines & ~((passage & -passage) * 2 - 1)))
+        through_first_part = (passage & -passage) * 2 - 1  # the passage's first part and those before it
+        another = bool(outside & own) or (more and bool(datelines & ~through_first_part))
     else:
         headline = _headline(large.chars, thresholds.allowance)
         another = where == INSIDE and (
