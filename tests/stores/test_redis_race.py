@@ -242,8 +242,9 @@ def test_four_processes_checking_in_batches_keep_one_copy_per_story(cluster_url)
     once. One Redis takes a batch's duplicates out with the process's next call, and until then
     they count toward the boilerplate limit of their sentences (5): with this many copies in
     flight a sentence shared by all of them can pass for boilerplate there and a copy is kept
-    twice now and then (docs/stores.md). The cluster takes each duplicate out before its batch
-    returns."""
+    twice now and then (docs/stores.md). The cluster counts only kept documents toward the
+    limit, and takes each duplicate out before its batch returns (copies held in flight by
+    hand: test_copies_in_flight.py)."""
     shared_url = cluster_url
     rounds = stream()
     fingerprinter = Fingerprinter()

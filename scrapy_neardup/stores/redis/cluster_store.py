@@ -19,6 +19,9 @@ Redis. It is a protocol of atomic steps instead, each on one slot, every step sa
    higher id still undecided is waited for (it took its id after this one, yet got to a
    shared bucket first; its own check does not wait for lower ids, so the waits end). Of two
    racing copies, the one that saw the other defers to it: 0 kept twice, and never 0 kept.
+   A sentence is boilerplate when it holds ``boilerplate_limit`` *kept* documents: copies
+   still undecided are evidence but not counted, or copies of a story in flight would fill
+   its sentences' buckets and hide its kept copy (:func:`sentence_evidence`).
 5. **Settle.** A duplicate is taken out of its record's slot and its buckets; a new story's
    record turns *kept*, with its reservation's or the store's expiry. Then ``WAIT 1`` on every
    master written to that has a replica, so no verdict is given for a write a failover could
@@ -111,6 +114,20 @@ def _member(doc_id: int) -> bytes:
 
 def _ids(value: bytes) -> list[int]:
     return [int.from_bytes(value[at : at + 8], "big") for at in range(0, len(value), 8)]
+
+
+def sentence_evidence(members: list[tuple[int, bool]], limit: int) -> list[int] | None:
+    """The ids a sentence bucket gives as evidence, from its live members (id, whether kept):
+    all of them, or None when ``limit`` of them are kept stories (boilerplate: no evidence).
+
+    Only kept documents count toward the limit: one still undecided may be a copy of the
+    story on its way out, and with ``limit`` copies of a story in flight at once, counting
+    them would make each of its sentences look like boilerplate, hide its kept copy and keep
+    one more. So the limit counts stories, as in a store that judges one document at a time
+    (there a bucket holds kept documents only)."""
+    if sum(kept for _, kept in members) >= limit:
+        return None
+    return [doc_id for doc_id, _ in members]
 
 
 _KEYS_A_CALL = 254  # shard hashes a file or unfile call names: their index in KEYS is one byte, from 2
@@ -609,19 +626,22 @@ class RedisClusterStore(RedisStore):
         doc.waiting = set()
         chosen: dict[int, DocRecord] = {}
 
-        def live(bucket: _Bucket, limit: int) -> list[int]:
-            out: list[int] = []
+        def live(bucket: _Bucket, limit: int | None = None) -> tuple[list[tuple[int, bool]], set[int]]:
+            """The bucket's live members (up to ``limit``) as (id, kept), and the undecided
+            higher ids it waits for."""
+            out: list[tuple[int, bool]] = []
+            waits: set[int] = set()
             for window_ids, window in ((bucket.older, None), (bucket.before, doc.windows[-1])):
                 for other in window_ids:
-                    if len(out) >= limit:
-                        return out
+                    if limit is not None and len(out) >= limit:
+                        return out, waits
                     if other == own:
                         continue
                     mate = batch.get(other)
                     if mate is not None:
                         if mate.outcome == "duplicate" or other > own:
                             continue
-                        record = mate.record
+                        record, kept = mate.record, mate.outcome == "kept"
                     else:
                         entry = known.get(other)
                         if entry is None:
@@ -630,22 +650,27 @@ class RedisClusterStore(RedisStore):
                             continue
                         status, record = entry
                         if other > own and status == UNDECIDED:
-                            doc.waiting.add(other)
+                            waits.add(other)
                             continue
-                        if status == UNDECIDED:
+                        kept = status == KEPT
+                        if not kept:
                             record.state = PENDING  # not settled: not a committed copy yet
                     chosen.setdefault(other, record)
-                    out.append(other)
-            return out
+                    out.append((other, kept))
+            return out, waits
 
         ids: list[int] = []
         for bucket in doc.buckets:
             if bucket.sentence:
-                members = live(bucket, doc.probe.boilerplate_limit)
-                if len(members) < doc.probe.boilerplate_limit:
-                    ids += members
+                members, waits = live(bucket)
+                evidence = sentence_evidence(members, doc.probe.boilerplate_limit)
+                if evidence is not None:  # else boilerplate: what it holds changes nothing
+                    ids += evidence
+                    doc.waiting |= waits
             elif bucket.read:
-                ids += live(bucket, doc.probe.bucket_read_limit)
+                members, waits = live(bucket, doc.probe.bucket_read_limit)
+                ids += [i for i, _ in members]
+                doc.waiting |= waits
         if doc.waiting:
             return False
         doc.candidates = [chosen[i] for i in sorted(set(ids))]
@@ -872,11 +897,12 @@ class RedisClusterStore(RedisStore):
             for position in range(len(probe.sentence_keys) + len(probe.simhash_buckets)):
                 ids = members.get((number, position), [])
                 sentence = flags.get((number, position), True)
-                limit = probe.boilerplate_limit if sentence else probe.bucket_read_limit
-                live = [i for i in ids if known.get(i) is not None][:limit]
-                if sentence and len(live) >= limit:
-                    continue  # boilerplate: no evidence
-                for i in live:
+                live = [(i, known[i][0] == KEPT) for i in ids if known.get(i) is not None]  # type: ignore[index]
+                if sentence:
+                    evidence = sentence_evidence(live, probe.boilerplate_limit)
+                else:
+                    evidence = [i for i, _ in live[: probe.bucket_read_limit]]
+                for i in evidence or []:
                     status, record = known[i]  # type: ignore[misc]
                     if status == UNDECIDED:
                         record.state = PENDING
