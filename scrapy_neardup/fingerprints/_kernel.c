@@ -224,6 +224,91 @@ static PyObject *py_fold(PyObject *self, PyObject *args) {
     return out;
 }
 
+/*
+ * review/marking.py's content of a text in one pass, for BMP text whose every character the
+ * fold table maps alone (else None: the caller takes its exact path). Returns the content
+ * characters (folded letters and digits, as text.content_mask tells them), the position in
+ * ``text`` of each (int32, native order), the clauses (runs of content characters between
+ * other folded characters; dropped characters split nothing) and where each clause starts
+ * among the content characters.
+ */
+static PyObject *py_content_clauses(PyObject *self, PyObject *args) {
+    PyObject *text, *fold_obj, *content_obj;
+    if (!PyArg_ParseTuple(args, "UOO", &text, &fold_obj, &content_obj)) return NULL;
+    Buffer fold_b = {0}, content_b = {0};
+    PyObject *result = NULL, *chars = NULL, *where = NULL, *clauses = NULL, *starts = NULL;
+    uint32_t *codes = NULL;
+    int32_t *places = NULL;
+    if (get_buffer(fold_obj, &fold_b, 4, "fold table") < 0 || get_buffer(content_obj, &content_b, 1, "content table") < 0)
+        goto done;
+    if (fold_b.view.len < 4 * 0x10000 || content_b.view.len < 0x10000) {
+        PyErr_SetString(PyExc_ValueError, "the fold and content tables must cover the Basic Multilingual Plane");
+        goto done;
+    }
+    const uint32_t *fold = (const uint32_t *)fold_b.view.buf;
+    const unsigned char *is_content = (const unsigned char *)content_b.view.buf;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    codes = (uint32_t *)malloc(sizeof(uint32_t) * (n ? n : 1));
+    places = (int32_t *)malloc(sizeof(int32_t) * (n ? n : 1));
+    clauses = PyList_New(0);
+    starts = PyList_New(0);
+    if (!codes || !places || !clauses || !starts) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t count = 0, clause_start = -1;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        int content = 0;
+        if (i < n) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            uint32_t folded = c > 0xFFFF ? SLOW : fold[c];
+            if (folded == DROP) continue;
+            if (folded == SLOW) {
+                result = Py_None;
+                Py_INCREF(result);
+                goto done;
+            }
+            content = folded <= 0xFFFF ? is_content[folded] != 0 : (folded >= 0x20000 && folded < 0x40000);
+            if (content) {
+                if (clause_start < 0) clause_start = count;
+                codes[count] = folded;
+                places[count] = (int32_t)i;
+                count++;
+            }
+        }
+        if (!content && clause_start >= 0) {
+            PyObject *clause = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, codes + clause_start, count - clause_start);
+            PyObject *start = clause ? PyLong_FromSsize_t(clause_start) : NULL;
+            int failed = !start || PyList_Append(clauses, clause) < 0 || PyList_Append(starts, start) < 0;
+            Py_XDECREF(clause);
+            Py_XDECREF(start);
+            if (failed) goto done;
+            clause_start = -1;
+        }
+    }
+    if (PyList_GET_SIZE(starts) == 0) { /* no clause: starts at 0, as accumulate(initial=0) gives */
+        PyObject *zero = PyLong_FromLong(0);
+        int failed = !zero || PyList_Append(starts, zero) < 0;
+        Py_XDECREF(zero);
+        if (failed) goto done;
+    }
+    chars = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, codes, count);
+    where = chars ? PyBytes_FromStringAndSize((const char *)places, (Py_ssize_t)sizeof(int32_t) * count) : NULL;
+    if (where) result = PyTuple_Pack(4, chars, where, clauses, starts);
+done:
+    Py_XDECREF(chars);
+    Py_XDECREF(where);
+    Py_XDECREF(clauses);
+    Py_XDECREF(starts);
+    free(codes);
+    free(places);
+    release(&fold_b);
+    release(&content_b);
+    return result;
+}
+
 static inline uint32_t swap32(uint32_t v) {
     return (v >> 24) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF0000) | (v << 24);
 }
@@ -1579,6 +1664,7 @@ done:
 static PyMethodDef methods[] = {
     {"xxh64", py_xxh64, METH_O, "xxh64 (seed 0) of a bytes-like object."},
     {"fold", py_fold, METH_VARARGS, "Folded code points of BMP text, or None for the exact path."},
+    {"content_clauses", py_content_clauses, METH_VARARGS, "Content characters, their places and clauses of BMP text, or None."},
     {"parts", py_parts, METH_VARARGS, "Sentence keys, SimHash text and sketch of folded code points."},
     {"story_words", py_story_words, METH_VARARGS, "Story words and figures of content characters."},
     {"overlap", py_overlap, METH_VARARGS, "Values in both of two bottom-k sketches, and the union's size."},
