@@ -228,17 +228,17 @@ static PyObject *py_fold(PyObject *self, PyObject *args) {
  * review/marking.py's content of a text in one pass, for BMP text whose every character the
  * fold table maps alone (else None: the caller takes its exact path). Returns the content
  * characters (folded letters and digits, as text.content_mask tells them), the position in
- * ``text`` of each (int32, native order), the clauses (runs of content characters between
- * other folded characters; dropped characters split nothing) and where each clause starts
- * among the content characters.
+ * ``text`` of each (int32, native order), the clauses joined by NUL (never content), and where
+ * each clause starts among the content characters, then their number (int32): a clause is a
+ * run of content characters between other folded characters (dropped characters split nothing).
  */
 static PyObject *py_content_clauses(PyObject *self, PyObject *args) {
     PyObject *text, *fold_obj, *content_obj;
     if (!PyArg_ParseTuple(args, "UOO", &text, &fold_obj, &content_obj)) return NULL;
     Buffer fold_b = {0}, content_b = {0};
-    PyObject *result = NULL, *chars = NULL, *where = NULL, *clauses = NULL, *starts = NULL;
-    uint32_t *codes = NULL;
-    int32_t *places = NULL;
+    PyObject *result = NULL;
+    uint32_t *codes = NULL, *runs = NULL;
+    int32_t *places = NULL, *offsets = NULL;
     if (get_buffer(fold_obj, &fold_b, 4, "fold table") < 0 || get_buffer(content_obj, &content_b, 1, "content table") < 0)
         goto done;
     if (fold_b.view.len < 4 * 0x10000 || content_b.view.len < 0x10000) {
@@ -250,60 +250,48 @@ static PyObject *py_content_clauses(PyObject *self, PyObject *args) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    codes = (uint32_t *)malloc(sizeof(uint32_t) * (n ? n : 1));
-    places = (int32_t *)malloc(sizeof(int32_t) * (n ? n : 1));
-    clauses = PyList_New(0);
-    starts = PyList_New(0);
-    if (!codes || !places || !clauses || !starts) {
-        if (!PyErr_Occurred()) PyErr_NoMemory();
+    codes = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (n + 1));
+    places = (int32_t *)PyMem_RawMalloc(sizeof(int32_t) * (n + 1));
+    offsets = (int32_t *)PyMem_RawMalloc(sizeof(int32_t) * (n + 2));
+    runs = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (2 * n + 1));
+    if (!codes || !places || !offsets || !runs) {
+        PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t count = 0, clause_start = -1;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        int content = 0;
-        if (i < n) {
-            Py_UCS4 c = PyUnicode_READ(kind, data, i);
-            uint32_t folded = c > 0xFFFF ? SLOW : fold[c];
-            if (folded == DROP) continue;
-            if (folded == SLOW) {
-                result = Py_None;
-                Py_INCREF(result);
-                goto done;
-            }
-            content = folded <= 0xFFFF ? is_content[folded] != 0 : (folded >= 0x20000 && folded < 0x40000);
-            if (content) {
-                if (clause_start < 0) clause_start = count;
-                codes[count] = folded;
-                places[count] = (int32_t)i;
-                count++;
-            }
+    Py_ssize_t count = 0, clauses = 0, joined = 0;
+    int in_clause = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        uint32_t folded = c > 0xFFFF ? SLOW : fold[c];
+        if (folded == DROP) continue;
+        if (folded == SLOW) {
+            result = Py_None;
+            Py_INCREF(result);
+            goto done;
         }
-        if (!content && clause_start >= 0) {
-            PyObject *clause = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, codes + clause_start, count - clause_start);
-            PyObject *start = clause ? PyLong_FromSsize_t(clause_start) : NULL;
-            int failed = !start || PyList_Append(clauses, clause) < 0 || PyList_Append(starts, start) < 0;
-            Py_XDECREF(clause);
-            Py_XDECREF(start);
-            if (failed) goto done;
-            clause_start = -1;
+        int content = folded <= 0xFFFF ? is_content[folded] != 0 : (folded >= 0x20000 && folded < 0x40000);
+        if (content) {
+            if (!in_clause) {
+                if (clauses) runs[joined++] = 0;
+                offsets[clauses++] = (int32_t)count;
+            }
+            runs[joined++] = folded;
+            codes[count] = folded;
+            places[count] = (int32_t)i;
+            count++;
         }
+        in_clause = content;
     }
-    if (PyList_GET_SIZE(starts) == 0) { /* no clause: starts at 0, as accumulate(initial=0) gives */
-        PyObject *zero = PyLong_FromLong(0);
-        int failed = !zero || PyList_Append(starts, zero) < 0;
-        Py_XDECREF(zero);
-        if (failed) goto done;
-    }
-    chars = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, codes, count);
-    where = chars ? PyBytes_FromStringAndSize((const char *)places, (Py_ssize_t)sizeof(int32_t) * count) : NULL;
-    if (where) result = PyTuple_Pack(4, chars, where, clauses, starts);
+    offsets[clauses] = (int32_t)count;
+    result = Py_BuildValue("(Ny#Ny#)", PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, codes, count),
+                           (const char *)places, (Py_ssize_t)sizeof(int32_t) * count,
+                           PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, runs, joined), (const char *)offsets,
+                           (Py_ssize_t)sizeof(int32_t) * (clauses + 1));
 done:
-    Py_XDECREF(chars);
-    Py_XDECREF(where);
-    Py_XDECREF(clauses);
-    Py_XDECREF(starts);
-    free(codes);
-    free(places);
+    PyMem_RawFree(codes);
+    PyMem_RawFree(places);
+    PyMem_RawFree(offsets);
+    PyMem_RawFree(runs);
     release(&fold_b);
     release(&content_b);
     return result;

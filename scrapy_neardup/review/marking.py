@@ -72,9 +72,9 @@ class _Content:
         tables = text_tables()
         found = kernel.content_clauses(text, tables.fold, tables.content) if kernel is not None else None
         if found is not None:  # the C kernel's one pass: the same values as below
-            self.chars, where, clauses, starts = found
+            self.chars, where, self.runs, offsets = found
             self.where = np.frombuffer(where, dtype=np.int32)
-            self._clauses = (clauses, starts)
+            self.starts = np.frombuffer(offsets, dtype=np.int32)
             return
         folded, where = fold_with_positions(text)
         if where is None:  # folding joined characters (a combining mark): fold one by one
@@ -84,13 +84,14 @@ class _Content:
         self.chars = to_text(folded[kept])
         self.where = where[kept].astype(np.int32)  # half the memory of a kept (cached) text
         # The content characters with every other one as NUL (never content): split, the clauses.
-        runs = [run for run in to_text(np.where(mask, folded, 0)).split("\0") if run]
-        self._clauses = (runs, list(accumulate(map(len, runs[:-1]), initial=0)))
+        clauses = [run for run in to_text(np.where(mask, folded, 0)).split("\0") if run]
+        self.runs = "\0".join(clauses)  # the clauses, one NUL between two
+        # Where each clause starts in ``chars``, then where the last ends.
+        self.starts = np.array(list(accumulate(map(len, clauses), initial=0)), dtype=np.int32)
 
     def clauses(self) -> tuple[list[str], list[int]]:
-        """The clauses (runs of content characters) and where each starts in ``chars``: found
-        once, as a kept text is aligned again and again."""
-        return self._clauses
+        """The clauses (runs of content characters) and where each starts in ``chars``."""
+        return self.runs.split("\0") if self.runs else [], self.starts[:-1].tolist() or [0]
 
     def span(self, start: int, length: int) -> Span:
         return int(self.where[start]), int(self.where[start + length - 1]) + 1
