@@ -224,6 +224,79 @@ static PyObject *py_fold(PyObject *self, PyObject *args) {
     return out;
 }
 
+/*
+ * review/marking.py's content of a text in one pass, for BMP text whose every character the
+ * fold table maps alone (else None: the caller takes its exact path). Returns the content
+ * characters (folded letters and digits, as text.content_mask tells them), the position in
+ * ``text`` of each (int32, native order), the clauses joined by NUL (never content), and where
+ * each clause starts among the content characters, then their number (int32): a clause is a
+ * run of content characters between other folded characters (dropped characters split nothing).
+ */
+static PyObject *py_content_clauses(PyObject *self, PyObject *args) {
+    PyObject *text, *fold_obj, *content_obj;
+    if (!PyArg_ParseTuple(args, "UOO", &text, &fold_obj, &content_obj)) return NULL;
+    Buffer fold_b = {0}, content_b = {0};
+    PyObject *result = NULL;
+    uint32_t *codes = NULL, *runs = NULL;
+    int32_t *places = NULL, *offsets = NULL;
+    if (get_buffer(fold_obj, &fold_b, 4, "fold table") < 0 || get_buffer(content_obj, &content_b, 1, "content table") < 0)
+        goto done;
+    if (fold_b.view.len < 4 * 0x10000 || content_b.view.len < 0x10000) {
+        PyErr_SetString(PyExc_ValueError, "the fold and content tables must cover the Basic Multilingual Plane");
+        goto done;
+    }
+    const uint32_t *fold = (const uint32_t *)fold_b.view.buf;
+    const unsigned char *is_content = (const unsigned char *)content_b.view.buf;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    codes = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (n + 1));
+    places = (int32_t *)PyMem_RawMalloc(sizeof(int32_t) * (n + 1));
+    offsets = (int32_t *)PyMem_RawMalloc(sizeof(int32_t) * (n + 2));
+    runs = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (2 * n + 1));
+    if (!codes || !places || !offsets || !runs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t count = 0, clauses = 0, joined = 0;
+    int in_clause = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        uint32_t folded = c > 0xFFFF ? SLOW : fold[c];
+        if (folded == DROP) continue;
+        if (folded == SLOW) {
+            result = Py_None;
+            Py_INCREF(result);
+            goto done;
+        }
+        int content = folded <= 0xFFFF ? is_content[folded] != 0 : (folded >= 0x20000 && folded < 0x40000);
+        if (content) {
+            if (!in_clause) {
+                if (clauses) runs[joined++] = 0;
+                offsets[clauses++] = (int32_t)count;
+            }
+            runs[joined++] = folded;
+            codes[count] = folded;
+            places[count] = (int32_t)i;
+            count++;
+        }
+        in_clause = content;
+    }
+    offsets[clauses] = (int32_t)count;
+    result = Py_BuildValue("(Ny#Ny#)", PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, codes, count),
+                           (const char *)places, (Py_ssize_t)sizeof(int32_t) * count,
+                           PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, runs, joined), (const char *)offsets,
+                           (Py_ssize_t)sizeof(int32_t) * (clauses + 1));
+done:
+    PyMem_RawFree(codes);
+    PyMem_RawFree(places);
+    PyMem_RawFree(offsets);
+    PyMem_RawFree(runs);
+    release(&fold_b);
+    release(&content_b);
+    return result;
+}
+
 static inline uint32_t swap32(uint32_t v) {
     return (v >> 24) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF0000) | (v << 24);
 }
@@ -1579,6 +1652,7 @@ done:
 static PyMethodDef methods[] = {
     {"xxh64", py_xxh64, METH_O, "xxh64 (seed 0) of a bytes-like object."},
     {"fold", py_fold, METH_VARARGS, "Folded code points of BMP text, or None for the exact path."},
+    {"content_clauses", py_content_clauses, METH_VARARGS, "Content characters, their places and clauses of BMP text, or None."},
     {"parts", py_parts, METH_VARARGS, "Sentence keys, SimHash text and sketch of folded code points."},
     {"story_words", py_story_words, METH_VARARGS, "Story words and figures of content characters."},
     {"overlap", py_overlap, METH_VARARGS, "Values in both of two bottom-k sketches, and the union's size."},

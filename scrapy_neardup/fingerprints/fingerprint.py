@@ -422,6 +422,7 @@ class Fingerprinter:
             self.sketch_keys,
         )
         simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text))
+        content_codes = np.frombuffer(content, dtype=np.uint32)
         return Fingerprint(
             sentence_keys=keys,
             simhash=simhash_value,
@@ -429,8 +430,8 @@ class Fingerprinter:
             chars=chars,
             tokens=tokens,
             sketch_keys=sketch_keys_of(sketch_keys),
-            story_words=story_words_of(np.frombuffer(content, dtype=np.uint32)),
-            digest=content_digest(np.frombuffer(content, dtype=np.uint32)),
+            story_words=story_words_of(content_codes),
+            digest=content_digest(content_codes),
         )
 
     def _simhash_text(self, codes: np.ndarray, sentences: Sentences, longest: np.ndarray) -> str:

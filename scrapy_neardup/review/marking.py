@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ..fingerprints.text import content_mask, fold_each_with_positions, fold_with_positions, to_text
+from ..fingerprints.kernel import kernel
+from ..fingerprints.text import content_mask, fold_each_with_positions, fold_with_positions, text_tables, to_text
 
 MIN_MARK_CHARS = 6  # content characters: shorter common runs are words shared by chance
 # Characters of each text aligned at most: the clause pass slows down with the number of
@@ -68,6 +69,13 @@ class _Content:
     clauses they form."""
 
     def __init__(self, text: str) -> None:
+        tables = text_tables()
+        found = kernel.content_clauses(text, tables.fold, tables.content) if kernel is not None else None
+        if found is not None:  # the C kernel's one pass: the same values as below
+            self.chars, where, self.runs, offsets = found
+            self.where = np.frombuffer(where, dtype=np.int32)
+            self.starts = np.frombuffer(offsets, dtype=np.int32)
+            return
         folded, where = fold_with_positions(text)
         if where is None:  # folding joined characters (a combining mark): fold one by one
             folded, where = fold_each_with_positions(text)
@@ -76,12 +84,14 @@ class _Content:
         self.chars = to_text(folded[kept])
         self.where = where[kept].astype(np.int32)  # half the memory of a kept (cached) text
         # The content characters with every other one as NUL (never content): split, the clauses.
-        self.runs = to_text(np.where(mask, folded, 0))
+        clauses = [run for run in to_text(np.where(mask, folded, 0)).split("\0") if run]
+        self.runs = "\0".join(clauses)  # the clauses, one NUL between two
+        # Where each clause starts in ``chars``, then where the last ends.
+        self.starts = np.array(list(accumulate(map(len, clauses), initial=0)), dtype=np.int32)
 
     def clauses(self) -> tuple[list[str], list[int]]:
         """The clauses (runs of content characters) and where each starts in ``chars``."""
-        clauses = [run for run in self.runs.split("\0") if run]
-        return clauses, list(accumulate(map(len, clauses[:-1]), initial=0))
+        return self.runs.split("\0") if self.runs else [], self.starts[:-1].tolist() or [0]
 
     def span(self, start: int, length: int) -> Span:
         return int(self.where[start]), int(self.where[start + length - 1]) + 1

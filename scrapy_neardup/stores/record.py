@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,7 +174,46 @@ def pack_text(text: str) -> bytes:
 
 
 def unpack_text(data: bytes) -> str:
-    return zlib.decompress(data).decode("utf-8", "replace")
+    """A kept text as stored, unpacked (taken from :data:`UNPACKED` when unpacked lately)."""
+    return UNPACKED.text(data)
+
+
+class UnpackedTexts:
+    """Texts unpacked lately, by their packed bytes, the least recently used dropped first
+    once they hold more than ``max_bytes`` (packed and unpacked, two bytes a character):
+    a service lists the same stored entries again and again, and unpacking a news-length text
+    costs several times reading it. The same bytes always unpack to the same text, so a text
+    taken from here is the one unpacking would give."""
+
+    def __init__(self, max_bytes: int = 16 << 20) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._kept: OrderedDict[bytes, str] = OrderedDict()
+        self._lock = threading.Lock()  # stores may be read from several threads
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def text(self, data: bytes) -> str:
+        with self._lock:
+            text = self._kept.get(data)
+            if text is not None:
+                self._kept.move_to_end(data)
+                return text
+        text = zlib.decompress(data).decode("utf-8", "replace")
+        size = len(data) + 2 * len(text)
+        if size <= self.max_bytes // 16:  # a very long text would push out many others
+            with self._lock:
+                if data not in self._kept:
+                    self._kept[data] = text
+                    self.bytes += size
+                while self.bytes > self.max_bytes:
+                    dropped, gone = self._kept.popitem(last=False)
+                    self.bytes -= len(dropped) + 2 * len(gone)
+        return text
+
+
+UNPACKED = UnpackedTexts()
 
 
 def clip_key(key: str, limit: int = 2000) -> str:

@@ -193,3 +193,35 @@ def test_the_compiled_sequence_matcher_marks_exactly_as_difflib(monkeypatch):
     monkeypatch.setattr(marking, "sequence_matcher", lambda: difflib.SequenceMatcher)
     assert [align(a, b) for a, b in pairs] == compiled
     assert any(alignment.pairs for alignment in compiled)
+
+
+def test_the_c_kernels_content_of_a_text_is_the_numpy_paths(monkeypatch):
+    """Marking folds a text to its content characters, their places and clauses in one C pass
+    when the kernel is built: the same values as the numpy path, whatever the characters."""
+    from scrapy_neardup.fingerprints.kernel import kernel
+    from scrapy_neardup.review import marking
+
+    if kernel is None:
+        pytest.skip("the C kernel was not built")
+    odd = [
+        "",
+        "，。",
+        "a",
+        "ab\u200bcd",
+        "é",
+        "e\u0301x",
+        "𠀀abc",
+        "ﬁne 中文",
+        "\ud800x中",
+        "Ａ１２，３。\t\n x",
+        "中\u00ad文",
+    ]
+    samples = [text(name) for name in NAMES] + [reprint(name, edits=3) for name in NAMES] + odd
+    samples += [BANNER + text(name).replace("，", "\u200b，\u3000") + DISCLAIMER for name in NAMES]
+    compiled = [marking._Content(sample) for sample in samples]
+    monkeypatch.setattr(marking, "kernel", None)
+    for sample, fast in zip(samples, compiled):
+        slow = marking._Content(sample)
+        assert (fast.chars, fast.where.tolist(), fast.clauses()) == (slow.chars, slow.where.tolist(), slow.clauses())
+        assert fast.where.dtype == slow.where.dtype
+    assert any(len(content.clauses()[0]) > 10 for content in compiled)

@@ -3,6 +3,7 @@ Redis). Backend-only behaviour (files, keys, scripts, races) is tested beside it
 test_store.py (LevelDB) and test_redis_store.py."""
 
 import time
+import zlib
 
 import pytest
 import redis
@@ -17,7 +18,7 @@ from scrapy_neardup.engine.prefer import PreferSources, prefer_longest
 from scrapy_neardup.stores import STORES_BASE, Probe, Store, StoreError
 from scrapy_neardup.stores.base import GONE, REPLACED
 from scrapy_neardup.stores.memory import MemoryStore
-from scrapy_neardup.stores.record import DocRecord
+from scrapy_neardup.stores.record import DocRecord, UnpackedTexts, pack_text
 
 NAMES = list(ARTICLES)
 
@@ -486,6 +487,23 @@ def test_records_lists_every_document_oldest_first(store_uri):
     assert [r.key for r in listed] == [f"https://a.example/{name}" for name in NAMES if name != NAMES[1]]
     assert [r.time for r in listed] == sorted(r.time for r in listed)
     assert all(r.sketch.size and r.sentence_keys for r in listed)
+
+
+def test_texts_unpacked_lately_are_the_texts_unpacking_gives_and_stay_within_their_bound():
+    """Kept texts read again are taken from the texts unpacked lately: the same text as
+    unpacking the bytes, the least recently read dropped first, a very long one never kept."""
+    bodies = [text(name) + f"\n{number}" for number, name in enumerate(NAMES)]
+    packed = [pack_text(body) for body in bodies]
+    largest = max(len(data) + 2 * len(body) for data, body in zip(packed, bodies))
+    unpacked = UnpackedTexts(max_bytes=16 * largest)
+    for _ in range(3):
+        for data, body in zip(packed, bodies):
+            assert unpacked.text(data) == body == zlib.decompress(data).decode("utf-8")
+            assert unpacked.bytes <= unpacked.max_bytes
+    assert unpacked.text(packed[-1]) is unpacked.text(packed[-1])  # the most recent stays kept
+    small = UnpackedTexts(max_bytes=largest)  # every text more than a sixteenth of the bound
+    assert [small.text(data) for data in packed] == bodies
+    assert len(small) == 0 and small.bytes == 0
 
 
 def test_kept_texts_are_stored_with_their_records_and_go_with_them(store_uri):
