@@ -179,11 +179,18 @@ class _Story:
 
 
 def _unjoined(text: str, story: _Story) -> str:
-    """A text of ``story`` without the headings its quotes were joined onto (see ``_Story.joined``).
-    A copy whose edits touched the heading keeps it."""
+    """A text of ``story`` without the headings its quotes were joined onto (see ``_Story.joined``),
+    found as a copy's transformations leave them (digits and punctuation of either width, spaces
+    put in). A copy whose edits changed a character of the heading keeps it."""
     for joined, start in story.joined:
-        text = text.replace(joined, start, 1)
+        text = _loose(joined).sub(start, text, count=1)
     return text
+
+
+def _loose(text: str) -> re.Pattern[str]:
+    """A pattern matching ``text`` in either width, with spaces between its characters."""
+    forms = ("[" + re.escape(c + unicodedata.normalize("NFKC", c)) + "]" for c in text)
+    return re.compile("[ \u3000]*".join(forms))
 
 
 def load_articles(data: Path) -> list[dict]:
