@@ -2,14 +2,16 @@
 
 Four families, made here from the People's Daily corpus (single-story articles only: one
 dateline at most, no signed letters, no other item joined after a closing line or a picture
-title, see :func:`single_story`) and from the report templates of ``templates.py``:
+title, see :func:`single_story`, and no briefs side by side under one dateline, see
+:func:`several_briefs`) and from the report templates of ``templates.py``:
 
 - excerpts: a portal's excerpt of an article, its lead paragraphs holding 20-60% of the
   article's content (cut at a sentence end) under a "来源：… 原标题：…" line, and the complete
   article. One story: each order should find the second a duplicate of the first.
-- quotes: a commentary on its own subject, written around one whole short story it quotes
-  (most often in its middle, sometimes at its start or end), with at least as much text of
-  its own as the story; and the story alone. Other stories, in either order.
+- quotes: a commentary on its own subject (an article giving none of the story's rare names),
+  written around one whole short story it quotes (most often in its middle, sometimes at its
+  start or end), with at least as much text of its own as the story; and the story alone.
+  Other stories, in either order.
 - digests: a roundup ("新闻早班车") carrying 3-8 short stories in full under headings of
   several styles (or none), and each of those stories alone. Other stories, in either order.
 - template reports: reports of six kinds written from one template each with other facts
@@ -37,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import rjieba
 import templates
 from reprints import DEFAULT_DATA, EDITORS, SITES, _overlaps, load_articles
 
@@ -63,6 +66,11 @@ _PICTURE_TITLE = re.compile(r"（附?图片[\uff10-\uff19]*张?）$")
 # A section of a longer text: a chapter or an article of a law, a numbered part of a decree or a feature.
 _SECTION = re.compile(r"^(第[一二三四五六七八九十百零〇]+[章节条]|[一二三四五六七八九十]+、)")
 SENTENCE_CHARS = 5  # content characters of the shortest sentence that counts as one
+# A paragraph opening a news brief of its own: a subject (no date in it), then the day of its news.
+_BRIEF_OPENING = re.compile(r"^([^，。：；“”\d\uff10-\uff19]{2,30}?)[\uff10-\uff19\d]{1,2}日")
+BRIEFS = 2  # briefs of their own past the first paragraph that make a record a roundup of briefs
+NAME_TAGS = ("nr", "ns", "nt", "nz")  # jieba's tags of people, places, organisations, other proper names
+RARE_NAME = 0.02  # a name in fewer than this share of the corpus records is a story's own, not 中国 or 北京
 
 
 @dataclass
@@ -90,6 +98,40 @@ def single_story(text: str) -> bool:
         and not any(_ITEM_END.search(paragraph) for paragraph in paragraphs[1:-1])
         and not (len(paragraphs) > 1 and _PICTURE_TITLE.search(paragraphs[-1]))
     )
+
+
+def names_of(text: str) -> set[str]:
+    """The proper names of two characters or more that jieba's tagger finds in a text."""
+    return {word for word, flag in rjieba.tag(text) if flag[:2] in NAME_TAGS and len(word) >= 2}
+
+
+def several_briefs(text: str) -> bool:
+    """A record of several news briefs under the first one's dateline (an agency's world news in
+    brief: "伊朗总统哈塔米８日……", then "越南共产党……中央政治局６日决定……", "摩洛哥新一届两院制议会
+    ７日……"): BRIEFS paragraphs or more past the first open with a subject named nowhere before
+    them and the day of their news. :func:`single_story` counts datelines, and such a record has
+    one: its "complete article" goes on with other stories after its lead, a roundup."""
+    paragraphs = text.split("\n")
+    briefs = 0
+    for at in range(1, len(paragraphs)):
+        opening = _BRIEF_OPENING.match(paragraphs[at])
+        subject = names_of(opening.group(1)) if opening else set()
+        before = "\n".join(paragraphs[:at])
+        briefs += bool(subject) and not any(name in before for name in subject)
+    return briefs >= BRIEFS
+
+
+class RareNames:
+    """Which proper names are rare in a set of records (named in fewer than RARE_NAME of them):
+    a story's people, places and organisations, not the country or the capital most name."""
+
+    def __init__(self, records: list[dict]) -> None:
+        self.counts = Counter(name for record in records for name in names_of(record["text"]))
+        self.limit = RARE_NAME * len(records)
+
+    def shared(self, one: str, other: str) -> set[str]:
+        """The rare names both texts give."""
+        return {name for name in names_of(one) & names_of(other) if self.counts[name] < self.limit}
 
 
 def left_out_sentence(excerpt: str, article: str) -> bool:
@@ -176,9 +218,18 @@ QUOTE_INTROS = ["近日，一则新闻引起了笔者的注意：", "据媒体�
 QUOTE_OUTROS = ["读罢这则消息，笔者想到的却是另一件事。", "这条新闻让人感慨良多。", "由此说开去。"]
 
 
-def quote_pairs(longs: list[dict], shorts: list[dict], rng: random.Random, count: int) -> list[tuple[str, str, str]]:
+def quote_pairs(
+    longs: list[dict], shorts: list[dict], rng: random.Random, count: int, reserve: list[dict] | None = None
+) -> list[tuple[str, str, str]]:
     """(the story, the commentary quoting it whole, where the quote sits: start, middle, end).
-    The commentary's own text is an article on another subject, at least as long as the story."""
+    The commentary's own text is an article on another subject, at least as long as the story:
+    one that gives none of the story's rare names (:class:`RareNames`). An article drawn that
+    gives one (the same event reported from another side, the same province's policy) is
+    replaced by the first of ``reserve`` that gives none; the draws stay those of the article
+    drawn, so that the families drawn after the quotes are drawn alike."""
+    reserve = reserve or []
+    rare = RareNames(longs + shorts + reserve)
+    spare = iter(reserve)
     pairs = []
     for story, own in zip(shorts[:count], longs[:count]):
         story_text, own_paragraphs = story["text"].strip(), own["text"].strip().split("\n")
@@ -193,6 +244,26 @@ def quote_pairs(longs: list[dict], shorts: list[dict], rng: random.Random, count
             if where == "end"
             else rng.randint(1, max(1, len(own_paragraphs) - 1))
         )
+        if rare.shared(story_text, own["text"]):
+            own = next(
+                (
+                    other
+                    for other in spare
+                    if _content_length(other["text"]) >= _content_length(story_text)
+                    and not rare.shared(story_text, other["text"])
+                ),
+                None,
+            )
+            if own is None:
+                continue
+            own_paragraphs = own["text"].strip().split("\n")
+            at = (
+                0
+                if where == "start"
+                else len(own_paragraphs)
+                if where == "end"
+                else min(at, max(1, len(own_paragraphs) - 1))
+            )
         quoted = [rng.choice(QUOTE_INTROS), story_text, rng.choice(QUOTE_OUTROS)]
         paragraphs = own_paragraphs[:at] + quoted + own_paragraphs[at:]
         pairs.append((story_text, "\n".join(paragraphs), where))
@@ -327,7 +398,7 @@ def run(data: Path, seed: int, store_uri: str, sizes: dict[str, int]) -> bool:
     started = time.perf_counter()
     # Excerpts and complete articles, each order.
     half = len(longs) // 2
-    excerpts = excerpt_pairs(longs[:half], rng, sizes["excerpts"])
+    excerpts = [pair for pair in excerpt_pairs(longs[:half], rng, sizes["excerpts"]) if not several_briefs(pair[1])]
     found = {}
     for order, roles in (("excerpt first", ("excerpt", "complete")), ("complete first", ("complete", "excerpt"))):
         pairs = [(e, c) if roles[0] == "excerpt" else (c, e) for e, c, _ in excerpts]
@@ -348,7 +419,8 @@ def run(data: Path, seed: int, store_uri: str, sizes: dict[str, int]) -> bool:
     # NEARDUP_PREFER = "longest": excerpts of 20-95% first, the complete article later takes
     # their place; a second copy of the same length (commas changed) never does.
     wide = excerpt_pairs(longs[:half], random.Random(seed + 2), sizes["excerpts"], LONGEST_SHARE)
-    wide = [(e, c, share) for e, c, share in wide if left_out_sentence(e, c)]  # leads that left a sentence out
+    # leads that left a sentence out, of articles that are one story
+    wide = [(e, c, share) for e, c, share in wide if left_out_sentence(e, c) and not several_briefs(c)]
     docs = _stream([(e, c) for e, c, _ in wide], random.Random(seed + 2), "l", ("excerpt", "complete"))
     seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, prefer="longest"))
     replaced = sum(v.status != DUPLICATE and v.replaces == f"l/{p}-a" for p, v in seconds.items())
@@ -360,7 +432,7 @@ def run(data: Path, seed: int, store_uri: str, sizes: dict[str, int]) -> bool:
     floor("longest: copies of one length that replace the stored one", flipped, len(seconds), 0.0, at_least=False)
 
     # Quoting texts and their stories, each order.
-    quotes = quote_pairs(longs[half:], shorts, rng, sizes["quotes"])
+    quotes = quote_pairs(longs[half:], shorts, rng, sizes["quotes"], reserve=longs[:half])
     where_of = [w for _, _, w in quotes]
     for order, roles in (("story first", ("story", "quoting")), ("quoting text first", ("quoting", "story"))):
         pairs = [(s, q) if roles[0] == "story" else (q, s) for s, q, _ in quotes]

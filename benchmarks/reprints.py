@@ -172,6 +172,25 @@ class _Story:
     quoted_story: int | None = None
     partner_story: int | None = None
     paragraphs: list[str] = field(default_factory=list)
+    # A quote's heading joined onto its sentence, (heading and the sentence's first character,
+    # that character): the stream is drawn with the body as it was, then each text of the story
+    # loses the heading, so that the draws (which depend on the body) stay those they were.
+    joined: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _unjoined(text: str, story: _Story) -> str:
+    """A text of ``story`` without the headings its quotes were joined onto (see ``_Story.joined``),
+    found as a copy's transformations leave them (digits and punctuation of either width, spaces
+    put in). A copy whose edits changed a character of the heading keeps it."""
+    for joined, start in story.joined:
+        text = _loose(joined).sub(start, text, count=1)
+    return text
+
+
+def _loose(text: str) -> re.Pattern[str]:
+    """A pattern matching ``text`` in either width, with spaces between its characters."""
+    forms = ("[" + re.escape(c + unicodedata.normalize("NFKC", c)) + "]" for c in text)
+    return re.compile("[ \u3000]*".join(forms))
 
 
 def load_articles(data: Path) -> list[dict]:
@@ -327,12 +346,26 @@ def _add_quotes(stories: list[_Story], rng: random.Random) -> None:
             continue
         paragraphs = story.body.split("\n")
         for q in quoted:
+            sentence = _within_paragraph(source.body, q)
+            if sentence != q:  # taken out of its texts once every draw is made (:func:`_unjoined`)
+                story.joined.append((q[: q.index(sentence) + 1], sentence[:1]))
             frame = rng.choice(QUOTE_FRAMES)
             at = rng.randrange(0, len(paragraphs) + 1)
             paragraphs.insert(at, frame.format(q=q.rstrip("。！？；")) + ("" if frame.endswith("”") else "。"))
         story.body = "\n".join(paragraphs)
         story.kind = "quote"
         story.quoted_story = source.story
+
+
+def _within_paragraph(body: str, sentence: str) -> str:
+    """The sentence as its paragraph has it. Sentences are cut from the body with its paragraphs
+    joined, and a heading line, ending in no end mark, comes out joined onto the next
+    paragraph's first sentence: nobody quotes that. Such a sentence gives the longest sentence
+    of one paragraph that it holds, the sentence after the heading."""
+    pieces = [s.strip() for paragraph in body.split("\n") for s in transforms.sentences(paragraph)]
+    if any(sentence in paragraph for paragraph in body.split("\n")):
+        return sentence
+    return max((piece for piece in pieces if piece and piece in sentence), key=len, default=sentence)
 
 
 # ---- reprint transformations: each takes and returns a list of paragraphs ----
@@ -477,7 +510,7 @@ def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED, scri
     for story in stories:
         when = float(story.story)
         home = rng.choice(DISCLAIMER_SITES) if rng.random() < DISCLAIMER_SITE_SHARE else rng.choice(PLAIN_SITES)
-        text = story.body + ("\n" + home[2] if home[2] else "")
+        text = _unjoined(story.body, story) + ("\n" + home[2] if home[2] else "")
         script = conversions.original()
         if script:
             text = conversions.convert(script, text)
@@ -500,6 +533,7 @@ def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED, scri
         for copy in range(1, rng.randint(*REPRINTS) + 1):
             site = rng.choice([s for s in SITES if s[0] != home[0]])
             text, applied = _reprint(story, home, site, rng, pool)
+            text = _unjoined(text, story)
             text, converted = conversions.reprint(text, script)
             applied += converted
             docs.append(

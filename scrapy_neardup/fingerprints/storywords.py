@@ -220,12 +220,16 @@ def story_words_of(content: np.ndarray, compiled: bool = True) -> StoryWords:
     )
 
 
+UNDATED_PLACE = 8  # characters of the place in a dateline without a day ("本报加拉加斯电")
 # A news dateline as the content characters keep it (punctuation and spaces gone): an agency or
-# paper, a place, a day, 电 ("新华社北京1月12日电", "本报珀斯１月１１日电"), or 本报讯. Each starts a
-# story; an article has one at most, a roundup of agency stories one for each.
+# paper, a place, a day, 电 ("新华社北京1月12日电", "本报珀斯１月１１日电"), 本报讯, or the paper and
+# a place without a day ("本报加拉加斯电": a name, no function character, no 记者, as in
+# "本报记者从电力部获悉"). Each starts a story; an article has one at most, a roundup of agency
+# stories one for each.
 DATELINE = re.compile(
     r"(?:新华社|中新社|本报)[\u4e00-\u9fff]{0,10}?(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})月"
     r"(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})日电|本报讯"
+    rf"|本报(?:(?!记者)[^\W\d_{FUNCTION_CHARACTERS}电讯]){{2,{UNDATED_PLACE}}}电"
 )
 
 
@@ -251,8 +255,9 @@ DATELINE_LONGEST = 22
 
 def _dateline_windows(text: str) -> list[tuple[int, int]]:
     """The stretches of ``text`` a dateline can lie in, in order, apart: the DATELINE_LONGEST
-    characters ending with each 日电, and each 本报讯. Every match of DATELINE lies in one, so
-    the pattern tried in them finds what it finds tried at every character of the text."""
+    characters ending with each 日电, each 本报讯, and the characters after each 本报 that an
+    undated dateline takes. Every match of DATELINE lies in one, so the pattern tried in them
+    finds what it finds tried at every character of the text."""
     windows = []
     for word, reach in (("日电", DATELINE_LONGEST), ("本报讯", len("本报讯"))):
         at = text.find(word)
@@ -260,6 +265,10 @@ def _dateline_windows(text: str) -> list[tuple[int, int]]:
             end = at + len(word)
             windows.append((max(0, end - reach), end))
             at = text.find(word, end)
+    at = text.find("本报")
+    while at >= 0:
+        windows.append((at, min(len(text), at + len("本报电") + UNDATED_PLACE)))
+        at = text.find("本报", at + 1)
     return merged_spans(windows)
 
 

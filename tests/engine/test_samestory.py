@@ -7,12 +7,14 @@ from support.samestory_texts import (
     BRIDGE,
     CENSUS_ITEMS,
     CLINIC,
+    DRILL,
     FORECASTS,
     MARATHON_ITEMS,
     ROUNDUP_STORIES,
     bridge,
     digest,
     dressed_bridge,
+    drill_commentary,
     letter,
     repost,
     roundup,
@@ -62,6 +64,21 @@ def test_a_letter_quoting_a_whole_story_is_not_its_duplicate_but_related(store_u
     related = verdicts[1].related
     assert [entry["key"] for entry in related] == [first[0]]
     assert any("远程会诊" in passage for passage in related[0]["shared"])
+
+
+@pytest.mark.parametrize("story_first", [True, False])
+def test_a_commentary_opening_with_a_story_then_a_report_under_its_own_dateline_is_not_its_duplicate(
+    store_uri, story_first
+):
+    """The report of its own comes back to the story's words as an article's later paragraphs
+    would; the paper's dateline without a day ("本报绵阳电") starts it, another story."""
+    pair = [("news/drill", DRILL), ("comment/floods", drill_commentary())]
+    first, second = pair if story_first else pair[::-1]
+    verdicts = _checked(store_uri, [first, second])
+    assert [v.status for v in verdicts] == [UNIQUE, UNIQUE]
+    judgement = judge(Fingerprinter().fingerprint(DRILL), Fingerprinter().fingerprint(drill_commentary()))
+    assert (judgement.rule, judgement.dateline) == (QUOTED_STORY, True)
+    assert "a dateline in the rest starts another story" in judgement.reason()
 
 
 @pytest.mark.parametrize("roundup_first", [True, False])

@@ -1,4 +1,4 @@
-"""Datelines are looked for only near 日电 and 本报讯, and found exactly as a scan of the whole text finds them."""
+"""Datelines are looked for only near 日电, 本报讯 and 本报, and found exactly as a scan of the whole text finds them."""
 
 import random
 
@@ -41,12 +41,21 @@ def test_a_closing_dateline_and_a_text_without_any_give_none():
     assert datelines_of(codes("")) == 0
 
 
+def test_the_paper_and_a_place_without_a_day_is_a_dateline_and_a_reporter_is_not():
+    """ "（本报加拉加斯电）" opens a story as "本报北京1月3日电" does; "本报记者从电力部获悉" and
+    "本报刊登的电视节目" are sentences, not datelines."""
+    for dateline, expected in (("本报加拉加斯电", True), ("本报上海电", True), ("本报记者从电力部获悉", False),
+                               ("本报刊登的电视节目", False), ("本报驻东京记者电", False)):  # fmt: skip
+        text = STORY + dateline + STORY * 3
+        assert datelines_of(codes(text)) == whole_scan(text) == (expected << (len(STORY) * BINS // len(text))), dateline
+
+
 def test_datelines_are_those_of_a_scan_of_the_whole_text():
     """Random texts dense in the pattern's pieces: agencies, places, numbers, 月, 日电, 本报讯,
     overlapping and adjacent, near the start and the end."""
     rng = random.Random(1998)
     pieces = ["新华社", "中新社", "本报", "本报讯", "讯", "日电", "月", "日", "电", "1", "12", "3", "十", "二", "北京",
-              "珀斯", "乌鲁木齐", "的", "，", " ", "。", "市政府召开会议", "a", STORY[:20]]  # fmt: skip
+              "珀斯", "乌鲁木齐", "的", "，", " ", "。", "市政府召开会议", "a", STORY[:20], "记者", "加拉加斯"]  # fmt: skip
     found = 0
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))

@@ -185,3 +185,29 @@ def digest(items: dict[str, str], headings: bool = True) -> str:
         lines.append(story)
     lines.append("以上为今日要闻，明天见。")
     return "\n".join(lines)
+
+
+# A story under an agency's dateline, and a commentary that opens with it whole and goes on with
+# a report of its own on another county's flood warnings, under the paper's dateline without a
+# day: it comes back to the story's words (防汛, 群众, 转移, 应急分队), as a lead's article does.
+DRILL = (
+    "新华社成都７月３日电 青川县今天在白龙湖畔举行防汛应急演练，沿湖六个乡镇的两千多名群众参加了演练。"
+    "上午九点，青川县防汛指挥部发出山洪预警，白龙湖沿岸的广播同时响起，各村的应急分队带领群众沿着事先标好的路线向高处转移，"
+    "四十分钟内全部转移到安置点。青川县防汛指挥部负责人说，今年汛期以来，白龙湖水位比往年同期高出两米，"
+    "演练就是要让每一户群众都知道预警响起时往哪里走、由谁带领。"
+)
+
+DRILL_COMMENTARY_OWN = [
+    "（本报绵阳电）",
+    "北川县的防汛预警系统今年换了新装备。山区的三百多个村民小组都装上了雨量监测站，雨量超过警戒值，"
+    "监测站就把预警发到村干部的手机上，村里的广播随即响起。",
+    "北川县水务局的工程师罗文斌介绍，过去山洪预警要靠人在河边看水位，夜里下大雨时常常来不及通知群众转移。"
+    "新装备用了一年，北川县已经五次提前两小时以上发出预警。",
+    "罗文斌说，预警发出去只是第一步，群众转移还要靠村里的应急分队。今年北川县给每个村配了应急分队，每个季度在村里走一遍转移路线。",
+    "北川县还在山区学校里开了防汛课，孩子们学会了看雨量牌，回家再讲给老人听。罗文斌说，明年北川县打算把雨量监测站装到每一条山沟。",
+]
+
+
+def drill_commentary() -> str:
+    """The commentary: a line of its own, the story whole, then its own report."""
+    return "\n".join(["读到这样一条消息：", DRILL, *DRILL_COMMENTARY_OWN])
