@@ -10,7 +10,7 @@ it saw, and that CPU by kind of process, with the pass line of pytest.
     python benchmarks/suite.py                        # the README's command
     python benchmarks/suite.py -- -n auto tests/crawl  # other pytest arguments
     python benchmarks/suite.py --tree /tmp/base        # another tree (git archive ... | tar -x)
-    python benchmarks/suite.py --log suite.log -- -q -n auto --dist load --durations=40
+    python benchmarks/suite.py --log suite.log -- -q -n auto --dist load --maxschedchunk 1 --durations=40
 
 A tree given with ``--tree`` runs from its own folder with itself first on PYTHONPATH, so that
 the tests and every process they start import that tree's package (its C kernel built in it).
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 TICKS = os.sysconf("SC_CLK_TCK")
-README_COMMAND = ["-q", "-n", "auto", "--dist", "load"]
+README_COMMAND = ["-q", "-n", "auto", "--dist", "load", "--maxschedchunk", "1"]
 
 # Kind of a process, by the first word found in its command line.
 KINDS = [

@@ -35,9 +35,9 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules of SLOW_FIRST run first, the rest in their usual order. With ``--dist load``
-    the long tests are dealt out to the workers at the start, and the run ends on short ones
-    instead of waiting on one worker's long crawl."""
+    """The modules of SLOW_FIRST run first, the rest in their usual order. With ``--dist load
+    --maxschedchunk 1`` (a test at a time to the worker that is free) the long tests start at
+    once, one a worker, and the run ends on short ones instead of waiting on one long crawl."""
     rank = {name: place for place, name in enumerate(SLOW_FIRST)}
 
     def place(item: pytest.Item) -> int:
