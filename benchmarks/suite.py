@@ -9,6 +9,11 @@ it saw, and that CPU by kind of process, with the pass line of pytest.
 
     python benchmarks/suite.py                        # the README's command
     python benchmarks/suite.py -- -n auto tests/crawl  # other pytest arguments
+    python benchmarks/suite.py --tree /tmp/base        # another tree (git archive ... | tar -x)
+    python benchmarks/suite.py --log suite.log -- -q -n auto --dist load --maxschedchunk 1 --durations=40
+
+A tree given with ``--tree`` runs from its own folder with itself first on PYTHONPATH, so that
+the tests and every process they start import that tree's package (its C kernel built in it).
 """
 
 from __future__ import annotations
@@ -24,16 +29,16 @@ import time
 from pathlib import Path
 
 TICKS = os.sysconf("SC_CLK_TCK")
-README_COMMAND = ["-q", "-n", "auto", "--dist", "worksteal"]
+README_COMMAND = ["-q", "-n", "auto", "--dist", "load", "--maxschedchunk", "1"]
 
 # Kind of a process, by the first word found in its command line.
 KINDS = [
     ("crawl.worker", "crawl worker"),
+    ("-m scrapy_neardup", "neardup command"),
     ("scrapy", "scrapy crawl or script"),
     ("run_distributed.py", "scrapy crawl or script"),
     ("run_example.py", "scrapy crawl or script"),
     ("neardup", "neardup command"),
-    ("scrapy_neardup", "neardup command"),
     ("[cluster]", "Redis Cluster node"),
     ("redis-sentinel", "redis-server or sentinel"),
     ("redis-server", "redis-server or sentinel"),
@@ -85,14 +90,20 @@ def tree_of(root: int) -> dict[int, tuple[str, float, int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pytest_args", nargs="*", help="after --: pytest's arguments (default: the README's)")
+    parser.add_argument("--tree", type=Path, help="run the suite of this tree (default: this one)")
+    parser.add_argument("--log", type=Path, help="write pytest's output to this file")
     parser.add_argument("--every", type=float, default=0.25, help="seconds between two reads of /proc")
     args = parser.parse_args()
     command = [sys.executable, "-m", "pytest", *(args.pytest_args or README_COMMAND)]
-    print("$", " ".join(command[1:]), flush=True)
+    env = dict(os.environ)
+    if args.tree:
+        tree = args.tree.resolve()
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
+    print("$", " ".join(command[1:]), f"(in {args.tree})" if args.tree else "", flush=True)
     start = time.monotonic()
     seen: dict[tuple[int, int], tuple[str, float]] = {}  # (pid, start time) -> (command, CPU)
     with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
-        run = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        run = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=args.tree, env=env)
         while run.poll() is None:
             for pid, (line, cpu, started) in tree_of(run.pid).items():
                 known = seen.get((pid, started))
@@ -100,7 +111,10 @@ def main() -> None:
                 seen[(pid, started)] = (known[0] if known and known[0] else line, cpu)
             time.sleep(args.every)
         log.seek(0)
-        lines = log.read().splitlines() or [""]
+        output = log.read()
+        lines = output.splitlines() or [""]
+    if args.log:
+        args.log.write_text(output, encoding="utf-8")
     wall = time.monotonic() - start
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     by_kind: dict[str, float] = collections.Counter()

@@ -8,12 +8,42 @@ from support.local_site import LocalSite
 from support.redis_cluster import cluster_url, redis_cluster  # noqa: F401
 from support.redis_server import redis_server, redis_url  # noqa: F401
 
+# The modules that hold the longest tests (whole crawls, each in processes of their own; a cold
+# build of the tables), longest first (benchmarks/suite.py --durations). A module moved or
+# renamed here only loses its place in the order, never a test.
+SLOW_FIRST = [
+    "crawl/test_distributed_crawl.py",
+    "fingerprints/test_prepared.py",
+    "crawl/test_first_hour_crawl.py",
+    "crawl/test_example_project.py",
+    "cli/test_cli.py",
+    "crawl/test_crawl_failures.py",
+    "crawl/test_redis_crawl.py",
+    "crawl/test_crawl.py",
+    "stores/test_redis_faults.py",
+    "stores/test_redis_cluster.py",
+    "serve/test_serve.py",
+    "cli/test_first_hour_cli.py",
+]
+
 
 def pytest_xdist_auto_num_workers(config) -> int:
     """``-n auto``: two workers more than the cores. Many tests wait on a child process (a
     crawl, a server, a browser) for much of their time; with one worker a core those waits
     leave a core idle."""
     return (os.cpu_count() or 1) + 2
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules of SLOW_FIRST run first, the rest in their usual order. With ``--dist load
+    --maxschedchunk 1`` (a test at a time to the worker that is free) the long tests start at
+    once, one a worker, and the run ends on short ones instead of waiting on one long crawl."""
+    rank = {name: place for place, name in enumerate(SLOW_FIRST)}
+
+    def place(item: pytest.Item) -> int:
+        return rank.get("/".join(item.path.parts[-2:]), len(rank))
+
+    items.sort(key=place)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ import pytest_twisted
 import scrapy
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
+from support.crawls import LEAN
 
 from scrapy_neardup.cli import main
 from scrapy_neardup.stores.base import LocalStore
@@ -61,6 +62,7 @@ def crawl(site_root: str, texts: list[str], **settings: Any):
             "NEARDUP_WORKERS": 0,
             "LOG_LEVEL": "INFO",
             "TELNETCONSOLE_ENABLED": False,
+            **LEAN,
             **settings,
         }
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -17,6 +18,7 @@ from support import child_env
 from support.crawls import (
     COMPAT,
     LATER,
+    LEAN,
     OTHERS,
     SITE_A,
     crawl,
@@ -466,7 +468,7 @@ if __name__ == "__main__":
             "NEARDUP_STORE": {store!r},
             "NEARDUP_WORKERS": 1,
             "LOG_LEVEL": "INFO",
-            **{compat!r},
+            **{extra!r},
         }})
         half = len(ARTICLES) // 2
         process.crawl(NewsSpider, root=site.root, paths=ARTICLES[:half])
@@ -477,7 +479,7 @@ if __name__ == "__main__":
 
 def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
     script = tmp_path / "run.py"
-    script.write_text(SCRIPT.format(store=f"leveldb://{tmp_path / 'store'}", compat=COMPAT))
+    script.write_text(SCRIPT.format(store=f"leveldb://{tmp_path / 'store'}", extra={**COMPAT, **LEAN}))
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path, env=child_env()
     )
@@ -494,7 +496,7 @@ def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
 def test_unguarded_script_with_workers_crawls_with_its_workers(tmp_path):
     """Workers are new processes that never import the crawl script: a script without a
     __main__ guard works with them (a forked or spawned pool would start the crawl again)."""
-    lines = SCRIPT.format(store=f"leveldb://{tmp_path / 'store'}", compat=COMPAT).splitlines()
+    lines = SCRIPT.format(store=f"leveldb://{tmp_path / 'store'}", extra={**COMPAT, **LEAN}).splitlines()
     guard = lines.index('if __name__ == "__main__":')
     unguarded = lines[:guard] + [line[4:] for line in lines[guard + 1 :]]
     script = tmp_path / "run.py"
@@ -527,7 +529,10 @@ def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
         f"NEARDUP_STORE=leveldb://{tmp_path / 'store'}",
         "-s",
         "NEARDUP_WORKERS=0",
-        *[f"-s{name}={value}" for name, value in COMPAT.items()],
+        *[
+            f"-s{name}={value if isinstance(value, str) else json.dumps(value)}"
+            for name, value in {**COMPAT, **LEAN}.items()
+        ],
         "-a",
         f"root={local_site.root}",
         "-a",
@@ -539,8 +544,6 @@ def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path, env=child_env())
     assert done.returncode == 0, done.stderr[-3000:]
-    import json
-
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["duplicate_of"] for r in rows] == [None, local_site.url("/a/metro.html"), local_site.url("/a/metro.html")]
     assert len({r["similar_id"] for r in rows}) == 1

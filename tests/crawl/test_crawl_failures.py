@@ -12,12 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import scrapy
 from support import child_env
+from support.crawls import COMPAT, LEAN, settings_lines
 from support.redis_server import free_port
-
-# Scrapy < 2.12 warns without it (its project template sets it); 2.12+ deprecates it.
-COMPAT = {"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"} if scrapy.version_info < (2, 12) else {}
 
 SETTINGS = f"""
 BOT_NAME = "proj"
@@ -26,8 +23,7 @@ ITEM_PIPELINES = {{"scrapy_neardup.NearDupPipeline": 200}}
 NEARDUP_WORKERS = 0
 TELNETCONSOLE_ENABLED = False
 LOG_LEVEL = "INFO"
-{"".join(f"{name} = {value!r}" for name, value in COMPAT.items())}
-"""
+{settings_lines({**COMPAT, **LEAN})}"""
 
 SPIDER = """
 from support.local_site import NewsSpider

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.crawls import without_unused_extensions
 
 pytest.importorskip("scrapy_redis", reason="scrapy-redis is not installed (pip install -e '.[test]')")
 
@@ -23,6 +24,7 @@ def _run_distributed(tmp_path: Path, redis_url: str, *args: str) -> subprocess.C
     project = tmp_path / "example_project"
     if not project.exists():
         shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".scrapy", "output", "__pycache__"))
+        without_unused_extensions(project)
     env = dict(os.environ, PYTHONPATH=str(project))
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     return subprocess.run(

@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from support.crawls import without_unused_extensions
 
 from scrapy_neardup.newsworld import DEFAULT_STORIES, build_world, serve
 from scrapy_neardup.newsworld.stories import Story
@@ -31,6 +32,7 @@ CRAWL_TIMEOUT = 600  # seconds; a crawl of the small world takes a few seconds o
 def _copy_project(tmp_path: Path) -> Path:
     target = tmp_path / "example_project"
     shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".scrapy", "output", "__pycache__"))
+    without_unused_extensions(target)
     return target
 
 

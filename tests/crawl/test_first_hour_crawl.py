@@ -14,14 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import scrapy
 from support import ROOT, child_env
+from support.crawls import COMPAT, LEAN, settings_lines
 from support.redis_server import free_port
 
 from scrapy_neardup.newsworld.small import REPRINT_OF
-
-# Scrapy < 2.12 warns without it (its project template sets it); 2.12+ deprecates it.
-COMPAT = {"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"} if scrapy.version_info < (2, 12) else {}
 
 SETTINGS = f"""
 BOT_NAME = "proj"
@@ -34,8 +31,7 @@ ITEM_PIPELINES = {{
 NEARDUP_WORKERS = 0
 TELNETCONSOLE_ENABLED = False
 LOG_LEVEL = "INFO"
-{"".join(f"{name} = {value!r}" for name, value in COMPAT.items())}
-"""
+{settings_lines({**COMPAT, **LEAN})}"""
 
 # A storage pipeline with state, as a project has one: its close_spider needs what its
 # open_spider made. Each says when it opens and closes, so a test sees them paired.

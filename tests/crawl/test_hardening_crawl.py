@@ -13,7 +13,7 @@ import pytest
 import pytest_twisted
 from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
-from support.crawls import COMPAT, OTHERS, SITE_A, crawl, run, run_failing_open, settings_for
+from support.crawls import COMPAT, LEAN, OTHERS, SITE_A, crawl, run, run_failing_open, settings_for
 from support.local_site import ARTICLES, NewsSpider
 
 from scrapy_neardup.crawl.settings import NearDupConfig
@@ -238,7 +238,7 @@ process = CrawlerProcess({{
     "NEARDUP_WORKERS": 2,
     "TELNETCONSOLE_ENABLED": False,
     "LOG_LEVEL": "INFO",
-    **{compat!r},
+    **{extra!r},
 }})
 process.crawl(Nothing)
 process.start()
@@ -249,7 +249,7 @@ def test_an_empty_crawl_with_workers_ends_without_a_traceback(tmp_path):
     """The crawl ended before its workers had loaded their tables: each printed a
     BrokenPipeError traceback as it said it was ready to a crawler that had gone."""
     script = tmp_path / "empty.py"
-    script.write_text(EMPTY_CRAWL.format(compat=COMPAT), encoding="utf-8")
+    script.write_text(EMPTY_CRAWL.format(extra={**COMPAT, **LEAN}), encoding="utf-8")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "2 worker processes" in done.stderr and "Spider closed (finished)" in done.stderr

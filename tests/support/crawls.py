@@ -10,6 +10,7 @@ import scrapy
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
+from scrapy.settings.default_settings import EXTENSIONS_BASE
 
 from support.local_site import ARTICLES, NewsSpider
 
@@ -19,6 +20,12 @@ PIPELINE = "scrapy_neardup.NearDupPipeline"
 TIMING = {"neardup/extract_seconds"}
 # Scrapy < 2.12 warns without it (its project template sets it); 2.12+ deprecates it.
 COMPAT = {"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"} if scrapy.version_info < (2, 12) else {}
+# Scrapy's remote-control extension (2.19+) imports aiohttp and starts an HTTP server in every
+# crawl; no test uses it. The test crawls leave it out of EXTENSIONS_BASE: an EXTENSIONS entry of
+# None would still import it (Scrapy loads every key of EXTENSIONS to compare them).
+LEAN = {
+    "EXTENSIONS_BASE": {path: order for path, order in EXTENSIONS_BASE.items() if not path.endswith(".RemoteControl")}
+}
 
 SITE_A = [p for p in ARTICLES if p.startswith("/a/")]
 OTHERS = [p for p in ARTICLES if not p.startswith("/a/")]
@@ -41,6 +48,17 @@ class Result:
         return [url_path(ItemAdapter(item).get("url")) for item in self.items]
 
 
+def settings_lines(settings: dict[str, Any]) -> str:
+    """``settings`` as the lines of a project's settings.py."""
+    return "".join(f"{name} = {value!r}\n" for name, value in settings.items())
+
+
+def without_unused_extensions(example_project: Path) -> None:
+    """Adds LEAN to a copy of the example project's settings (its crawls in the tests)."""
+    settings = example_project / "example" / "settings.py"
+    settings.write_text(settings.read_text(encoding="utf-8") + "\n" + settings_lines(LEAN), encoding="utf-8")
+
+
 def url_path(url: str | None) -> str:
     return "/" + url.split("/", 3)[3] if url and url.count("/") >= 3 else str(url)
 
@@ -55,6 +73,7 @@ def settings_for(store: Path | str, **extra: Any) -> dict[str, Any]:
         "CONCURRENT_REQUESTS": 4,
         "DOWNLOAD_WARNSIZE": 0,
         **COMPAT,
+        **LEAN,
         **extra,
     }
 

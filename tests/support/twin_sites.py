@@ -14,6 +14,7 @@ from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from support.crawls import LEAN
 from support.news_corpus import ARTICLES, PROMOTION
 
 TITLES = {
@@ -155,7 +156,7 @@ def crawl(tmp_path: Path, name: str, root: str, store: str, **settings) -> subpr
             store,
             str(tmp_path / f"{name}.jsonl"),
             str(tmp_path / f"{name}.json"),
-            json.dumps(settings),
+            json.dumps({**LEAN, **settings}),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
