@@ -9,9 +9,11 @@
  * <div>s into paragraphs) are followed as if done, and readable.py makes the few changes
  * that later steps need, on the elements this module names.
  *
- * Two more reads serve the steps around readability: the short paragraphs that readable.py
- * joins (short_paragraphs), and the article's text with its line breaks (flat_text, with
- * the names of extract.py's skipped and block elements), each with a Python twin.
+ * More reads serve the steps around readability: the short paragraphs that readable.py
+ * joins (short_paragraphs), the article's text with its line breaks (flat_text, with the
+ * names of extract.py's skipped and block elements), and the <div>s of the article's region
+ * sorted by the blocks below them for its <div>-to-paragraph rules (divs_by_blocks,
+ * child_divs_by_blocks), each with a Python twin.
  *
  * The patterns (readability's class and id words, the label hints) come from readable.py
  * through configure(), so the rules live in one place.
@@ -885,13 +887,12 @@ static PyObject *py_labelled(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------ blocks below */
 
-static PyObject *py_blocks_below(PyObject *self, PyObject *obj) {
-    LxmlElement *root = as_element(obj);
-    if (!root) return NULL;
-    xmlNode *top = root->c_node, *cur = top->children;
+/* Is a block element below `top`? */
+static int has_block_below(const xmlNode *top) {
+    const xmlNode *cur = top->children;
     while (cur) {
         if (cur->type == XML_ELEMENT_NODE) {
-            if (is_block_name(cur->name)) Py_RETURN_TRUE;
+            if (is_block_name(cur->name)) return 1;
             if (cur->children) {
                 cur = cur->children;
                 continue;
@@ -901,7 +902,96 @@ static PyObject *py_blocks_below(PyObject *self, PyObject *obj) {
         if (cur == top) break;
         cur = cur->next;
     }
-    Py_RETURN_FALSE;
+    return 0;
+}
+
+static PyObject *py_blocks_below(PyObject *self, PyObject *obj) {
+    LxmlElement *root = as_element(obj);
+    if (!root) return NULL;
+    return PyBool_FromLong(has_block_below(root->c_node));
+}
+
+/* ------------------------------------------------------------------ divs by their blocks */
+
+static inline int is_div(const xmlNode *node) {
+    return node->type == XML_ELEMENT_NODE && node->name && strcmp((const char *)node->name, "div") == 0;
+}
+
+/* The <div>s below `node` in document order, in `without` (no block element below them) or
+ * in `with` (the others), each list holding a None where a <div> of the other list is. Returns
+ * whether a block element is below `node`, or -1 on an error. */
+static int sort_divs(xmlNode *node, LxmlElement *root, PyObject *without, PyObject *with, int depth) {
+    if (depth > 10000) { /* libxml2's parser nests 256 deep; the C stack holds this */
+        PyErr_SetString(PyExc_RecursionError, "a tree too deep to walk");
+        return -1;
+    }
+    int below = 0;
+    for (xmlNode *child = node->children; child; child = child->next) {
+        if (child->type != XML_ELEMENT_NODE) continue;
+        Py_ssize_t slot = -1;
+        if (is_div(child)) { /* its place in document order, filled once its blocks are known */
+            slot = PyList_GET_SIZE(with);
+            if (PyList_Append(with, Py_None) < 0 || PyList_Append(without, Py_None) < 0) return -1;
+        }
+        int child_below = sort_divs(child, root, without, with, depth + 1);
+        if (child_below < 0) return -1;
+        if (slot >= 0) {
+            PyObject *element = proxy(root, child);
+            if (!element) return -1;
+            PyList_SET_ITEM(child_below ? with : without, slot, element); /* the slot's None is let go */
+            Py_DECREF(Py_None);
+        }
+        if (child_below || is_block_name(child->name)) below = 1;
+    }
+    return below;
+}
+
+/* `items` without its Nones. */
+static PyObject *without_none(PyObject *items) {
+    PyObject *kept = PyList_New(0);
+    for (Py_ssize_t i = 0; kept && i < PyList_GET_SIZE(items); i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (item != Py_None && PyList_Append(kept, item) < 0) Py_CLEAR(kept);
+    }
+    return kept;
+}
+
+static PyObject *py_divs_by_blocks(PyObject *self, PyObject *obj) {
+    LxmlElement *root = as_element(obj);
+    if (!root) return NULL;
+    PyObject *without = PyList_New(0), *with = PyList_New(0), *result = NULL;
+    if (without && with && sort_divs(root->c_node, root, without, with, 0) >= 0) {
+        PyObject *a = without_none(without), *b = a ? without_none(with) : NULL;
+        if (a && b) result = PyTuple_Pack(2, a, b);
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+    }
+    Py_XDECREF(without);
+    Py_XDECREF(with);
+    return result;
+}
+
+/* The children of `parent`: the <div>s without a block element below them, and whether
+ * another child is a block element or has one below it. */
+static PyObject *py_child_divs_by_blocks(PyObject *self, PyObject *obj) {
+    LxmlElement *parent = as_element(obj);
+    if (!parent) return NULL;
+    PyObject *without = PyList_New(0);
+    if (!without) return NULL;
+    int holds = 0;
+    for (xmlNode *child = parent->c_node->children; child; child = child->next) {
+        if (child->type != XML_ELEMENT_NODE) continue;
+        if (is_div(child) && !has_block_below(child)) {
+            if (append_proxy(without, parent, child) < 0) {
+                Py_DECREF(without);
+                return NULL;
+            }
+        } else if (!holds && (is_block_name(child->name) || has_block_below(child))) {
+            holds = 1;
+        }
+    }
+    PyObject *result = Py_BuildValue("(NO)", without, holds ? Py_True : Py_False);
+    return result;
 }
 
 /* ------------------------------------------------------------------ short paragraphs */
@@ -1050,6 +1140,12 @@ static PyMethodDef methods[] = {
      "skipped elements and comments left out (their tails kept), then root's tail."},
     {"blocks_below", py_blocks_below, METH_O,
      "blocks_below(element) -> bool: a block element (as readability finds them) is below it."},
+    {"divs_by_blocks", py_divs_by_blocks, METH_O,
+     "divs_by_blocks(root) -> (without, with): the <div>s below root without a block element below them "
+     "and those with one, each in document order."},
+    {"child_divs_by_blocks", py_child_divs_by_blocks, METH_O,
+     "child_divs_by_blocks(parent) -> (without, holds): the child <div>s without a block element below "
+     "them, and whether another child is a block element or has one below it."},
     {NULL, NULL, 0, NULL},
 };
 

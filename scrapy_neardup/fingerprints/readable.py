@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 import lxml.etree
@@ -578,7 +578,7 @@ def _holding_blocks(root: Any) -> set:
     return holding
 
 
-def _wrap_loose_text(div: Any, holds_block: set) -> None:
+def _wrap_loose_text(div: Any, holds_block: Container) -> None:
     """readability's second step for a <div> with blocks: its loose text and runs of inline
     children become paragraphs of their own, <br>s go."""
     paragraph = None
@@ -663,12 +663,7 @@ class _WalkedDocument(_TreeDocument):
             _turn_children_into_paragraphs(element)
 
     def sanitize(self, node: Any, candidates: dict, keep_all_images: bool = False) -> str:
-        holds_block = _holding_blocks(node)
-        for div in list(node.iterdescendants("div")):
-            if div not in holds_block:
-                div.tag = "p"
-        for div in list(node.iterdescendants("div")):
-            _wrap_loose_text(div, holds_block)
+        _divs_into_paragraphs(node)
         return super().sanitize(node, candidates, keep_all_images)
 
 
@@ -696,14 +691,56 @@ def _turn_children_into_paragraphs(parent: Any) -> None:
     """readability's <div>-to-paragraph rules on ``parent`` and its children only: a child
     <div> without blocks below it becomes a <p>; the loose text of a <div> parent with a block
     child, or a child of any kind with blocks below it, becomes <p>s."""
+    if _walker is not None:
+        plain, holds = _walker.child_divs_by_blocks(parent)
+        for div in plain:
+            div.tag = "p"
+        if holds and parent.tag == "div":
+            _wrap_loose_text(parent, _HOLDING_BLOCKS)
+        return
     holds_block = set()
     for child in parent:
-        if child.tag == "div" and not _walker.blocks_below(child):
+        if child.tag == "div" and not _blocks_below(child):
             child.tag = "p"
-        elif _is_block(child) or _walker.blocks_below(child):
+        elif _is_block(child) or _blocks_below(child):
             holds_block.add(child)
     if parent.tag == "div" and holds_block:
         _wrap_loose_text(parent, holds_block)
+
+
+def _blocks_below(element: Any) -> bool:
+    return any(_is_block(below) for below in element.iterdescendants())
+
+
+def _divs_into_paragraphs(root: Any) -> None:
+    """readability's <div>-to-paragraph rules below ``root``: a <div> without blocks below it
+    becomes a <p>, the loose text of the others becomes <p>s. Renaming a <div> changes
+    nothing that holds blocks (a <p> is one too), nor does wrapping loose text (a <div>'s
+    inline children move into new <p>s), so the C walk sorts the <div>s in one read of the
+    tree and an inline child is asked whether it holds blocks when its turn comes."""
+    if _walker is not None:
+        plain, holding = _walker.divs_by_blocks(root)
+        for div in plain:
+            div.tag = "p"
+        for div in holding:
+            _wrap_loose_text(div, _HOLDING_BLOCKS)
+        return
+    holds_block = _holding_blocks(root)
+    for div in list(root.iterdescendants("div")):
+        if div not in holds_block:
+            div.tag = "p"
+    for div in list(root.iterdescendants("div")):
+        _wrap_loose_text(div, holds_block)
+
+
+class _HoldingBlocks:
+    """The elements with a block element below them, asked of the C walk one at a time."""
+
+    def __contains__(self, element: Any) -> bool:
+        return bool(_walker.blocks_below(element))
+
+
+_HOLDING_BLOCKS = _HoldingBlocks()
 
 
 def readable_article(tree: Any, fresh_tree: Callable[[], Any], cjk_headline: bool = False) -> Any:

@@ -277,3 +277,38 @@ def test_labels_are_found_as_in_python():
     ]
     assert found == python
     assert len(found) == 5  # the four that are labels whole, and "Read more"
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES, ids=[name for name, _ in PAGES])
+def test_divs_become_paragraphs_as_in_python(name, html):
+    """readability's <div>-to-paragraph rules on a whole block and on one element's children:
+    the C walk sorts the <div>s by the blocks below them, and the tree comes out as the
+    Python rules leave it."""
+    for whole in (True, False):
+        c_tree, python_tree = readable.parse_page(html), readable.parse_page(html)
+        if whole:
+            readable._divs_into_paragraphs(c_tree.find("body"))
+            in_python(readable._divs_into_paragraphs, python_tree.find("body"))
+        else:
+            for c_element, python_element in zip(list(c_tree.iter()), list(python_tree.iter()), strict=True):
+                readable._turn_children_into_paragraphs(c_element)
+                in_python(readable._turn_children_into_paragraphs, python_element)
+        assert lxml.html.tostring(c_tree) == lxml.html.tostring(python_tree)
+
+
+def test_divs_are_sorted_by_the_blocks_below_them():
+    """A <div> holds a block when any element below it starts like one (<p>, <img>, <table>,
+    a <div>, and <param> or <picture> too, as readability's pattern reads), however deep."""
+    html = (
+        "<html><body><div id='a'><div id='b'>字<span><i><img src='x'></i></span></div>"
+        "<div id='c'>只有字<b>粗</b></div><div id='d'><param name='x'></div>"
+        "<section><div id='e'><div id='f'></div></div></section></div></body></html>"
+    )
+    root = lxml.html.document_fromstring(html)
+    without, holding = readable._walker.divs_by_blocks(root.find("body"))
+    assert [div.get("id") for div in without] == ["c", "f"]
+    assert [div.get("id") for div in holding] == ["a", "b", "d", "e"]
+    plain, holds = readable._walker.child_divs_by_blocks(root.find("body/div/section"))
+    assert plain == [] and holds
+    plain, holds = readable._walker.child_divs_by_blocks(root.find("body/div"))
+    assert [div.get("id") for div in plain] == ["c"] and holds
