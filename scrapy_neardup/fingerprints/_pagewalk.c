@@ -888,20 +888,9 @@ static PyObject *py_labelled(PyObject *self, PyObject *args) {
 /* ------------------------------------------------------------------ blocks below */
 
 /* Is a block element below `top`? */
-static int has_block_below(const xmlNode *top) {
-    const xmlNode *cur = top->children;
-    while (cur) {
-        if (cur->type == XML_ELEMENT_NODE) {
-            if (is_block_name(cur->name)) return 1;
-            if (cur->children) {
-                cur = cur->children;
-                continue;
-            }
-        }
-        while (cur != top && !cur->next) cur = cur->parent;
-        if (cur == top) break;
-        cur = cur->next;
-    }
+static int has_block_below(xmlNode *top) {
+    for (xmlNode *cur = top->children; cur; cur = next_node(cur, top))
+        if (cur->type == XML_ELEMENT_NODE && is_block_name(cur->name)) return 1;
     return 0;
 }
 
@@ -1119,6 +1108,85 @@ static PyObject *py_flat_text(PyObject *self, PyObject *args) {
     return text;
 }
 
+/* ------------------------------------------------------------------ text below an element */
+
+/* The code points of the text below `top` (XPath's string(), lxml's text_content()), and
+ * those that are not white space; counting stops once `most` code points (or, with `solid`,
+ * solid ones) are passed, where `most` is not negative. */
+static Span text_below(xmlNode *top, Py_ssize_t most, int solid) {
+    Span total = {0};
+    for (xmlNode *cur = top->children; cur; cur = next_node(cur, top)) {
+        if (!is_text(cur)) continue;
+        Span piece = measure(cur->content);
+        span_add(&total, &piece);
+        if (most >= 0 && (solid ? total.solid : total.chars) > most) break;
+    }
+    return total;
+}
+
+static PyObject *py_solid_length(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    Py_ssize_t most = -1;
+    if (!PyArg_ParseTuple(args, "O|n", &obj, &most)) return NULL;
+    LxmlElement *element = as_element(obj);
+    if (!element) return NULL;
+    return PyLong_FromSsize_t(text_below(element->c_node, most, 1).solid);
+}
+
+/* The text below `top` (of at most a few code points), as a str. */
+static PyObject *short_text(xmlNode *top) {
+    Buffer out = {NULL, 0, 0};
+    int failed = 0;
+    for (xmlNode *cur = top->children; cur && !failed; cur = next_node(cur, top))
+        if (is_text(cur) && cur->content)
+            failed = put(&out, (const char *)cur->content, strlen((const char *)cur->content)) < 0;
+    PyObject *text = failed ? NULL : PyUnicode_DecodeUTF8(out.bytes ? out.bytes : "", (Py_ssize_t)out.used, "strict");
+    PyMem_Free(out.bytes);
+    return text;
+}
+
+static inline int is_link(const xmlNode *node) {
+    return node->type == XML_ELEMENT_NODE && node->name && strcmp((const char *)node->name, "a") == 0;
+}
+
+/* The elements below `root` (document order) with at most `longest` code points of text,
+ * each with its text, leaving out links and what is inside one. */
+static PyObject *py_short_texts(PyObject *self, PyObject *args) {
+    PyObject *root_obj;
+    Py_ssize_t longest;
+    if (!PyArg_ParseTuple(args, "On", &root_obj, &longest)) return NULL;
+    LxmlElement *root = as_element(root_obj);
+    if (!root) return NULL;
+    PyObject *found = PyList_New(0);
+    if (!found) return NULL;
+    xmlNode *top = root->c_node;
+    for (const xmlNode *up = top; up; up = up->parent)
+        if (is_link(up)) return found; /* everything below is inside a link */
+    xmlNode *cur = top->children;
+    while (cur) {
+        if (cur->type == XML_ELEMENT_NODE) {
+            if (is_link(cur)) {
+                cur = after(cur, top);
+                continue;
+            }
+            if (text_below(cur, longest, 0).chars <= longest) {
+                PyObject *element = proxy(root, cur), *text = element ? short_text(cur) : NULL;
+                PyObject *pair = text ? PyTuple_Pack(2, element, text) : NULL;
+                Py_XDECREF(element);
+                Py_XDECREF(text);
+                if (!pair || PyList_Append(found, pair) < 0) {
+                    Py_XDECREF(pair);
+                    Py_DECREF(found);
+                    return NULL;
+                }
+                Py_DECREF(pair);
+            }
+        }
+        cur = next_node(cur, top);
+    }
+    return found;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -1146,6 +1214,12 @@ static PyMethodDef methods[] = {
     {"child_divs_by_blocks", py_child_divs_by_blocks, METH_O,
      "child_divs_by_blocks(parent) -> (without, holds): the child <div>s without a block element below "
      "them, and whether another child is a block element or has one below it."},
+    {"solid_length", py_solid_length, METH_VARARGS,
+     "solid_length(element, most=-1) -> the code points of the text below element that are not white "
+     "space, counted until more than most (where most is not negative)."},
+    {"short_texts", py_short_texts, METH_VARARGS,
+     "short_texts(root, longest) -> [(element, text)]: the elements below root whose text (text_content) "
+     "has at most longest code points, links and what is inside one left out, in document order."},
     {NULL, NULL, 0, NULL},
 };
 

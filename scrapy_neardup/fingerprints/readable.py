@@ -190,7 +190,15 @@ def _short_paragraphs(root: Any) -> list:
 def _heads_siblings(block: Any) -> bool:
     """A label that stands alone before the list it heads stays, so that the list can be cut
     with it where readability's choice takes it in (:mod:`.article_end`)."""
-    return block.getnext() is not None and _solid_length(block.text_content()) <= 40
+    return block.getnext() is not None and _solid_at_most(block, 40)
+
+
+def _solid_at_most(element: Any, most: int) -> bool:
+    """Has the text below ``element`` at most ``most`` characters that are not white space?
+    (Counted in C until passed: a labelled block may be a long list.)"""
+    if _walker is not None:
+        return _walker.solid_length(element, most) <= most
+    return _solid_length(element.text_content()) <= most
 
 
 def _is_label(text: str) -> bool:
@@ -381,7 +389,8 @@ class _TreeDocument(Document):
         """Link text over all text, white space left out (readability counts runs of it as one
         character: the same share within a few characters)."""
         linked = _solid_length("".join(_LINK_TEXTS(elem)))
-        return linked / max(_solid_length(elem.text_content()), 1)
+        solid = _walker.solid_length(elem) if _walker is not None else _solid_length(elem.text_content())
+        return linked / max(solid, 1)
 
     def score_paragraphs(self) -> dict:
         candidates: dict = {}

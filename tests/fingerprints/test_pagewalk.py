@@ -312,3 +312,34 @@ def test_divs_are_sorted_by_the_blocks_below_them():
     assert plain == [] and holds
     plain, holds = readable._walker.child_divs_by_blocks(root.find("body/div"))
     assert [div.get("id") for div in plain] == ["c"] and holds
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
+def test_texts_below_elements_are_measured_as_in_python(name, html):
+    """The solid length of an element's text (counted to the end, or until a limit is passed)
+    and the elements short enough to be a trailing label, with their texts, as lxml's
+    text_content() and the XPath give them."""
+    from scrapy_neardup.fingerprints import article_end
+
+    root = readable.parse_page(html)
+    for element in root.iter(lxml.etree.Element):
+        solid = readable._solid_length(element.text_content())
+        assert readable._walker.solid_length(element) == solid
+        assert (readable._walker.solid_length(element, 40) <= 40) == (solid <= 40)
+        assert readable._walker.short_texts(element, 40) == in_python(article_end._short_texts, element)
+
+
+def test_short_texts_leave_out_links_and_count_code_points():
+    """Nothing inside a link is a label (a menu's item), nor anything below an element inside
+    one; a character beyond U+FFFF is one code point, as XPath's string-length() counts."""
+    from scrapy_neardup.fingerprints import article_end
+
+    html = (
+        "<html><body><div id='r'><p>相关新闻</p><a href='#'><span>留言</span></a>"
+        "<p>𠀀" + "字" * 39 + "</p><p>" + "字" * 41 + "</p><p><b>读者</b>评论</p></div></body></html>"
+    )
+    root = lxml.html.document_fromstring(html)
+    found = [(element.tag, text) for element, text in readable._walker.short_texts(root.find(".//div"), 40)]
+    assert found == [("p", "相关新闻"), ("p", "𠀀" + "字" * 39), ("p", "读者评论"), ("b", "读者")]
+    assert found == [(e.tag, t) for e, t in in_python(article_end._short_texts, root.find(".//div"))]
+    assert readable._walker.short_texts(root.find(".//span"), 40) == []
