@@ -1110,6 +1110,10 @@ static PyObject *py_flat_text(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------ text below an element */
 
+static inline int is_link(const xmlNode *node) {
+    return node->type == XML_ELEMENT_NODE && node->name && strcmp((const char *)node->name, "a") == 0;
+}
+
 /* The code points of the text below `top` (XPath's string(), lxml's text_content()), and
  * those that are not white space; counting stops once `most` code points (or, with `solid`,
  * solid ones) are passed, where `most` is not negative. */
@@ -1133,6 +1137,55 @@ static PyObject *py_solid_length(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(text_below(element->c_node, most, 1).solid);
 }
 
+/* readability's measures of the text below an element: (length with white space runs as one
+ * character, CJK characters, pauses (',' and '，'), solid code points). */
+static PyObject *py_measures(PyObject *self, PyObject *obj) {
+    LxmlElement *element = as_element(obj);
+    if (!element) return NULL;
+    Span text = text_below(element->c_node, -1, 0);
+    return Py_BuildValue("(nnnn)", text.solid + text.gaps, text.cjk, text.pauses, text.solid);
+}
+
+/* The length of the text below `top` with the white space at its ends left out (str.strip). */
+static Py_ssize_t stripped_length(xmlNode *top) {
+    Span text = text_below(top, -1, 0);
+    return text.solid ? text.chars - text.lead - text.trail : 0;
+}
+
+/* extract.py's link lists: the elements below `root` named in `names` that hold a link and
+ * text, whose links' texts (each stripped) are longer than `share` of their text (stripped). */
+static PyObject *py_link_lists(PyObject *self, PyObject *args) {
+    PyObject *root_obj, *names;
+    double share;
+    if (!PyArg_ParseTuple(args, "OO!d", &root_obj, &PyFrozenSet_Type, &names, &share)) return NULL;
+    LxmlElement *root = as_element(root_obj);
+    if (!root) return NULL;
+    PyObject *found = PyList_New(0);
+    if (!found) return NULL;
+    xmlNode *top = root->c_node;
+    for (xmlNode *cur = top->children; cur; cur = next_node(cur, top)) {
+        if (cur->type != XML_ELEMENT_NODE) continue;
+        int listy = named(cur, names);
+        if (listy < 0) goto failed;
+        if (!listy) continue;
+        Py_ssize_t linked = 0;
+        int links = 0;
+        for (xmlNode *below = cur->children; below; below = next_node(below, cur)) {
+            if (is_link(below)) {
+                links = 1;
+                linked += stripped_length(below);
+            }
+        }
+        if (!links) continue;
+        Py_ssize_t length = stripped_length(cur);
+        if (length && (double)linked > share * (double)length && append_proxy(found, root, cur) < 0) goto failed;
+    }
+    return found;
+failed:
+    Py_DECREF(found);
+    return NULL;
+}
+
 /* The text below `top` (of at most a few code points), as a str. */
 static PyObject *short_text(xmlNode *top) {
     Buffer out = {NULL, 0, 0};
@@ -1143,10 +1196,6 @@ static PyObject *short_text(xmlNode *top) {
     PyObject *text = failed ? NULL : PyUnicode_DecodeUTF8(out.bytes ? out.bytes : "", (Py_ssize_t)out.used, "strict");
     PyMem_Free(out.bytes);
     return text;
-}
-
-static inline int is_link(const xmlNode *node) {
-    return node->type == XML_ELEMENT_NODE && node->name && strcmp((const char *)node->name, "a") == 0;
 }
 
 /* The elements below `root` (document order) with at most `longest` code points of text,
@@ -1220,6 +1269,13 @@ static PyMethodDef methods[] = {
     {"short_texts", py_short_texts, METH_VARARGS,
      "short_texts(root, longest) -> [(element, text)]: the elements below root whose text (text_content) "
      "has at most longest code points, links and what is inside one left out, in document order."},
+    {"measures", py_measures, METH_O,
+     "measures(element) -> (length, cjk, pauses, solid): of the text below element (text_content), its "
+     "length with white space runs as one character, its CJK characters, ',' and '，', and the code points "
+     "that are not white space."},
+    {"link_lists", py_link_lists, METH_VARARGS,
+     "link_lists(root, names, share) -> the elements below root named in names that hold a link and text, "
+     "their links' texts (each stripped) longer than share of their text (stripped), in document order."},
     {NULL, NULL, 0, NULL},
 };
 

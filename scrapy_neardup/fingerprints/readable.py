@@ -273,6 +273,16 @@ def _length(text: str) -> int:
     return len(" ".join(text.split()))
 
 
+def _measures(element: Any) -> tuple[int, int, int, int]:
+    """The text below ``element`` (``text_content()``) measured: its :func:`_length`, its
+    CJK characters, its pauses and its characters that are not white space; in C where the
+    module is built (the text is not made)."""
+    if _walker is not None:
+        return _walker.measures(element)
+    text = element.text_content()
+    return _length(text), len(_CJK.findall(text)), _pauses(text), _solid_length(text)
+
+
 _NEARLY_ALL = 0.9  # of the chosen block's text: a block inside it holding this much is the story
 _FEW_CHARS = 100  # weighted characters: a block with fewer is a box beside a story, not one
 
@@ -313,7 +323,8 @@ def _in_headline_script(ranked: list, best: dict) -> dict:
 
 
 def _holds_text(element: Any) -> bool:
-    return _weighs(element.text_content(), _FEW_CHARS)
+    length, cjk, _, _ = _measures(element)  # _weighs of its text
+    return length >= _FEW_CHARS or length + cjk >= _FEW_CHARS
 
 
 class _TreeDocument(Document):
@@ -389,8 +400,7 @@ class _TreeDocument(Document):
         """Link text over all text, white space left out (readability counts runs of it as one
         character: the same share within a few characters)."""
         linked = _solid_length("".join(_LINK_TEXTS(elem)))
-        solid = _walker.solid_length(elem) if _walker is not None else _solid_length(elem.text_content())
-        return linked / max(solid, 1)
+        return linked / max(_measures(elem)[3], 1)
 
     def score_paragraphs(self) -> dict:
         candidates: dict = {}
@@ -443,7 +453,7 @@ class _TreeDocument(Document):
                 element.tag == "article"
                 and element is not best_element
                 and any(ancestor is best_element for ancestor in element.iterancestors())
-                and _length(element.text_content()) >= 250
+                and _measures(element)[0] >= 250
                 and candidate["content_score"] >= best["content_score"] * 0.25
             ):
                 return candidate
@@ -462,7 +472,7 @@ class _TreeDocument(Document):
         for element in list(node.iter("form", "textarea", "iframe")):
             element.drop_tree()
         allowed = self.get_preserved_elements(node)
-        self._article_length = _length(node.text_content())
+        self._article_length = _measures(node)[0]
         for tag in ("table", "ul", "div", "aside", "header", "footer", "section"):
             for element in reversed(node.findall(f".//{tag}")):
                 if element not in allowed and self._clutter(element, candidates):
@@ -480,11 +490,10 @@ class _TreeDocument(Document):
         score = candidates[element]["content_score"] if element in candidates else 0
         if weight + score < 0:
             # unless it is the article itself, in a box whose class says "widget"
-            nearly_all = _length(element.text_content()) >= _NEARLY_ALL * self._article_length
+            nearly_all = _measures(element)[0] >= _NEARLY_ALL * self._article_length
             return not nearly_all or self.get_link_density(element) > 0.5
-        text = element.text_content()
-        length = _length(text)
-        if _pauses(text) >= 10:
+        length, _, pauses, _ = _measures(element)
+        if pauses >= 10:
             return False
         density = self.get_link_density(element)
         if 2 * length > self._article_length and density <= 0.5:

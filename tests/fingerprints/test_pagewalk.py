@@ -316,9 +316,9 @@ def test_divs_are_sorted_by_the_blocks_below_them():
 
 @pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
 def test_texts_below_elements_are_measured_as_in_python(name, html):
-    """The solid length of an element's text (counted to the end, or until a limit is passed)
-    and the elements short enough to be a trailing label, with their texts, as lxml's
-    text_content() and the XPath give them."""
+    """The solid length of an element's text (counted to the end, or until a limit is passed),
+    the elements short enough to be a trailing label, with their texts, and readability's
+    measures of the text, as lxml's text_content() and the XPath give them."""
     from scrapy_neardup.fingerprints import article_end
 
     root = readable.parse_page(html)
@@ -327,6 +327,18 @@ def test_texts_below_elements_are_measured_as_in_python(name, html):
         assert readable._walker.solid_length(element) == solid
         assert (readable._walker.solid_length(element, 40) <= 40) == (solid <= 40)
         assert readable._walker.short_texts(element, 40) == in_python(article_end._short_texts, element)
+        assert readable._measures(element) == in_python(readable._measures, element)
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
+def test_link_lists_are_found_as_in_python(name, html):
+    """The blocks mostly of link text that extraction takes out of readability's article."""
+    from scrapy_neardup.fingerprints import extract
+
+    root = readable.parse_page(html)
+    for element in root.iter("body", "div", "section", "ul"):
+        found = readable._walker.link_lists(element, extract._LISTY, extract._LINKED)
+        assert found == extract._link_lists(element)
 
 
 def test_short_texts_leave_out_links_and_count_code_points():
