@@ -248,6 +248,12 @@ def without_repeated_lines(text: str) -> str:
 
 
 _CAPTION_CLASS = re.compile(r"(?:^|[\s_-])(?:caption|credit)s?(?:$|[\s_-])", re.IGNORECASE)
+# The elements that _CAPTION_CLASS may take, found in C before it is tried: a <figcaption>, or
+# a class holding its words in any case (the regex takes İ and ı for an i too).
+_LOWER = "translate(@class, 'ACDEINOPRTİı', 'acdeinoprtii')"
+_MAY_BE_CAPTIONS = lxml.etree.XPath(
+    f"descendant::*[self::figcaption or contains({_LOWER}, 'caption') or contains({_LOWER}, 'credit')]"
+)
 
 
 def drop_captions(article: Any) -> None:
@@ -255,7 +261,7 @@ def drop_captions(article: Any) -> None:
     caption or credit): they describe a picture, not the story, and galleries repeat them."""
     doomed = [
         element
-        for element in article.iterdescendants()
+        for element in _MAY_BE_CAPTIONS(article)
         if element.tag == "figcaption" or _CAPTION_CLASS.search(element.get("class") or "")
     ]
     outer = [element for element in doomed if not any(a in doomed for a in element.iterancestors())]
