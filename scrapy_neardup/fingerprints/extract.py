@@ -157,8 +157,8 @@ def _flatten(root: Any) -> str:
     from .readable import _walker  # readability is imported on first use, not at start-up
 
     joined = _walker.flat_text(root, _SKIP, _BLOCKS) if _walker is not None else _joined_text(root)
-    lines = (line.strip() for line in _LINE_SPACE.sub(" ", joined).split("\n"))  # one sub, not one a line
-    return "\n".join(line for line in lines if line)
+    lines = map(str.strip, _LINE_SPACE.sub(" ", joined).split("\n"))  # one sub, not one a line
+    return "\n".join(filter(None, lines))  # no generator's frame a line: a page has hundreds
 
 
 def _joined_text(root: Any) -> str:

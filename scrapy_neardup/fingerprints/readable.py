@@ -204,7 +204,9 @@ def _solid_at_most(element: Any, most: int) -> bool:
     return _solid_length(element.text_content()) <= most
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_label(text: str) -> bool:
+    """(Kept for the texts seen: a site's pages repeat their labels and menus.)"""
     return _LABEL.fullmatch(text.strip(_LABEL_TRIM)) is not None
 
 
