@@ -9,9 +9,11 @@
  * <div>s into paragraphs) are followed as if done, and readable.py makes the few changes
  * that later steps need, on the elements this module names.
  *
- * Two more reads serve the steps around readability: the short paragraphs that readable.py
- * joins (short_paragraphs), and the article's text with its line breaks (flat_text, with
- * the names of extract.py's skipped and block elements), each with a Python twin.
+ * More reads serve the steps around readability: the short paragraphs that readable.py
+ * joins (short_paragraphs), the article's text with its line breaks (flat_text, with the
+ * names of extract.py's skipped and block elements), and the <div>s of the article's region
+ * sorted by the blocks below them for its <div>-to-paragraph rules (divs_by_blocks,
+ * child_divs_by_blocks), each with a Python twin.
  *
  * The patterns (readability's class and id words, the label hints) come from readable.py
  * through configure(), so the rules live in one place.
@@ -885,23 +887,100 @@ static PyObject *py_labelled(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------ blocks below */
 
+/* Is a block element below `top`? */
+static int has_block_below(xmlNode *top) {
+    for (xmlNode *cur = top->children; cur; cur = next_node(cur, top))
+        if (cur->type == XML_ELEMENT_NODE && is_block_name(cur->name)) return 1;
+    return 0;
+}
+
 static PyObject *py_blocks_below(PyObject *self, PyObject *obj) {
     LxmlElement *root = as_element(obj);
     if (!root) return NULL;
-    xmlNode *top = root->c_node, *cur = top->children;
-    while (cur) {
-        if (cur->type == XML_ELEMENT_NODE) {
-            if (is_block_name(cur->name)) Py_RETURN_TRUE;
-            if (cur->children) {
-                cur = cur->children;
-                continue;
-            }
-        }
-        while (cur != top && !cur->next) cur = cur->parent;
-        if (cur == top) break;
-        cur = cur->next;
+    return PyBool_FromLong(has_block_below(root->c_node));
+}
+
+/* ------------------------------------------------------------------ divs by their blocks */
+
+static inline int is_div(const xmlNode *node) {
+    return node->type == XML_ELEMENT_NODE && node->name && strcmp((const char *)node->name, "div") == 0;
+}
+
+/* The <div>s below `node` in document order, in `without` (no block element below them) or
+ * in `with` (the others), each list holding a None where a <div> of the other list is. Returns
+ * whether a block element is below `node`, or -1 on an error. */
+static int sort_divs(xmlNode *node, LxmlElement *root, PyObject *without, PyObject *with, int depth) {
+    if (depth > 10000) { /* libxml2's parser nests 256 deep; the C stack holds this */
+        PyErr_SetString(PyExc_RecursionError, "a tree too deep to walk");
+        return -1;
     }
-    Py_RETURN_FALSE;
+    int below = 0;
+    for (xmlNode *child = node->children; child; child = child->next) {
+        if (child->type != XML_ELEMENT_NODE) continue;
+        Py_ssize_t slot = -1;
+        if (is_div(child)) { /* its place in document order, filled once its blocks are known */
+            slot = PyList_GET_SIZE(with);
+            if (PyList_Append(with, Py_None) < 0 || PyList_Append(without, Py_None) < 0) return -1;
+        }
+        int child_below = sort_divs(child, root, without, with, depth + 1);
+        if (child_below < 0) return -1;
+        if (slot >= 0) {
+            PyObject *element = proxy(root, child);
+            if (!element) return -1;
+            PyList_SET_ITEM(child_below ? with : without, slot, element); /* the slot's None is let go */
+            Py_DECREF(Py_None);
+        }
+        if (child_below || is_block_name(child->name)) below = 1;
+    }
+    return below;
+}
+
+/* `items` without its Nones. */
+static PyObject *without_none(PyObject *items) {
+    PyObject *kept = PyList_New(0);
+    for (Py_ssize_t i = 0; kept && i < PyList_GET_SIZE(items); i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (item != Py_None && PyList_Append(kept, item) < 0) Py_CLEAR(kept);
+    }
+    return kept;
+}
+
+static PyObject *py_divs_by_blocks(PyObject *self, PyObject *obj) {
+    LxmlElement *root = as_element(obj);
+    if (!root) return NULL;
+    PyObject *without = PyList_New(0), *with = PyList_New(0), *result = NULL;
+    if (without && with && sort_divs(root->c_node, root, without, with, 0) >= 0) {
+        PyObject *a = without_none(without), *b = a ? without_none(with) : NULL;
+        if (a && b) result = PyTuple_Pack(2, a, b);
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+    }
+    Py_XDECREF(without);
+    Py_XDECREF(with);
+    return result;
+}
+
+/* The children of `parent`: the <div>s without a block element below them, and whether
+ * another child is a block element or has one below it. */
+static PyObject *py_child_divs_by_blocks(PyObject *self, PyObject *obj) {
+    LxmlElement *parent = as_element(obj);
+    if (!parent) return NULL;
+    PyObject *without = PyList_New(0);
+    if (!without) return NULL;
+    int holds = 0;
+    for (xmlNode *child = parent->c_node->children; child; child = child->next) {
+        if (child->type != XML_ELEMENT_NODE) continue;
+        if (is_div(child) && !has_block_below(child)) {
+            if (append_proxy(without, parent, child) < 0) {
+                Py_DECREF(without);
+                return NULL;
+            }
+        } else if (!holds && (is_block_name(child->name) || has_block_below(child))) {
+            holds = 1;
+        }
+    }
+    PyObject *result = Py_BuildValue("(NO)", without, holds ? Py_True : Py_False);
+    return result;
 }
 
 /* ------------------------------------------------------------------ short paragraphs */
@@ -1029,6 +1108,134 @@ static PyObject *py_flat_text(PyObject *self, PyObject *args) {
     return text;
 }
 
+/* ------------------------------------------------------------------ text below an element */
+
+static inline int is_link(const xmlNode *node) {
+    return node->type == XML_ELEMENT_NODE && node->name && strcmp((const char *)node->name, "a") == 0;
+}
+
+/* The code points of the text below `top` (XPath's string(), lxml's text_content()), and
+ * those that are not white space; counting stops once `most` code points (or, with `solid`,
+ * solid ones) are passed, where `most` is not negative. */
+static Span text_below(xmlNode *top, Py_ssize_t most, int solid) {
+    Span total = {0};
+    for (xmlNode *cur = top->children; cur; cur = next_node(cur, top)) {
+        if (!is_text(cur)) continue;
+        Span piece = measure(cur->content);
+        span_add(&total, &piece);
+        if (most >= 0 && (solid ? total.solid : total.chars) > most) break;
+    }
+    return total;
+}
+
+static PyObject *py_solid_length(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    Py_ssize_t most = -1;
+    if (!PyArg_ParseTuple(args, "O|n", &obj, &most)) return NULL;
+    LxmlElement *element = as_element(obj);
+    if (!element) return NULL;
+    return PyLong_FromSsize_t(text_below(element->c_node, most, 1).solid);
+}
+
+/* readability's measures of the text below an element: (length with white space runs as one
+ * character, CJK characters, pauses (',' and '，'), solid code points). */
+static PyObject *py_measures(PyObject *self, PyObject *obj) {
+    LxmlElement *element = as_element(obj);
+    if (!element) return NULL;
+    Span text = text_below(element->c_node, -1, 0);
+    return Py_BuildValue("(nnnn)", text.solid + text.gaps, text.cjk, text.pauses, text.solid);
+}
+
+/* The length of the text below `top` with the white space at its ends left out (str.strip). */
+static Py_ssize_t stripped_length(xmlNode *top) {
+    Span text = text_below(top, -1, 0);
+    return text.solid ? text.chars - text.lead - text.trail : 0;
+}
+
+/* extract.py's link lists: the elements below `root` named in `names` that hold a link and
+ * text, whose links' texts (each stripped) are longer than `share` of their text (stripped). */
+static PyObject *py_link_lists(PyObject *self, PyObject *args) {
+    PyObject *root_obj, *names;
+    double share;
+    if (!PyArg_ParseTuple(args, "OO!d", &root_obj, &PyFrozenSet_Type, &names, &share)) return NULL;
+    LxmlElement *root = as_element(root_obj);
+    if (!root) return NULL;
+    PyObject *found = PyList_New(0);
+    if (!found) return NULL;
+    xmlNode *top = root->c_node;
+    for (xmlNode *cur = top->children; cur; cur = next_node(cur, top)) {
+        if (cur->type != XML_ELEMENT_NODE) continue;
+        int listy = named(cur, names);
+        if (listy < 0) goto failed;
+        if (!listy) continue;
+        Py_ssize_t linked = 0;
+        int links = 0;
+        for (xmlNode *below = cur->children; below; below = next_node(below, cur)) {
+            if (is_link(below)) {
+                links = 1;
+                linked += stripped_length(below);
+            }
+        }
+        if (!links) continue;
+        Py_ssize_t length = stripped_length(cur);
+        if (length && (double)linked > share * (double)length && append_proxy(found, root, cur) < 0) goto failed;
+    }
+    return found;
+failed:
+    Py_DECREF(found);
+    return NULL;
+}
+
+/* The text below `top` (of at most a few code points), as a str. */
+static PyObject *short_text(xmlNode *top) {
+    Buffer out = {NULL, 0, 0};
+    int failed = 0;
+    for (xmlNode *cur = top->children; cur && !failed; cur = next_node(cur, top))
+        if (is_text(cur) && cur->content)
+            failed = put(&out, (const char *)cur->content, strlen((const char *)cur->content)) < 0;
+    PyObject *text = failed ? NULL : PyUnicode_DecodeUTF8(out.bytes ? out.bytes : "", (Py_ssize_t)out.used, "strict");
+    PyMem_Free(out.bytes);
+    return text;
+}
+
+/* The elements below `root` (document order) with at most `longest` code points of text,
+ * each with its text, leaving out links and what is inside one. */
+static PyObject *py_short_texts(PyObject *self, PyObject *args) {
+    PyObject *root_obj;
+    Py_ssize_t longest;
+    if (!PyArg_ParseTuple(args, "On", &root_obj, &longest)) return NULL;
+    LxmlElement *root = as_element(root_obj);
+    if (!root) return NULL;
+    PyObject *found = PyList_New(0);
+    if (!found) return NULL;
+    xmlNode *top = root->c_node;
+    for (const xmlNode *up = top; up; up = up->parent)
+        if (is_link(up)) return found; /* everything below is inside a link */
+    xmlNode *cur = top->children;
+    while (cur) {
+        if (cur->type == XML_ELEMENT_NODE) {
+            if (is_link(cur)) {
+                cur = after(cur, top);
+                continue;
+            }
+            if (text_below(cur, longest, 0).chars <= longest) {
+                PyObject *element = proxy(root, cur), *text = element ? short_text(cur) : NULL;
+                PyObject *pair = text ? PyTuple_Pack(2, element, text) : NULL;
+                Py_XDECREF(element);
+                Py_XDECREF(text);
+                if (!pair || PyList_Append(found, pair) < 0) {
+                    Py_XDECREF(pair);
+                    Py_DECREF(found);
+                    return NULL;
+                }
+                Py_DECREF(pair);
+            }
+        }
+        cur = next_node(cur, top);
+    }
+    return found;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -1050,6 +1257,25 @@ static PyMethodDef methods[] = {
      "skipped elements and comments left out (their tails kept), then root's tail."},
     {"blocks_below", py_blocks_below, METH_O,
      "blocks_below(element) -> bool: a block element (as readability finds them) is below it."},
+    {"divs_by_blocks", py_divs_by_blocks, METH_O,
+     "divs_by_blocks(root) -> (without, with): the <div>s below root without a block element below them "
+     "and those with one, each in document order."},
+    {"child_divs_by_blocks", py_child_divs_by_blocks, METH_O,
+     "child_divs_by_blocks(parent) -> (without, holds): the child <div>s without a block element below "
+     "them, and whether another child is a block element or has one below it."},
+    {"solid_length", py_solid_length, METH_VARARGS,
+     "solid_length(element, most=-1) -> the code points of the text below element that are not white "
+     "space, counted until more than most (where most is not negative)."},
+    {"short_texts", py_short_texts, METH_VARARGS,
+     "short_texts(root, longest) -> [(element, text)]: the elements below root whose text (text_content) "
+     "has at most longest code points, links and what is inside one left out, in document order."},
+    {"measures", py_measures, METH_O,
+     "measures(element) -> (length, cjk, pauses, solid): of the text below element (text_content), its "
+     "length with white space runs as one character, its CJK characters, ',' and '，', and the code points "
+     "that are not white space."},
+    {"link_lists", py_link_lists, METH_VARARGS,
+     "link_lists(root, names, share) -> the elements below root named in names that hold a link and text, "
+     "their links' texts (each stripped) longer than share of their text (stripped), in document order."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -37,7 +37,10 @@ _TRIM = "()（）[]【】「」:：0123456789 \t\r\n\xa0\u3000|>›»"
 # Elements short enough to be a label: their text (lxml's text_content is XPath's string())
 # measured in C, not read out element by element. Nothing in a link: that is a menu's item
 # (a forum's board named 留言), not a label.
-_SHORT_ELEMENTS = lxml.etree.XPath("descendant::*[not(self::a)][not(ancestor::a)][string-length() <= 40]")
+_LABEL_LONGEST = 40
+_SHORT_ELEMENTS = lxml.etree.XPath(
+    f"descendant::*[not(self::a)][not(ancestor::a)][string-length() <= {_LABEL_LONGEST}]"
+)
 _BEFORE = 50  # characters of the article before the label: a label at its start heads a column
 _LINKS_AFTER = 2  # a list of other stories: at least this many links after the label
 _SHORT_AFTER = 30  # or no more text than this after it (a comment box's buttons)
@@ -47,8 +50,8 @@ def cut_at_trailing_label(article: Any) -> None:
     """Take out, from a label that stands alone (相关新闻, 网友评论, Related stories ...) to
     the end of ``article``, when the article has text before the label and, after it, links
     or only a few words."""
-    for label in _SHORT_ELEMENTS(article):
-        if not _TRAILING_LABEL.fullmatch(label.text_content().strip(_TRIM)):
+    for label, text in _short_texts(article):
+        if not _TRAILING_LABEL.fullmatch(text.strip(_TRIM)):
             continue
         following = _following(label, article)
         around = []  # the elements between the label and the article: their tails follow the label
@@ -66,6 +69,16 @@ def cut_at_trailing_label(article: Any) -> None:
         for ancestor in around:
             ancestor.tail = None
         return
+
+
+def _short_texts(article: Any) -> list:
+    """The elements of ``article`` short enough to be a label, each with its text: read in one
+    walk by the C module where it is built."""
+    from .readable import _walker  # readable imports this module
+
+    if _walker is not None:
+        return _walker.short_texts(article, _LABEL_LONGEST)
+    return [(element, element.text_content()) for element in _SHORT_ELEMENTS(article)]
 
 
 def _following(label: Any, article: Any) -> list:
@@ -235,6 +248,12 @@ def without_repeated_lines(text: str) -> str:
 
 
 _CAPTION_CLASS = re.compile(r"(?:^|[\s_-])(?:caption|credit)s?(?:$|[\s_-])", re.IGNORECASE)
+# The elements that _CAPTION_CLASS may take, found in C before it is tried: a <figcaption>, or
+# a class holding its words in any case (the regex takes İ and ı for an i too).
+_LOWER = "translate(@class, 'ACDEINOPRTİı', 'acdeinoprtii')"
+_MAY_BE_CAPTIONS = lxml.etree.XPath(
+    f"descendant::*[self::figcaption or contains({_LOWER}, 'caption') or contains({_LOWER}, 'credit')]"
+)
 
 
 def drop_captions(article: Any) -> None:
@@ -242,7 +261,7 @@ def drop_captions(article: Any) -> None:
     caption or credit): they describe a picture, not the story, and galleries repeat them."""
     doomed = [
         element
-        for element in article.iterdescendants()
+        for element in _MAY_BE_CAPTIONS(article)
         if element.tag == "figcaption" or _CAPTION_CLASS.search(element.get("class") or "")
     ]
     outer = [element for element in doomed if not any(a in doomed for a in element.iterancestors())]

@@ -157,8 +157,8 @@ def _flatten(root: Any) -> str:
     from .readable import _walker  # readability is imported on first use, not at start-up
 
     joined = _walker.flat_text(root, _SKIP, _BLOCKS) if _walker is not None else _joined_text(root)
-    lines = (line.strip() for line in _LINE_SPACE.sub(" ", joined).split("\n"))  # one sub, not one a line
-    return "\n".join(line for line in lines if line)
+    lines = map(str.strip, _LINE_SPACE.sub(" ", joined).split("\n"))  # one sub, not one a line
+    return "\n".join(filter(None, lines))  # no generator's frame a line: a page has hundreds
 
 
 def _joined_text(root: Any) -> str:
@@ -199,6 +199,20 @@ def _drop_link_lists(root: Any) -> None:
     Old table layouts put the side column next to the article in one row, and readability
     keeps the whole row.
     """
+    from .readable import _walker
+
+    doomed = _walker.link_lists(root, _LISTY, _LINKED) if _walker is not None else _link_lists(root)
+    for element in doomed:
+        if element.getparent() is not None:
+            element.drop_tree()
+
+
+_LINKED = 0.6  # of a block's text in its links: a list of links
+
+
+def _link_lists(root: Any) -> list:
+    """The blocks below ``root`` that are mostly link text (the C walks find the same in one
+    read of the tree: ``link_lists``)."""
     doomed = []
     for element in root.iterdescendants():
         if not isinstance(element.tag, str) or element.tag not in _LISTY:
@@ -209,11 +223,9 @@ def _drop_link_lists(root: Any) -> None:
         if not text:
             continue
         linked = sum(len(a.text_content().strip()) for a in element.iter("a"))
-        if linked > 0.6 * len(text):
+        if linked > _LINKED * len(text):
             doomed.append(element)
-    for element in doomed:
-        if element.getparent() is not None:
-            element.drop_tree()
+    return doomed
 
 
 def _whole_body(html: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 import lxml.etree
@@ -92,7 +92,8 @@ def parse_page(html: str) -> Any:
     site's footer (:func:`_drop_site_footer`). lxml parses the page's markup without what
     extraction never reads (:mod:`.markup`). A page nested deeper than the parser goes is
     parsed again made shallow (:mod:`.shallow`)."""
-    root = lxml.html.document_fromstring(lighter_markup(html), parser=_PARSER)
+    markup = lighter_markup(html)
+    root = lxml.html.document_fromstring(markup, parser=_PARSER)
     if any(_TOO_DEEP in error.message for error in _PARSER.error_log):
         root = lxml.html.document_fromstring(shallow_html(html), parser=_PARSER)
     lxml.etree.strip_elements(root, *_NEVER_TEXT, "nav", with_tail=False)
@@ -107,7 +108,7 @@ def parse_page(html: str) -> Any:
     for block in labelled:
         if block.getparent() is not None and not _heads_siblings(block):
             block.drop_tree()
-    _drop_site_footer(root, html)
+    _drop_site_footer(root, html, markup.count("\n"))
     _join_short_lines(root)
     return root
 
@@ -117,16 +118,18 @@ _REGISTRATION = re.compile(r"ICP[备证][^\d]{0,3}\d")
 _FOOTER_MOST = 300  # the most text a footer block holds (white space left out)
 
 
-def _drop_site_footer(root: Any, html: str) -> None:
+def _drop_site_footer(root: Any, html: str, lines: int) -> None:
     """Take out the block that shows a site's registration number (its footer, with the
     copyright, licences and a telephone number for reports): prose with commas, which on a
     short story lifted the whole page above it. The footer is the page's last mention of
     "ICP", found in the markup and then by its line in the tree: searching every text of the
-    tree cost a fifth of a page's time. Only a block that reads as a footer goes."""
+    tree cost a fifth of a page's time. Only a block that reads as a footer goes. ``lines`` is
+    the page's count of line breaks (the lighter markup keeps every one, in fewer characters):
+    the line of "ICP" is counted back from the end, past the footer only."""
     at = html.rfind("ICP")
     if at < 0:
         return
-    block = _last_element_by_line(root, html.count("\n", 0, at) + 1)
+    block = _last_element_by_line(root, lines - html.count("\n", at) + 1)
     while block is not None and block.tag not in ("body", "html"):
         text = block.text_content()
         if _solid_length(text) > _FOOTER_MOST:
@@ -190,10 +193,20 @@ def _short_paragraphs(root: Any) -> list:
 def _heads_siblings(block: Any) -> bool:
     """A label that stands alone before the list it heads stays, so that the list can be cut
     with it where readability's choice takes it in (:mod:`.article_end`)."""
-    return block.getnext() is not None and _solid_length(block.text_content()) <= 40
+    return block.getnext() is not None and _solid_at_most(block, 40)
 
 
+def _solid_at_most(element: Any, most: int) -> bool:
+    """Has the text below ``element`` at most ``most`` characters that are not white space?
+    (Counted in C until passed: a labelled block may be a long list.)"""
+    if _walker is not None:
+        return _walker.solid_length(element, most) <= most
+    return _solid_length(element.text_content()) <= most
+
+
+@functools.lru_cache(maxsize=4096)
 def _is_label(text: str) -> bool:
+    """(Kept for the texts seen: a site's pages repeat their labels and menus.)"""
     return _LABEL.fullmatch(text.strip(_LABEL_TRIM)) is not None
 
 
@@ -265,6 +278,16 @@ def _length(text: str) -> int:
     return len(" ".join(text.split()))
 
 
+def _measures(element: Any) -> tuple[int, int, int, int]:
+    """The text below ``element`` (``text_content()``) measured: its :func:`_length`, its
+    CJK characters, its pauses and its characters that are not white space; in C where the
+    module is built (the text is not made)."""
+    if _walker is not None:
+        return _walker.measures(element)
+    text = element.text_content()
+    return _length(text), len(_CJK.findall(text)), _pauses(text), _solid_length(text)
+
+
 _NEARLY_ALL = 0.9  # of the chosen block's text: a block inside it holding this much is the story
 _FEW_CHARS = 100  # weighted characters: a block with fewer is a box beside a story, not one
 
@@ -305,7 +328,8 @@ def _in_headline_script(ranked: list, best: dict) -> dict:
 
 
 def _holds_text(element: Any) -> bool:
-    return _weighs(element.text_content(), _FEW_CHARS)
+    length, cjk, _, _ = _measures(element)  # _weighs of its text
+    return length >= _FEW_CHARS or length + cjk >= _FEW_CHARS
 
 
 class _TreeDocument(Document):
@@ -381,7 +405,7 @@ class _TreeDocument(Document):
         """Link text over all text, white space left out (readability counts runs of it as one
         character: the same share within a few characters)."""
         linked = _solid_length("".join(_LINK_TEXTS(elem)))
-        return linked / max(_solid_length(elem.text_content()), 1)
+        return linked / max(_measures(elem)[3], 1)
 
     def score_paragraphs(self) -> dict:
         candidates: dict = {}
@@ -434,7 +458,7 @@ class _TreeDocument(Document):
                 element.tag == "article"
                 and element is not best_element
                 and any(ancestor is best_element for ancestor in element.iterancestors())
-                and _length(element.text_content()) >= 250
+                and _measures(element)[0] >= 250
                 and candidate["content_score"] >= best["content_score"] * 0.25
             ):
                 return candidate
@@ -453,7 +477,7 @@ class _TreeDocument(Document):
         for element in list(node.iter("form", "textarea", "iframe")):
             element.drop_tree()
         allowed = self.get_preserved_elements(node)
-        self._article_length = _length(node.text_content())
+        self._article_length = _measures(node)[0]
         for tag in ("table", "ul", "div", "aside", "header", "footer", "section"):
             for element in reversed(node.findall(f".//{tag}")):
                 if element not in allowed and self._clutter(element, candidates):
@@ -471,11 +495,10 @@ class _TreeDocument(Document):
         score = candidates[element]["content_score"] if element in candidates else 0
         if weight + score < 0:
             # unless it is the article itself, in a box whose class says "widget"
-            nearly_all = _length(element.text_content()) >= _NEARLY_ALL * self._article_length
+            nearly_all = _measures(element)[0] >= _NEARLY_ALL * self._article_length
             return not nearly_all or self.get_link_density(element) > 0.5
-        text = element.text_content()
-        length = _length(text)
-        if _pauses(text) >= 10:
+        length, _, pauses, _ = _measures(element)
+        if pauses >= 10:
             return False
         density = self.get_link_density(element)
         if 2 * length > self._article_length and density <= 0.5:
@@ -578,7 +601,7 @@ def _holding_blocks(root: Any) -> set:
     return holding
 
 
-def _wrap_loose_text(div: Any, holds_block: set) -> None:
+def _wrap_loose_text(div: Any, holds_block: Container) -> None:
     """readability's second step for a <div> with blocks: its loose text and runs of inline
     children become paragraphs of their own, <br>s go."""
     paragraph = None
@@ -663,12 +686,7 @@ class _WalkedDocument(_TreeDocument):
             _turn_children_into_paragraphs(element)
 
     def sanitize(self, node: Any, candidates: dict, keep_all_images: bool = False) -> str:
-        holds_block = _holding_blocks(node)
-        for div in list(node.iterdescendants("div")):
-            if div not in holds_block:
-                div.tag = "p"
-        for div in list(node.iterdescendants("div")):
-            _wrap_loose_text(div, holds_block)
+        _divs_into_paragraphs(node)
         return super().sanitize(node, candidates, keep_all_images)
 
 
@@ -696,14 +714,56 @@ def _turn_children_into_paragraphs(parent: Any) -> None:
     """readability's <div>-to-paragraph rules on ``parent`` and its children only: a child
     <div> without blocks below it becomes a <p>; the loose text of a <div> parent with a block
     child, or a child of any kind with blocks below it, becomes <p>s."""
+    if _walker is not None:
+        plain, holds = _walker.child_divs_by_blocks(parent)
+        for div in plain:
+            div.tag = "p"
+        if holds and parent.tag == "div":
+            _wrap_loose_text(parent, _HOLDING_BLOCKS)
+        return
     holds_block = set()
     for child in parent:
-        if child.tag == "div" and not _walker.blocks_below(child):
+        if child.tag == "div" and not _blocks_below(child):
             child.tag = "p"
-        elif _is_block(child) or _walker.blocks_below(child):
+        elif _is_block(child) or _blocks_below(child):
             holds_block.add(child)
     if parent.tag == "div" and holds_block:
         _wrap_loose_text(parent, holds_block)
+
+
+def _blocks_below(element: Any) -> bool:
+    return any(_is_block(below) for below in element.iterdescendants())
+
+
+def _divs_into_paragraphs(root: Any) -> None:
+    """readability's <div>-to-paragraph rules below ``root``: a <div> without blocks below it
+    becomes a <p>, the loose text of the others becomes <p>s. Renaming a <div> changes
+    nothing that holds blocks (a <p> is one too), nor does wrapping loose text (a <div>'s
+    inline children move into new <p>s), so the C walk sorts the <div>s in one read of the
+    tree and an inline child is asked whether it holds blocks when its turn comes."""
+    if _walker is not None:
+        plain, holding = _walker.divs_by_blocks(root)
+        for div in plain:
+            div.tag = "p"
+        for div in holding:
+            _wrap_loose_text(div, _HOLDING_BLOCKS)
+        return
+    holds_block = _holding_blocks(root)
+    for div in list(root.iterdescendants("div")):
+        if div not in holds_block:
+            div.tag = "p"
+    for div in list(root.iterdescendants("div")):
+        _wrap_loose_text(div, holds_block)
+
+
+class _HoldingBlocks:
+    """The elements with a block element below them, asked of the C walk one at a time."""
+
+    def __contains__(self, element: Any) -> bool:
+        return bool(_walker.blocks_below(element))
+
+
+_HOLDING_BLOCKS = _HoldingBlocks()
 
 
 def readable_article(tree: Any, fresh_tree: Callable[[], Any], cjk_headline: bool = False) -> Any:

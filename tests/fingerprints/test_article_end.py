@@ -190,6 +190,16 @@ def test_captions_and_credits_go_unless_they_are_most_of_the_text():
     assert marked.text_content() == "".join(STORY) + "图"
 
 
+def test_a_captions_class_is_read_in_any_case():
+    """The class is matched as the rule reads it, in any case (İ and ı are an i to it too),
+    and only as a word: a class that merely holds the letters stays."""
+    classes = ["CAPTION", "Photo_Credits", "credİt", "image-credıt", "captioned", "discredit"]
+    boxes = "".join(f"<div class='{name}'>{name}说明</div>" for name in classes)
+    article = _article(f"<p>{STORY[0]}</p>{boxes}<p>{STORY[1]}</p>")
+    drop_captions(article)
+    assert article.text_content() == STORY[0] + "captioned说明discredit说明" + STORY[1]
+
+
 def test_a_line_repeated_just_after_itself_goes_and_one_repeated_further_on_stays():
     caption = "In this photo, the new water plant of Xiling county opens on Monday."
     text = "\n".join([STORY[0], caption, caption, "Photo: AP", caption, STORY[1]])

@@ -46,7 +46,9 @@ def _tree(html: str) -> list[tuple] | str:
 
 
 def _same_tree(html: str) -> None:
-    assert _tree(markup.lighter_markup(html)) == _tree(html)
+    lighter = markup.lighter_markup(html)
+    assert _tree(lighter) == _tree(html)
+    assert lighter.count("\n") == html.count("\n")  # the footer's line is counted on it
 
 
 # Markup that the tokenizer reads in more than one way, each in a page of its own.

@@ -277,3 +277,81 @@ def test_labels_are_found_as_in_python():
     ]
     assert found == python
     assert len(found) == 5  # the four that are labels whole, and "Read more"
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES, ids=[name for name, _ in PAGES])
+def test_divs_become_paragraphs_as_in_python(name, html):
+    """readability's <div>-to-paragraph rules on a whole block and on one element's children:
+    the C walk sorts the <div>s by the blocks below them, and the tree comes out as the
+    Python rules leave it."""
+    for whole in (True, False):
+        c_tree, python_tree = readable.parse_page(html), readable.parse_page(html)
+        if whole:
+            readable._divs_into_paragraphs(c_tree.find("body"))
+            in_python(readable._divs_into_paragraphs, python_tree.find("body"))
+        else:
+            for c_element, python_element in zip(list(c_tree.iter()), list(python_tree.iter()), strict=True):
+                readable._turn_children_into_paragraphs(c_element)
+                in_python(readable._turn_children_into_paragraphs, python_element)
+        assert lxml.html.tostring(c_tree) == lxml.html.tostring(python_tree)
+
+
+def test_divs_are_sorted_by_the_blocks_below_them():
+    """A <div> holds a block when any element below it starts like one (<p>, <img>, <table>,
+    a <div>, and <param> or <picture> too, as readability's pattern reads), however deep."""
+    html = (
+        "<html><body><div id='a'><div id='b'>字<span><i><img src='x'></i></span></div>"
+        "<div id='c'>只有字<b>粗</b></div><div id='d'><param name='x'></div>"
+        "<section><div id='e'><div id='f'></div></div></section></div></body></html>"
+    )
+    root = lxml.html.document_fromstring(html)
+    without, holding = readable._walker.divs_by_blocks(root.find("body"))
+    assert [div.get("id") for div in without] == ["c", "f"]
+    assert [div.get("id") for div in holding] == ["a", "b", "d", "e"]
+    plain, holds = readable._walker.child_divs_by_blocks(root.find("body/div/section"))
+    assert plain == [] and holds
+    plain, holds = readable._walker.child_divs_by_blocks(root.find("body/div"))
+    assert [div.get("id") for div in plain] == ["c"] and holds
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
+def test_texts_below_elements_are_measured_as_in_python(name, html):
+    """The solid length of an element's text (counted to the end, or until a limit is passed),
+    the elements short enough to be a trailing label, with their texts, and readability's
+    measures of the text, as lxml's text_content() and the XPath give them."""
+    from scrapy_neardup.fingerprints import article_end
+
+    root = readable.parse_page(html)
+    for element in root.iter(lxml.etree.Element):
+        solid = readable._solid_length(element.text_content())
+        assert readable._walker.solid_length(element) == solid
+        assert (readable._walker.solid_length(element, 40) <= 40) == (solid <= 40)
+        assert readable._walker.short_texts(element, 40) == in_python(article_end._short_texts, element)
+        assert readable._measures(element) == in_python(readable._measures, element)
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
+def test_link_lists_are_found_as_in_python(name, html):
+    """The blocks mostly of link text that extraction takes out of readability's article."""
+    from scrapy_neardup.fingerprints import extract
+
+    root = readable.parse_page(html)
+    for element in root.iter("body", "div", "section", "ul"):
+        found = readable._walker.link_lists(element, extract._LISTY, extract._LINKED)
+        assert found == extract._link_lists(element)
+
+
+def test_short_texts_leave_out_links_and_count_code_points():
+    """Nothing inside a link is a label (a menu's item), nor anything below an element inside
+    one; a character beyond U+FFFF is one code point, as XPath's string-length() counts."""
+    from scrapy_neardup.fingerprints import article_end
+
+    html = (
+        "<html><body><div id='r'><p>相关新闻</p><a href='#'><span>留言</span></a>"
+        "<p>𠀀" + "字" * 39 + "</p><p>" + "字" * 41 + "</p><p><b>读者</b>评论</p></div></body></html>"
+    )
+    root = lxml.html.document_fromstring(html)
+    found = [(element.tag, text) for element, text in readable._walker.short_texts(root.find(".//div"), 40)]
+    assert found == [("p", "相关新闻"), ("p", "𠀀" + "字" * 39), ("p", "读者评论"), ("b", "读者")]
+    assert found == [(e.tag, t) for e, t in in_python(article_end._short_texts, root.find(".//div"))]
+    assert readable._walker.short_texts(root.find(".//span"), 40) == []

@@ -114,7 +114,7 @@ def test_a_site_footer_is_not_taken_with_a_short_story(python_rules):
 
 
 def test_with_its_footer_the_whole_page_is_chosen(monkeypatch):
-    monkeypatch.setattr(readable, "_drop_site_footer", lambda root, html: None)
+    monkeypatch.setattr(readable, "_drop_site_footer", lambda root, html, lines: None)
     text = html_to_text(footer_after_a_list())
     assert "ICP" in text
 
