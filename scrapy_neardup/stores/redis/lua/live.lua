@@ -64,19 +64,21 @@ local function write(key, field, v)
   if v == '' then redis.call('HDEL', key, field) else redis.call('HSET', key, field, v) end
 end
 
--- Up to `limit` ids of a bucket whose record still exists, oldest first. Ids whose record
--- expired (ttl, pending timeout) are dropped from the bucket on the way.
-local function live(entry, limit)
+-- The ids of a bucket whose record still exists, oldest first, until `limit` of them count;
+-- how many count, and how many are the batch's own: ids in the table `own` (the documents of
+-- the batch checked before this one, still undecided) are read but do not count. Ids whose
+-- record expired (ttl, pending timeout) are dropped from the bucket on the way.
+local function live(entry, limit, own)
   local shard, field = string.sub(entry, 1, 4), string.sub(entry, 5)
-  local out = {}
+  local out, counted, owned = {}, 0, 0
   for _, w in ipairs(wins) do
-    if #out >= limit then break end
+    if counted >= limit then break end
     local key = P .. 'h:' .. w .. ':' .. shard
     local v = read(key, field)
     if v then
       local kept, stale = {}, false
       for pos = 1, #v, 8 do
-        if #out >= limit then
+        if counted >= limit then
           kept[#kept + 1] = string.sub(v, pos)
           break
         end
@@ -85,6 +87,7 @@ local function live(entry, limit)
         if fetch(id) then
           kept[#kept + 1] = m
           out[#out + 1] = id
+          if own and own[id] then owned = owned + 1 else counted = counted + 1 end
         else
           stale = true
         end
@@ -92,7 +95,7 @@ local function live(entry, limit)
       if stale then write(key, field, table.concat(kept)) end
     end
   end
-  return out
+  return out, counted, owned
 end
 
 -- Forget pending reservations whose deadline passed (their process died or hung).
