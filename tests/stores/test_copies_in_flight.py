@@ -22,7 +22,7 @@ from support.corpus import ARTICLES, random_news, reprint, text
 from scrapy_neardup import UNIQUE, Detector, open_store
 from scrapy_neardup.fingerprints.fingerprint import Fingerprint
 from scrapy_neardup.stores import Probe, Store
-from scrapy_neardup.stores.record import DocRecord
+from scrapy_neardup.stores.record import COMMITTED, PENDING, DocRecord
 
 LIMIT = 5  # Probe.boilerplate_limit
 TEXTS = {name: text(name) for name in ARTICLES} | {"concert": random_news(1)[0]}
@@ -43,8 +43,10 @@ def _story_of(record: DocRecord) -> str:
 class _InFlight:
     """Copies checked in threads, each holding its verdict until :meth:`land` is called."""
 
-    def __init__(self, uri: str, namespace: str):
-        self.uri, self.namespace = uri, namespace
+    def __init__(self, uri: str, namespace: str, reserve: bool = False):
+        """With ``reserve``, each copy is filed as a crawl files it (pending), and a kept copy
+        is committed once it has its verdict, as a crawl commits an item it stored."""
+        self.uri, self.namespace, self.reserve = uri, namespace, reserve
         self.gate = threading.Event()
         self.threads: list[threading.Thread] = []
         self.kept: list[str] = []  # keys of the copies kept
@@ -60,6 +62,7 @@ class _InFlight:
             try:
                 with open_store(self.uri, self.namespace) as store:
                     probe, record = _copy(store, story, site, shared or [])
+                    record.state = PENDING if self.reserve else COMMITTED
                     verdict: list[bool] = []
 
                     def judge(candidates: list[DocRecord]) -> bool:
@@ -77,6 +80,8 @@ class _InFlight:
                     if verdict[0] and reservation.doc_id:
                         store.remove(reservation.doc_id)
                     elif not verdict[0]:
+                        if self.reserve:
+                            store.commit(reservation.doc_id)
                         self.kept.append(record.key)
             except BaseException as exc:  # reported by land()
                 self.errors.append(exc)
@@ -105,24 +110,26 @@ def server_uri(request):
     return request.getfixturevalue("redis_url" if request.param == "redis" else "cluster_url")
 
 
+@pytest.mark.parametrize("reserve", [False, True], ids=["committed", "reserved"])
 @pytest.mark.parametrize(
     ("in_flight", "first_in_flight"),
     [(3, False), (4, False), (6, False), (9, False), (4, True), (5, True), (8, True)],
 )
-def test_copies_in_flight_never_hide_the_kept_copy(request, server_uri, in_flight, first_in_flight):
+def test_copies_in_flight_never_hide_the_kept_copy(request, server_uri, in_flight, first_in_flight, reserve):
     """The first copy is kept (at once, or held in flight with the others); ``in_flight``
     more copies are checked and held undecided; then one more copy is checked. It must be a
     duplicate: one copy a story, whatever the number of copies in flight (4 or more of them
-    fill a sentence's bucket to the boilerplate limit)."""
-    if server_uri.startswith("redis://") and 1 + in_flight >= LIMIT:  # one Redis, the bucket full
+    fill a sentence's bucket to the boilerplate limit). Copies are filed committed (as
+    ``neardup dedup`` files them) or reserved (as a crawl does)."""
+    if server_uri.startswith("redis://") and not reserve and 1 + in_flight >= LIMIT:  # the bucket full
         request.applymarker(
             pytest.mark.xfail(
                 strict=True,
-                reason="one Redis files a copy before it is verified and cannot tell a duplicate on its way "
-                "out from a story: copies filling a sentence's bucket make it boilerplate (docs/stores.md)",
+                reason="one Redis files a copy committed before it is verified and cannot tell a duplicate on its "
+                "way out from a story: such copies filling a sentence's bucket make it boilerplate (docs/stores.md)",
             )
         )
-    flight = _InFlight(server_uri, "in-flight")
+    flight = _InFlight(server_uri, "in-flight", reserve)
     flight.check("museum", 0, hold=first_in_flight)
     for site in range(1, in_flight + 1):
         flight.check("museum", site, hold=True)
@@ -135,12 +142,13 @@ def test_copies_in_flight_never_hide_the_kept_copy(request, server_uri, in_fligh
         assert [r.key for r in store.records()] == flight.kept
 
 
-def test_a_sentence_of_five_stories_stays_boilerplate_with_copies_in_flight(server_uri):
+@pytest.mark.parametrize("reserve", [False, True], ids=["committed", "reserved"])
+def test_a_sentence_of_five_stories_stays_boilerplate_with_copies_in_flight(server_uri, reserve):
     """Only stories count toward the boilerplate limit, but they still do: five stories kept
     with one shared sentence make it no evidence, while four copies of a sixth story sharing
     it are in flight. A story sharing only that sentence with all of them has no candidates."""
     shared = [0x5EED0000F00D]
-    flight = _InFlight(server_uri, "boilerplate")
+    flight = _InFlight(server_uri, "boilerplate", reserve)
     for site, story in enumerate(["museum", "battery", "rice", "library", "marathon"]):
         flight.check(story, site, hold=False, shared=shared)
     for site in range(5, 9):

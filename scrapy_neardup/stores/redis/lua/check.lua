@@ -68,10 +68,10 @@ local function check(a, first, batch, own)
     for i in string.gmatch(done_filed, '%d+') do filed[#filed + 1] = tonumber(i) end
     for i = 1, #sentences do
       local older, counted = {}, 0
-      for _, other in ipairs(live(sentences[i], boilerplate, own)) do
+      for _, other in ipairs(live(sentences[i], boilerplate, own, head - 1)) do
         if other < id then
           older[#older + 1] = other
-          if not (own and own[other]) then counted = counted + 1 end
+          if not (own and own[other]) and string.byte(fetch(other), head - 1) == 0 then counted = counted + 1 end
         end
       end
       if counted < boilerplate then add(older) end
@@ -81,15 +81,16 @@ local function check(a, first, batch, own)
   end
 
   -- Every sentence key is looked up (a cut or edited reprint may have lost some of the
-  -- original's longest sentences); the first n that are not boilerplate are filed. A batch's
-  -- own documents do not make a sentence boilerplate: they may be copies of one story, on
-  -- their way out, that would hide its first copy. A bucket already holding `boilerplate` of
-  -- them is evidence but takes no more of them, so a batch never grows one past that.
+  -- original's longest sentences); the first n that are not boilerplate are filed. Only
+  -- committed documents make a sentence boilerplate: the batch's own before this one and
+  -- reservations are undecided, and may be copies of one story on their way out that would
+  -- hide its first copy. A bucket already holding `boilerplate` undecided ones is evidence but
+  -- takes no more documents, so it never grows past twice the limit.
   local filed = {}
   for i = 1, #sentences do
-    local members, counted, owned = live(sentences[i], boilerplate, own)
+    local members, counted, undecided = live(sentences[i], boilerplate, own, head - 1)
     if counted < boilerplate then   -- else boilerplate: neither key nor evidence
-      if #filed < n and owned < boilerplate then filed[#filed + 1] = i end
+      if #filed < n and undecided < boilerplate then filed[#filed + 1] = i end
       add(members)
     end
   end
