@@ -157,10 +157,10 @@ class Detector:
         duplicates out with its next call (with the next batch, in the same round trip). Each
         document's candidates then include the documents of the batch before it, those found
         duplicates too: verification skips those, as they would have been removed. One
-        difference remains: until then such a duplicate counts toward the boilerplate limit of
-        the sentences it was filed under, so near that limit a sentence can stop being a key a
-        few documents sooner (candidates change, verification does not). Other stores check
-        one by one. ``reserve`` files new stories as pending, as :meth:`check` does.
+        difference remains: the documents of the batch before a document do not count toward
+        the boilerplate limit of its sentences (undecided when filed, any may be a copy on its
+        way out), so near that limit a sentence can stay a key a few documents longer
+        (candidates change, verification does not). Other stores check one by one. ``reserve`` files new stories as pending, as :meth:`check` does.
         """
         return self.start_many(documents, reserve=reserve, sources=sources, texts=texts)()
 

@@ -2,11 +2,12 @@
 -- (one call's ARGV, 19 of them, listed below), of whether to reap first (a batch reaps once:
 -- its documents share one moment) and of `batch`: nil for a call of its own, which keeps its
 -- answer in `ops`; in a batch, the batch does (see check_and_add_many.lua) and passes false,
--- or {id, filed} of the answer to give again.
+-- or {id, filed} of the answer to give again, and `own`: the ids of the batch's documents
+-- before this one (a table id -> true), which do not count toward the boilerplate limit.
 -- Reply: {id, filed sentence-key positions, candidate records...}.
 
 local reaped_at
-local function check(a, first, batch)
+local function check(a, first, batch, own)
   at_time(a[2], a[3])                   -- a[1] is P; cutoff and windows as in live.lua
   local rec = a[4]                      -- DocRecord bytes, doc id 0 and no sentence keys
   local score = a[5]                    -- the document's time
@@ -66,27 +67,34 @@ local function check(a, first, batch)
     local filed = {}
     for i in string.gmatch(done_filed, '%d+') do filed[#filed + 1] = tonumber(i) end
     for i = 1, #sentences do
-      local older = {}
-      for _, other in ipairs(live(sentences[i], boilerplate + 1)) do
-        if other < id then older[#older + 1] = other end
+      local older, counted = {}, 0
+      for _, other in ipairs(live(sentences[i], boilerplate, own, head - 1)) do
+        if other < id then
+          older[#older + 1] = other
+          if not (own and own[other]) and string.byte(fetch(other), head - 1) == 0 then counted = counted + 1 end
+        end
       end
-      if #older < boilerplate then add(older) end
+      if counted < boilerplate then add(older) end
     end
     for _, entry in ipairs(reads) do add(live(entry, read_limit + 1), id) end
     return reply(id, filed)
   end
 
   -- Every sentence key is looked up (a cut or edited reprint may have lost some of the
-  -- original's longest sentences); the first n that are not boilerplate are filed.
+  -- original's longest sentences); the first n that are not boilerplate are filed. Only
+  -- committed documents make a sentence boilerplate: the batch's own before this one and
+  -- reservations are undecided, and may be copies of one story on their way out that would
+  -- hide its first copy. A bucket already holding `boilerplate` undecided ones is evidence but
+  -- takes no more documents, so it never grows past twice the limit.
   local filed = {}
   for i = 1, #sentences do
-    local members = live(sentences[i], boilerplate)
-    if #members < boilerplate then   -- else boilerplate: neither key nor evidence
-      if #filed < n then filed[#filed + 1] = i end
+    local members, counted, undecided = live(sentences[i], boilerplate, own, head - 1)
+    if counted < boilerplate then   -- else boilerplate: neither key nor evidence
+      if #filed < n and undecided < boilerplate then filed[#filed + 1] = i end
       add(members)
     end
   end
-  for _, entry in ipairs(reads) do add(live(entry, read_limit)) end
+  for _, entry in ipairs(reads) do add((live(entry, read_limit))) end  -- its first result only
 
   local id = redis.call('INCR', P .. 'n')
   local m = id_member(id)

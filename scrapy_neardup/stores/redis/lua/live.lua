@@ -64,27 +64,37 @@ local function write(key, field, v)
   if v == '' then redis.call('HDEL', key, field) else redis.call('HSET', key, field, v) end
 end
 
--- Up to `limit` ids of a bucket whose record still exists, oldest first. Ids whose record
--- expired (ttl, pending timeout) are dropped from the bucket on the way.
-local function live(entry, limit)
+-- The ids of a bucket whose record still exists, oldest first, until `limit` of them count;
+-- how many count, and how many are undecided and do not: those in the table `own` (the
+-- documents of the batch checked before this one) and, given `state_at` (the 1-based position
+-- of a record's state byte), those whose record is not committed (a reservation: a copy
+-- another process may still take out). Ids whose record expired (ttl, pending timeout) are
+-- dropped from the bucket on the way.
+local function live(entry, limit, own, state_at)
   local shard, field = string.sub(entry, 1, 4), string.sub(entry, 5)
-  local out = {}
+  local out, counted, undecided = {}, 0, 0
   for _, w in ipairs(wins) do
-    if #out >= limit then break end
+    if counted >= limit then break end
     local key = P .. 'h:' .. w .. ':' .. shard
     local v = read(key, field)
     if v then
       local kept, stale = {}, false
       for pos = 1, #v, 8 do
-        if #out >= limit then
+        if counted >= limit then
           kept[#kept + 1] = string.sub(v, pos)
           break
         end
         local m = string.sub(v, pos, pos + 7)
         local id = member_id(m)
-        if fetch(id) then
+        local r = fetch(id)
+        if r then
           kept[#kept + 1] = m
           out[#out + 1] = id
+          if (own and own[id]) or (state_at and string.byte(r, state_at) ~= 0) then
+            undecided = undecided + 1
+          else
+            counted = counted + 1
+          end
         else
           stale = true
         end
@@ -92,7 +102,7 @@ local function live(entry, limit)
       if stale then write(key, field, table.concat(kept)) end
     end
   end
-  return out
+  return out, counted, undecided
 end
 
 -- Forget pending reservations whose deadline passed (their process died or hung).
