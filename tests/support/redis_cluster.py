@@ -111,12 +111,15 @@ class RedisClusterGroup:
                 client.flushall()
 
     def wait_ok(self, timeout: float = 30) -> None:
-        """Wait until every live node says the cluster is ok and every replica is in sync."""
+        """Wait until every live node says the cluster is ok, every replica is in sync, and
+        every live node's slot map names every live node: a client discovers the nodes from
+        that map, and a replica not yet gossiped about is missing from it."""
         deadline = time.monotonic() + timeout
         while True:
             states = []
+            live = {node.port for node in self.nodes if node.answers()}
             for node in self.nodes:
-                if not node.answers():
+                if node.port not in live:
                     continue
                 with node.client() as client:
                     info = client.cluster("info")
@@ -124,7 +127,8 @@ class RedisClusterGroup:
                     replication = client.info("replication")
                     if replication.get("role") == "slave":
                         ok = ok and replication.get("master_link_status") == "up"
-                    states.append(ok)
+                    mapped = {entry[1] for row in client.execute_command("CLUSTER", "SLOTS") for entry in row[2:]}
+                    states.append(ok and mapped == live)
             if states and all(states):
                 return
             assert time.monotonic() < deadline, "the Redis Cluster did not become ok"
