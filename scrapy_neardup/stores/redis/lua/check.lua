@@ -71,7 +71,7 @@ local function check(a, first, batch, own)
       for _, other in ipairs(live(sentences[i], boilerplate, own, head - 1)) do
         if other < id then
           older[#older + 1] = other
-          if not (own and own[other]) and string.byte(fetch(other), head - 1) == 0 then counted = counted + 1 end
+          if counts(other, fetch(other), own, head - 1) then counted = counted + 1 end
         end
       end
       if counted < boilerplate then add(older) end

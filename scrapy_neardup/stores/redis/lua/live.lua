@@ -64,6 +64,13 @@ local function write(key, field, v)
   if v == '' then redis.call('HDEL', key, field) else redis.call('HSET', key, field, v) end
 end
 
+-- Does document `id` (record bytes `r`) count toward a sentence's boilerplate limit? Not when
+-- it is undecided: one of the batch's own before this document (the table `own`) or, given
+-- `state_at` (the 1-based position of a record's state byte), a record not committed.
+local function counts(id, r, own, state_at)
+  return not ((own and own[id]) or (state_at and string.byte(r, state_at) ~= 0))
+end
+
 -- The ids of a bucket whose record still exists, oldest first, until `limit` of them count;
 -- how many count, and how many are undecided and do not: those in the table `own` (the
 -- documents of the batch checked before this one) and, given `state_at` (the 1-based position
@@ -90,10 +97,10 @@ local function live(entry, limit, own, state_at)
         if r then
           kept[#kept + 1] = m
           out[#out + 1] = id
-          if (own and own[id]) or (state_at and string.byte(r, state_at) ~= 0) then
-            undecided = undecided + 1
-          else
+          if counts(id, r, own, state_at) then
             counted = counted + 1
+          else
+            undecided = undecided + 1
           end
         else
           stale = true
