@@ -11,6 +11,8 @@ from collections import Counter
 from urllib.parse import quote
 
 import pytest
+import redis
+from redis.crc import key_slot
 from support import news_corpus
 from support.passwords import SECRET, WRONG
 from support.processes import racing_processes
@@ -100,6 +102,26 @@ def test_a_call_with_more_shard_hashes_than_one_byte_indexes_is_split(redis_clus
         assert all(v.status == DUPLICATE for v in detector.check_many(copies))
         assert store.purge(time.time() + 1) == len(texts) and store.count() == 0
         assert all(v.status == UNIQUE for v in detector.check_many(copies))  # nothing of them is left
+
+
+def test_calls_a_master_without_their_script_refused_are_made_again_in_their_order(redis_cluster, cluster_url):
+    """A replica promoted in a failover has none of the scripts (they are not replicated), and
+    the batch's writes are sent to it again in their order: record written undecided, then kept.
+    When it refuses the first call's script but runs the second's, both go again, in order,
+    rather than the first alone after the second (a kept record turned undecided, lost when its
+    lease ends)."""
+    with open_store(cluster_url, "noscript") as store:
+        router = store._router
+        written = router.script("redis.call('SET', KEYS[1], 'u') return 1")
+        kept = router.script("redis.call('APPEND', KEYS[1], 'k') return 1")
+        key = b"{noscript}record"
+        slot = key_slot(key)
+        host, _, port = router.master_of(slot).rpartition(":")
+        with redis.Redis(host=host, port=int(port), password=redis_cluster.password) as master:
+            master.script_flush()
+            master.script_load("redis.call('APPEND', KEYS[1], 'k') return 1")  # the second only
+            router.run([(slot, ("EVALSHA", written, 1, key)), (slot, ("EVALSHA", kept, 1, key))])
+            assert master.get(key) == b"uk"
 
 
 def test_unreachable_nodes_are_named(capsys):
@@ -242,6 +264,9 @@ def test_a_master_killed_mid_run_loses_no_story_and_keeps_none_twice(own_cluster
     assert sorted(kept) == sorted(set(story_of.values()))  # each story once
     assert all(story_of[v.duplicate_of] == story_of[v.key] for v in verdicts if v.status == DUPLICATE)
     with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "failover") as store:
+        # No record is left undecided: it would vanish when its lease ends, a kept story too.
+        deadlines = [(slot, ("ZCARD", store._in_slot(slot, b"p"))) for slot in store._used_slots()]
+        assert sum(store._router.run(deadlines)) == 0
         assert store.count() == len(kept)
         assert {record.key for record in store.records()} == {v.key for v in verdicts if v.status == UNIQUE}
         detector = Detector(store)

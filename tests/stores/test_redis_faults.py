@@ -376,21 +376,25 @@ def test_a_crawl_waits_for_redis_restarted_within_the_bound_and_checks_every_ite
             CONCURRENT_REQUESTS=1,
             NEARDUP_STORE_DOWN_TIMEOUT=60,
             NEARDUP_STORE_THREAD=store_thread,
+            NEARDUP_DEBUG=True,  # every verdict logged, to show in a failure
+            LOG_LEVEL="DEBUG",
         )
         _, err = run.communicate(timeout=300)
         assert back.wait(30) and run.returncode == 0, err[-3000:]
         stats = json.loads((tmp_path / "back.json").read_text())
-        assert stats["finish_reason"] == "finished"
-        stories = len(ARTICLES)
-        assert stats["neardup/items"] == pages and stats["neardup/unique"] == stories
-        assert stats["neardup/duplicate"] == stats["neardup/dropped"] == pages - stories
-        assert stats.get("neardup/unchecked", 0) == 0 and stats["neardup/store_waited"] >= 1
-        assert "is down" in err and "answers again after" in err
         kept = [json.loads(line)["url"] for line in (tmp_path / "back.jsonl").read_text().splitlines()]
-        assert len(kept) == stories
+        told = [line for line in err.splitlines() if "scrapy-neardup" in line or "Dropped:" in line]
+        shown = "\n".join([json.dumps(stats, indent=1, sort_keys=True), *told, f"kept: {kept}"])
+        assert stats["finish_reason"] == "finished", shown
+        stories = len(ARTICLES)
+        assert stats["neardup/items"] == pages and stats["neardup/unique"] == stories, shown
+        assert stats["neardup/duplicate"] == stats["neardup/dropped"] == pages - stories, shown
+        assert stats.get("neardup/unchecked", 0) == 0 and stats["neardup/store_waited"] >= 1, shown
+        assert "is down" in err and "answers again after" in err, shown
+        assert len(kept) == stories, shown
         with open_store(server.url(0)) as store:
-            assert sorted(record.key for record in store.records()) == sorted(kept)
-            assert store.client.zcard(store.prefix + "p") == 0  # every reservation was committed
+            assert sorted(record.key for record in store.records()) == sorted(kept), shown
+            assert store.client.zcard(store.prefix + "p") == 0, shown  # every reservation was committed
     finally:
         site.close()
         server.stop()
@@ -444,5 +448,62 @@ async def test_items_pass_unchecked_and_counted_once_redis_is_down_past_the_boun
         summary = [r for r in caplog.records if " items = " in r.getMessage()]
         assert len(summary) == 1 and summary[0].levelno == logging.WARNING
         assert "+ 3 unchecked (store down or failing)" in summary[0].getMessage()
+    finally:
+        server.stop()
+
+
+def _check_again_once_back(store, detector: Detector, documents: list, stored: str) -> None:
+    """The pipeline's retry of a new story's check once Redis is back: a story of its own,
+    committed; the store then holds it and ``stored``, and no reservation."""
+    verdict = detector.check_many(documents, reserve=True)[0]
+    assert verdict.status == UNIQUE, verdict.as_dict()
+    detector.commit(verdict)
+    assert sorted(record.key for record in store.records()) == sorted([documents[0][0], stored])
+    assert store.client.zcard(store.prefix + "p") == 0
+
+
+def test_a_check_applied_but_unanswered_before_an_outage_is_not_its_own_copy_after_it():
+    """Redis applied a check (the reservation is in its AOF) but its answer was lost, and Redis
+    went down before the check could be sent again. Once Redis is back the item is checked
+    again: it must not meet its own reservation and be judged a revisit of itself (a story with
+    no kept copy), nor leave that reservation behind."""
+    server = start_redis("--appendonly", "yes", "--appendfsync", "always")
+    try:
+        with open_store(server.url(), "unanswered", retries=0) as store:
+            detector = Detector(store)
+            first = detector.check("https://a.example/rice", OTHER, reserve=True)
+            detector.commit(first)
+            rail = [("https://a.example/rail", detector.fingerprint(TEXT))]
+            finish = detector.start_many(rail, reserve=True)
+            server.wait_for_documents(2, "unanswered")  # applied: in the AOF before its answer
+            store._batch.disconnect()  # the answer is lost with the connection
+            server.kill()  # and sending the check again finds no server
+            with pytest.raises(StoreUnavailable):
+                finish()
+            server.start()
+            _check_again_once_back(store, detector, rail, first.key)
+    finally:
+        server.stop()
+
+
+def test_a_removal_that_met_an_outage_goes_out_once_redis_answers_again():
+    """A reprint's reservation is taken out with the store's next call; when that call meets a
+    Redis that is down, the removal waits for the call after it instead of being forgotten
+    (the reservation would stay, a story of its own, until it expired)."""
+    server = start_redis("--appendonly", "yes", "--appendfsync", "always")
+    try:
+        # one retry: the connection the store had open before the outage is closed after it
+        with open_store(server.url(), "requeued", retries=1) as store:
+            detector = Detector(store)
+            first = detector.check_many([("https://a.example/rice", detector.fingerprint(OTHER))], reserve=True)[0]
+            detector.commit(first)
+            reprint = [("https://b.example/rice", detector.fingerprint("转载：" + OTHER))]
+            assert detector.check_many(reprint, reserve=True)[0].status == DUPLICATE  # out with the next call
+            server.kill()
+            rail = [("https://a.example/rail", detector.fingerprint(TEXT))]
+            with pytest.raises(StoreUnavailable):
+                detector.check_many(rail, reserve=True)
+            server.start()
+            _check_again_once_back(store, detector, rail, first.key)
     finally:
         server.stop()

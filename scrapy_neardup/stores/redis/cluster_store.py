@@ -26,7 +26,7 @@ Redis. It is a protocol of atomic steps instead, each on one slot, every step sa
    record turns *kept*, with its reservation's or the store's expiry. Then ``WAIT 1`` on every
    master written to that has a replica, so no verdict is given for a write a failover could
    lose. A master that fails in the middle of a batch (a replica promoted) gets the batch's
-   writes to its slots again on the new master.
+   writes to its slots again on the new master, in their order.
 
 Key layout (``lua/README.md``): ``neardup:{T}:<namespace>:...`` where ``T`` is a short tag that
 hashes to the slot chosen for the key: bucket shard hashes ``h:<window>:<shard>`` by the bucket's

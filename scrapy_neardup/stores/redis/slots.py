@@ -149,17 +149,24 @@ class SlotRouter:
                     self._failed(name, calls, indexes, retry, replies)
                     continue
                 loaded: set[str] = set()
+                # A master without a script (a promoted replica: scripts are not replicated) ran
+                # the calls after the one it refused: that one and every later one go again, in
+                # order (each is safe to repeat), or a failover's writes sent again would land
+                # out of order (a record written undecided after it was kept or dropped).
+                missing = False
                 for index in indexes:
                     reply = replies[index]
                     if asking:
                         asking.pop(index, None)
-                    if not isinstance(reply, ResponseError):
-                        continue
                     if isinstance(reply, NoScriptError):
+                        missing = True
                         if calls[index][1][1] not in loaded:
                             loaded.add(calls[index][1][1])
                             self._load(connection, calls[index][1])
+                    if missing:
                         retry.append(index)
+                    elif not isinstance(reply, ResponseError):
+                        continue
                     elif isinstance(reply, MovedError):
                         self.cluster.nodes_manager.move_slot(reply)
                         self._owners = None

@@ -257,6 +257,17 @@ def _member(doc_id: int) -> bytes:
     return doc_id.to_bytes(8, "big")
 
 
+def _filed_by(done: bytes | None, seq: int) -> list[int]:
+    """The ids that check call ``seq`` filed, from the client's entry in ``ops`` (``seq:id:keys``
+    for one document, ``Bseq:id/keys;...`` for a batch); none when that call was not applied."""
+    head, _, rest = (done or b"").decode("ascii").partition(":")
+    if head == f"B{seq}":
+        return [int(answer.partition("/")[0]) for answer in rest.split(";") if answer]
+    if head == str(seq):
+        return [int(rest.partition(":")[0])]
+    return []
+
+
 def _entry(bucket: bytes) -> bytes:
     """A bucket as the scripts take it: its length, the 4 hex digits of its shard, its name."""
     return b"%c%04x%s" % (len(bucket) + 4, xxhash.xxh32_intdigest(bucket) % SHARDS, bucket)
@@ -347,6 +358,7 @@ class RedisStore(Store):
         self._sent = count(1)  # batches sent on it
         self._unread = 0  # the batch sent on it whose answer is not read yet (0: none)
         self._to_remove: list[int] = []  # documents to take out with the next call (remove_later)
+        self._unanswered: tuple[Any, Any] | None = None  # (client, seq) of a check whose answer was lost
         self._closed = False
         self.allow_eviction = allow_eviction
         self.allow_no_persistence = allow_no_persistence
@@ -425,7 +437,7 @@ class RedisStore(Store):
         Documents queued by :meth:`remove_later` go out first, so this process never reads them.
         """
         self._after_fork()
-        if self._to_remove:
+        if self._to_remove or self._unanswered:
             self._remove_now(self._removals())
         try:
             return fn(*args, **kwargs)
@@ -622,7 +634,11 @@ class RedisStore(Store):
 
     def check_and_add(self, probe: Probe, record: DocRecord, confirm: Confirm | None = None) -> Reservation:
         args, sentence_keys, filing = self._check_args(probe, record)
-        reply = self._call(self._check_and_add, keys=[], args=args)
+        try:
+            reply = self._call(self._check_and_add, keys=[], args=args)
+        except StoreUnavailable:
+            self._unanswered = args[11], args[12]
+            raise
         return self._reserved(record, reply, sentence_keys, filing)
 
     def check_and_add_many(self, probes: list[Probe], records: list[DocRecord]) -> list[Reservation]:
@@ -674,8 +690,12 @@ class RedisStore(Store):
                 except Exception:  # lost, timed out, NOSCRIPT after a restart, a closed socket
                     connection.disconnect()  # (the parser without hiredis raises AttributeError)
             if replies is None:  # removing twice changes nothing
-                self._remove_now(removals)
-                replies = self._call(self._check_and_add_many, keys=[], args=every)
+                try:
+                    self._remove_now(removals)
+                    replies = self._call(self._check_and_add_many, keys=[], args=every)
+                except StoreUnavailable:
+                    self._unanswered = every[11], every[12]  # the batch is named by its first document's
+                    raise
             return [
                 self._reserved(record, reply, sentence_keys, filing)
                 for (record, sentence_keys, filing), reply in zip(calls, replies)
@@ -774,8 +794,25 @@ class RedisStore(Store):
         stored as documents of their own."""
         self._to_remove += doc_ids
 
+    def _take_back_unanswered(self) -> None:
+        """Queue for removal the documents filed by a check whose answer was lost (the server
+        went away before it could be sent again), if the server applied it: ``ops`` says so.
+        Nobody learnt their ids, and the item's check, made again, would meet them as a copy
+        of itself (a revisit of its own reservation: its story kept by no one)."""
+        if self._unanswered is None:
+            return
+        client, seq = self._unanswered
+        self._unanswered = None
+        try:
+            done = self._call(self.client.hget, self._key("ops"), client)
+        except StoreUnavailable:
+            self._unanswered = client, seq
+            raise
+        self._to_remove += _filed_by(done, seq)
+
     def _removals(self) -> list[list[Any]]:
         """The REMOVE script arguments of the queued documents, taken off the queue."""
+        self._take_back_unanswered()
         doc_ids, self._to_remove = self._to_remove, []
         removals = []
         for doc_id in doc_ids:
@@ -791,7 +828,13 @@ class RedisStore(Store):
         pipe = self.client.pipeline(transaction=False)
         for args in removals:
             self._remove(keys=[], args=args, client=pipe)
-        return sum(int(existed) for existed in self._call(pipe.execute))
+        try:
+            return sum(int(existed) for existed in self._call(pipe.execute))
+        except StoreUnavailable:  # queued again, for the next call
+            for _, doc_id, _, window, blob, _ in removals:
+                self._filed[doc_id] = (window, blob)
+                self._to_remove.append(doc_id)
+            raise
 
     def commit(self, doc_id: int) -> None:
         self._filed.pop(doc_id, None)
