@@ -59,7 +59,10 @@ typedef struct {
     char names[MAX_KEPT][MAX_NAME];
     Py_ssize_t lengths[MAX_KEPT];
     int count;
+    unsigned int firsts; /* a bit for each first character of the names, by its value mod 32 */
 } Kept;
+
+#define FIRST_BIT(name) (1u << ((unsigned char)(name)[0] & 31))
 
 enum { TEXT_KEEP, TEXT_LINES }; /* raw text copied, or only its line breaks */
 enum { RAW_NONE, RAW_TEXT, RAW_SCRIPT, RAW_PLAIN };
@@ -100,25 +103,27 @@ static int raw_kind(const char *name, int *text) {
 
 /* Is the tag `name` (lower case) one of the list's? */
 static int listed(const char *name, const Kept *list) {
+    if (!(list->firsts & FIRST_BIT(name))) return 0; /* most tags: one test */
     for (int k = 0; k < list->count; k++)
-        if (!strcmp(name, list->names[k])) return 1;
+        if (list->names[k][0] == name[0] && !strcmp(name, list->names[k])) return 1;
     return 0;
 }
 
 /* What libxml2's HTML tree builder (2.14) does with a tag, for content_end: */
 
 /* elements without content (a start tag opens and closes them), */
-static const Kept VOID = {
+static Kept VOID = { /* its firsts are set when the module is made */
     {"area", "base", "basefont", "br", "col", "frame", "hr", "img", "input", "isindex", "link", "meta", "param"},
     {4, 4, 8, 2, 3, 5, 2, 3, 5, 7, 4, 4, 5},
     13,
+    0,
 };
 
 /* tags that change the document around the element (a second <body> gives the page's <body> its
  * attributes, <meta> may name an encoding, frames replace the body), */
 static int structural(const char *name) {
-    static const char *const names[] = {"html", "head", "body", "frameset", "frame", "noframes", "meta", NULL};
-    for (int k = 0; names[k]; k++)
+    static const char *const names[] = {"body", "frame", "frameset", "head", "html", "meta", "noframes", NULL};
+    for (int k = 0; names[k] && names[k][0] <= name[0]; k++) /* in order: only those with its first letter */
         if (!strcmp(name, names[k])) return 1;
     return 0;
 }
@@ -176,11 +181,12 @@ static const char *const CLOSED_BY[][2] = {
 };
 
 static int closes(const char *open, const char *name) {
-    for (size_t k = 0; k < sizeof(CLOSED_BY) / sizeof(CLOSED_BY[0]); k++) {
-        if (strcmp(open, CLOSED_BY[k][0])) continue;
-        char word[MAX_NAME + 2] = " ";
-        strcat(strcat(word, name), " ");
-        return strstr(CLOSED_BY[k][1], word) != NULL;
+    for (size_t k = 0; k < sizeof(CLOSED_BY) / sizeof(CLOSED_BY[0]) && CLOSED_BY[k][0][0] <= open[0]; k++) {
+        if (CLOSED_BY[k][0][0] != open[0] || strcmp(open, CLOSED_BY[k][0])) continue; /* in order */
+        size_t length = strlen(name);
+        for (const char *at = strstr(CLOSED_BY[k][1], name); at; at = strstr(at + 1, name))
+            if (at[-1] == ' ' && at[length] == ' ') return 1;
+        return 0;
     }
     return 0;
 }
@@ -536,10 +542,9 @@ static int end_priority(const char *name) {
                 i = close;                                                                     \
                 if (self_closing) continue;                                                    \
                 int text = TEXT_KEEP, raw = raw_kind(name, &text);                             \
-                char exact[MAX_NAME]; /* the name, where it is ASCII */                        \
-                tag_name_##T(s, n, lt + 1, exact);                                             \
-                if (exact[0] && (hides || listed(exact, emptied)) && raw != RAW_PLAIN && !structural(exact) \
-                    && !listed(exact, &VOID)) {                                                \
+                char exact[MAX_NAME] = {0}; /* the name, where it is ASCII */                  \
+                if (hides || listed(name, emptied)) tag_name_##T(s, n, lt + 1, exact);         \
+                if (exact[0] && raw != RAW_PLAIN && !structural(exact) && !listed(exact, &VOID)) { \
                     if (raw == RAW_NONE) { /* its content goes, where the builder ends it at its end tag */ \
                         Py_ssize_t stop = content_end_##T(s, n, i, exact);                     \
                         if (stop >= 0) {                                                       \
@@ -584,6 +589,7 @@ static int read_kept(PyObject *names, Kept *kept) {
         return -1;
     }
     kept->count = 0;
+    kept->firsts = 0;
     for (Py_ssize_t k = 0; k < count; k++) {
         Py_ssize_t size;
         const char *name = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(fast, k), &size);
@@ -593,6 +599,7 @@ static int read_kept(PyObject *names, Kept *kept) {
             return -1;
         }
         for (Py_ssize_t c = 0; c <= size; c++) kept->names[kept->count][c] = (char)LOWER(name[c]);
+        kept->firsts |= FIRST_BIT(kept->names[kept->count]);
         kept->lengths[kept->count++] = size;
     }
     Py_DECREF(fast);
@@ -631,4 +638,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_markup", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__markup(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__markup(void) {
+    for (int k = 0; k < VOID.count; k++) VOID.firsts |= FIRST_BIT(VOID.names[k]);
+    return PyModule_Create(&module);
+}
