@@ -479,7 +479,7 @@ static int end_priority(const char *name) {
         }                                                                                      \
     }                                                                                          \
     static Py_ssize_t slim_##T(const T *s, Py_ssize_t n, T *out, const Kept *kept, const Kept *whole, \
-                              const Kept *emptied) {                                                             \
+                              const Kept *emptied, int hidden) {                                                             \
         Py_ssize_t i = 0, o = 0;                                                               \
         while (i < n) {                                                                        \
             Py_ssize_t lt = find_##T(s, n, i, '<', '<');                                            \
@@ -533,8 +533,8 @@ static int end_priority(const char *name) {
                 memcpy(out + o, s + i, (p - i) * sizeof(T));                                   \
                 o += p - i;                                                                    \
                 int self_closing;                                                              \
-                int hides = 0;                                                                                \
-                p = tag_rest_##T(s, n, p, out, &o, listed(name, whole) ? NULL : kept, &self_closing, &hides); \
+                int hides = 0, *hiding = hidden ? &hides : NULL;                               \
+                p = tag_rest_##T(s, n, p, out, &o, listed(name, whole) ? NULL : kept, &self_closing, hiding); \
                 if (p >= n) break; /* libxml2 drops a tag the page ends in */                  \
                 Py_ssize_t close = p + (self_closing ? 2 : 1);                                 \
                 memcpy(out + o, s + p, (close - p) * sizeof(T));                               \
@@ -608,7 +608,8 @@ static int read_kept(PyObject *names, Kept *kept) {
 
 static PyObject *py_slim(PyObject *self, PyObject *args) {
     PyObject *html, *names, *tags, *emptied_tags;
-    if (!PyArg_ParseTuple(args, "UOOO", &html, &names, &tags, &emptied_tags)) return NULL;
+    int hidden;
+    if (!PyArg_ParseTuple(args, "UOOOp", &html, &names, &tags, &emptied_tags, &hidden)) return NULL;
     Kept kept, whole, emptied;
     if (read_kept(names, &kept) < 0 || read_kept(tags, &whole) < 0 || read_kept(emptied_tags, &emptied) < 0) return NULL;
     int kind = PyUnicode_KIND(html);
@@ -618,11 +619,11 @@ static PyObject *py_slim(PyObject *self, PyObject *args) {
     Py_ssize_t length;
     const void *data = PyUnicode_DATA(html);
     if (kind == PyUnicode_1BYTE_KIND)
-        length = slim_Py_UCS1(data, n, out, &kept, &whole, &emptied);
+        length = slim_Py_UCS1(data, n, out, &kept, &whole, &emptied, hidden);
     else if (kind == PyUnicode_2BYTE_KIND)
-        length = slim_Py_UCS2(data, n, out, &kept, &whole, &emptied);
+        length = slim_Py_UCS2(data, n, out, &kept, &whole, &emptied, hidden);
     else
-        length = slim_Py_UCS4(data, n, out, &kept, &whole, &emptied);
+        length = slim_Py_UCS4(data, n, out, &kept, &whole, &emptied, hidden);
     PyObject *slim = PyUnicode_FromKindAndData(kind, out, length);
     PyMem_Free(out);
     return slim;
@@ -630,9 +631,9 @@ static PyObject *py_slim(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"slim", py_slim, METH_VARARGS,
-     "slim(html, names, tags) -> the markup without the attributes not in names of start tags not in tags "
-     "(both lower-case) "
-     "and without the text of scripts, styles and comments, line breaks kept."},
+     "slim(html, names, tags, emptied, hidden) -> the markup without the attributes not in names of start "
+     "tags not in tags (both lower-case), without the text of scripts, styles and comments, and without the "
+     "content of the elements in emptied and (where hidden is true) of hidden ones, line breaks kept."},
     {NULL, NULL, 0, NULL},
 };
 

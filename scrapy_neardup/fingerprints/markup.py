@@ -56,6 +56,10 @@ NEVER_TEXT = (
 EMPTIED_TAGS = (*NEVER_TEXT, "nav")
 
 _HTML5_TOKENIZER = (2, 14, 0)  # the libxml2 whose tokenizer the scan follows
+# The libxml2 whose tree builder the scan follows to know where an element ends: with another,
+# elements keep their content (lxml parses them and parse_page takes them out).
+_TREE_BUILDER = (2, 14)
+_EMPTIES = lxml.etree.LIBXML_VERSION[:2] == _TREE_BUILDER
 
 
 def _load_scanner() -> Any:
@@ -75,4 +79,4 @@ def lighter_markup(html: str) -> str:
     scan is not built)."""
     if _scanner is None:
         return html
-    return _scanner.slim(html, READ_ATTRIBUTES, WHOLE_TAGS, EMPTIED_TAGS)
+    return _scanner.slim(html, READ_ATTRIBUTES, WHOLE_TAGS, EMPTIED_TAGS if _EMPTIES else (), _EMPTIES)
