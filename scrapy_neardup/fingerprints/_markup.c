@@ -12,7 +12,9 @@
  *     hold) and of hidden ones (a hidden attribute, a display: none or visibility: hidden
  *     style) left out but for its line breaks, their tags kept, where libxml2's tree builder
  *     would end them at their own end tag (content_end follows its rules for that: the start
- *     tags that close an element, the end tags' priorities, the elements without content).
+ *     tags that close an element, the end tags' priorities, the elements without content);
+ *     once the reads that found no such end have read as much as the page, no more are made,
+ *     so markup made to waste them costs at most one read more.
  * Everything else is copied as it is. Line breaks are kept everywhere, so an element starts
  * on the same source line as before. markup.py's twin is the identity: the parse of the
  * lighter markup differs from the parse of the page only in what was left out, which
@@ -424,13 +426,14 @@ static int end_priority(const char *name) {
      * the end tag that closes it, as libxml2's tree builder reads the markup between, or -1   \
      * where the builder could close it elsewhere or close an element around it (an end tag    \
      * of no element opened inside, a start tag that closes it, html/head/body/meta, nesting   \
-     * deeper than MAX_OPEN, the page's end). */                                               \
-    static Py_ssize_t content_end_##T(const T *s, Py_ssize_t n, Py_ssize_t i, const char *outer) { \
+     * deeper than MAX_OPEN, the page's end); reached says how far it read. */                                               \
+    static Py_ssize_t content_end_##T(const T *s, Py_ssize_t n, Py_ssize_t i, const char *outer, \
+                                      Py_ssize_t *reached) {                                   \
         char open[MAX_OPEN][MAX_NAME];                                                         \
         int depth = 1;                                                                         \
         strcpy(open[0], outer);                                                                \
         for (;;) {                                                                             \
-            i = find_##T(s, n, i, '<', '<');                                                   \
+            i = *reached = find_##T(s, n, i, '<', '<');                                        \
             if (i + 2 >= n) return -1;                                                         \
             T next = s[i + 1];                                                                 \
             int closing = next == '/' && IS_LETTER(s[i + 2]);                                  \
@@ -480,7 +483,7 @@ static int end_priority(const char *name) {
     }                                                                                          \
     static Py_ssize_t slim_##T(const T *s, Py_ssize_t n, T *out, const Kept *kept, const Kept *whole, \
                               const Kept *emptied, int hidden) {                                                             \
-        Py_ssize_t i = 0, o = 0;                                                               \
+        Py_ssize_t i = 0, o = 0, wasted = 0; /* read by content_end where it kept the content */ \
         while (i < n) {                                                                        \
             Py_ssize_t lt = find_##T(s, n, i, '<', '<');                                            \
             memcpy(out + o, s + i, (lt - i) * sizeof(T));                                      \
@@ -544,12 +547,15 @@ static int end_priority(const char *name) {
                 int text = TEXT_KEEP, raw = raw_kind(name, &text);                             \
                 char exact[MAX_NAME] = {0}; /* the name, where it is ASCII */                  \
                 if (hides || listed(name, emptied)) tag_name_##T(s, n, lt + 1, exact);         \
-                if (exact[0] && raw != RAW_PLAIN && !structural(exact) && !listed(exact, &VOID)) { \
+                if (exact[0] && raw != RAW_PLAIN && !structural(exact) && !listed(exact, &VOID) \
+                    && (raw != RAW_NONE || wasted <= n)) { /* markup made to waste it: read once more at most */ \
                     if (raw == RAW_NONE) { /* its content goes, where the builder ends it at its end tag */ \
-                        Py_ssize_t stop = content_end_##T(s, n, i, exact);                     \
+                        Py_ssize_t reached, stop = content_end_##T(s, n, i, exact, &reached);  \
                         if (stop >= 0) {                                                       \
                             o = lines_##T(s, i, stop, out, o, 0);                              \
                             i = stop;                                                          \
+                        } else {                                                               \
+                            wasted += reached - i;                                             \
                         }                                                                      \
                         continue;                                                              \
                     }                                                                          \

@@ -161,6 +161,19 @@ def test_an_element_the_builder_may_close_elsewhere_keeps_its_content():
     assert markup.lighter_markup("<nav><ul><li>一</nav>x") == "<nav></nav>x"  # </nav> closes the list
 
 
+def test_markup_made_to_waste_the_search_for_ends_parses_to_the_same_tree():
+    """Unclosed hidden elements, each of which the scan reads on from until it gives up: past
+    a page's worth of such reading it stops looking for ends, and elements keep their content."""
+    page = "<div>" + "<span hidden>字<br>" * 400 + "</div><nav><p>菜单</p></nav>"
+    lighter = markup.lighter_markup(page)
+    assert "菜单" in lighter
+    _same_tree(page)
+    story = "<p>" + "正文。" * 200 + "</p>"
+    assert "菜单" not in markup.lighter_markup(
+        "<div>" + "<span hidden>字<br>" * 5 + "</div><nav><p>菜单</p></nav>" + story
+    )
+
+
 def test_under_another_libxml2_elements_keep_their_content(monkeypatch):
     """Where the element ends is the tree builder's rule, followed for libxml2 2.14 only."""
     monkeypatch.setattr(markup, "_EMPTIES", False)
