@@ -4,9 +4,14 @@ lxml's parse is the largest part of extracting a real page, and about half of it
 attributes (links' addresses, pictures' sources, data-* and event handlers), which extraction
 never reads. The C scan ``_markup`` follows libxml2's HTML tokenizer through the markup and
 leaves out every start tag's attributes but :data:`READ_ATTRIBUTES` (the tags that a thread's
-posts are made of keep all theirs: posts are told by their shape, :mod:`.article_end`), and the text of scripts,
-styles and comments (``parse_page`` takes those out of the tree anyway), keeping every line
-break, so elements keep their source lines. It follows the tokenizer of libxml2 2.14 (HTML5
+posts are made of keep all theirs: posts are told by their shape, :mod:`.article_end`), the text of scripts,
+styles and comments, and the content of the elements that ``parse_page`` takes out of the
+tree with all they hold (:data:`EMPTIED_TAGS`, and those hidden by a ``hidden`` attribute or
+a ``display: none`` style), keeping every line break, so elements keep their source lines.
+Such an element keeps its tags and loses its content only where libxml2's tree builder
+would end it at its own end tag (nothing inside closes it or an element around it), so the
+tree is the same once ``parse_page`` has taken it out; lxml builds no nodes for menus and
+hidden panels it would throw away. It follows the tokenizer of libxml2 2.14 (HTML5
 tokenization); with an older libxml2, or where the module is not built, lxml parses the page
 as it is and extraction gives the same text. One measure sees the difference: readability
 tries again, less ruthless, when the markup of its article is under 250 characters, and the
@@ -23,7 +28,7 @@ import lxml.etree
 
 from .article_end import POST_TAGS
 
-__all__ = ["READ_ATTRIBUTES", "WHOLE_TAGS", "lighter_markup"]
+__all__ = ["EMPTIED_TAGS", "NEVER_TEXT", "READ_ATTRIBUTES", "WHOLE_TAGS", "lighter_markup"]
 
 # Every attribute that extraction reads: readability's class and id weights (and the
 # captions' class), hidden elements (style, hidden), the article body's mark (itemprop) and
@@ -31,7 +36,30 @@ __all__ = ["READ_ATTRIBUTES", "WHOLE_TAGS", "lighter_markup"]
 READ_ATTRIBUTES = ("class", "id", "style", "hidden", "itemprop", "type")
 WHOLE_TAGS = tuple(sorted(POST_TAGS))  # elements that keep every attribute
 
+# Never part of an article's text: parse_page takes these elements out of the tree, with <nav>.
+NEVER_TEXT = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "svg",
+    "canvas",
+    "object",
+    "embed",
+    "select",
+    "button",
+    "textarea",
+    "link",
+    "meta",
+)
+EMPTIED_TAGS = (*NEVER_TEXT, "nav")
+
 _HTML5_TOKENIZER = (2, 14, 0)  # the libxml2 whose tokenizer the scan follows
+# The libxml2 whose tree builder the scan follows to know where an element ends: with another,
+# elements keep their content (lxml parses them and parse_page takes them out).
+_TREE_BUILDER = (2, 14)
+_EMPTIES = lxml.etree.LIBXML_VERSION[:2] == _TREE_BUILDER
 
 
 def _load_scanner() -> Any:
@@ -51,4 +79,4 @@ def lighter_markup(html: str) -> str:
     scan is not built)."""
     if _scanner is None:
         return html
-    return _scanner.slim(html, READ_ATTRIBUTES, WHOLE_TAGS)
+    return _scanner.slim(html, READ_ATTRIBUTES, WHOLE_TAGS, EMPTIED_TAGS if _EMPTIES else (), _EMPTIES)

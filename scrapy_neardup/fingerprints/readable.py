@@ -29,10 +29,10 @@ from readability.readability import REGEXES
 
 from .article_end import cut_at_trailing_label, opening_post
 from .headline_script import cjk_share
-from .markup import lighter_markup
+from .markup import EMPTIED_TAGS, NEVER_TEXT, lighter_markup
 from .shallow import shallow_html
 
-__all__ = ["parse_page", "readable_article"]
+__all__ = ["drop_unseen", "parse_page", "readable_article"]
 
 # Element classes are looked up in C: every element is an HtmlElement (lxml.html's default
 # lookup runs Python code for each element the scoring touches). Nothing looks elements up by
@@ -43,23 +43,6 @@ _PARSER.set_element_class_lookup(lxml.etree.ElementDefaultClassLookup(element=lx
 # libxml2's message when a page nests more elements than it parses (the rest of the page is lost).
 _TOO_DEEP = "Excessive depth"
 
-# Never part of an article's text.
-_NEVER_TEXT = (
-    "script",
-    "style",
-    "noscript",
-    "template",
-    "iframe",
-    "svg",
-    "canvas",
-    "object",
-    "embed",
-    "select",
-    "button",
-    "textarea",
-    "link",
-    "meta",
-)
 _WITH_HIDDEN = lxml.etree.XPath("//*[@hidden]")
 _WITH_STYLE = lxml.etree.XPath("//*[@style]")
 _HIDDEN_STYLE = re.compile(
@@ -96,11 +79,7 @@ def parse_page(html: str) -> Any:
     root = lxml.html.document_fromstring(markup, parser=_PARSER)
     if any(_TOO_DEEP in error.message for error in _PARSER.error_log):
         root = lxml.html.document_fromstring(shallow_html(html), parser=_PARSER)
-    lxml.etree.strip_elements(root, *_NEVER_TEXT, "nav", with_tail=False)
-    hidden, styled = _walker.hidden(root) if _walker is not None else (_WITH_HIDDEN(root), _WITH_STYLE(root))
-    for element in [*hidden, *(e for e in styled if _hidden_style(e.get("style")))]:
-        if element.getparent() is not None:
-            element.drop_tree()
+    drop_unseen(root)
     if _walker is not None:
         labelled = _walker.labelled(root, _is_label, _LONG_TEXT, _LONG_BLOCK)
     else:
@@ -111,6 +90,17 @@ def parse_page(html: str) -> Any:
     _drop_site_footer(root, html, markup.count("\n"))
     _join_short_lines(root)
     return root
+
+
+def drop_unseen(root: Any) -> None:
+    """Take out of ``root`` what a reader never sees, with all it holds: the elements that are
+    never text (:data:`.markup.EMPTIED_TAGS`) and the hidden ones (a ``hidden`` attribute, a
+    ``display: none`` or ``visibility: hidden`` style)."""
+    lxml.etree.strip_elements(root, *EMPTIED_TAGS, with_tail=False)
+    hidden, styled = _walker.hidden(root) if _walker is not None else (_WITH_HIDDEN(root), _WITH_STYLE(root))
+    for element in [*hidden, *(e for e in styled if _hidden_style(e.get("style")))]:
+        if element.getparent() is not None:
+            element.drop_tree()
 
 
 # A Chinese site's registration number (ICP备 / ICP证), which the law has it show in its footer.
@@ -556,7 +546,7 @@ def _anywhere(pattern: re.Pattern) -> re.Pattern | None:
 
 
 _CALL_TO_ACTION_ANYWHERE = _anywhere(REGEXES["callToActionRe"])
-_TAKEN_OUT = frozenset(_NEVER_TEXT)  # by parse_page: readability's tags() need not look for them
+_TAKEN_OUT = frozenset(NEVER_TEXT)  # by parse_page: readability's tags() need not look for them
 
 
 _UNLIKELY: dict[str, bool] = {}  # readability's verdict on a class and id (pages repeat them)

@@ -1,6 +1,7 @@
 """The lighter markup (``_markup``) parses to the page's own tree, less only what extraction
-never reads: the attributes it does not read (but those of a thread's posts' tags), and the
-text of scripts, styles and comments.
+never reads: the attributes it does not read (but those of a thread's posts' tags), the
+text of scripts, styles and comments, and what the elements that ``parse_page`` takes out
+(never text, <nav>, hidden) hold: the trees are compared once those are out.
 Elements keep their source lines, and extraction gives the same text with it and without it.
 
 Skipped only where the scan is not built (no compiler) or lxml's libxml2 is older than the
@@ -28,20 +29,21 @@ pytestmark = pytest.mark.skipif(
 
 
 def _tree(html: str) -> list[tuple] | str:
-    """Every node of the parsed page as extraction may see it: tag, the attributes it reads,
-    text, tail and source line; scripts' and styles' text and comments left out."""
+    """Every node of the parsed page as extraction may see it, once what a reader never sees
+    is out (:func:`.readable.drop_unseen`): tag, the attributes it reads, text, tail and
+    source line; comments left out."""
     try:
         root = lxml.html.document_fromstring(html, parser=readable._PARSER)
     except lxml.etree.ParserError as exc:
         return str(exc)
+    readable.drop_unseen(root)
     nodes = []
     for element in root.iter():
         if not isinstance(element.tag, str):
             continue
         whole = element.tag in markup.WHOLE_TAGS
         read = {name: value for name, value in element.attrib.items() if whole or name in markup.READ_ATTRIBUTES}
-        text = None if element.tag in ("script", "style") else element.text
-        nodes.append((element.tag, read, text, element.tail, element.sourceline))
+        nodes.append((element.tag, read, element.text, element.tail, element.sourceline))
     return nodes
 
 
@@ -85,6 +87,30 @@ _TRICKY = [
     '<p data-x="caf\xe9">Latin-1 text, caf\xe9</p>',
     '<table data-x="1"><tr class="r"><td data-y="2" class="c">a cell</td></tr></table>',
     '<div data-a="&quot;>&gt;" class="&amp;x">entities</div><p data-b=a&amp;b>more</p>',
+    # Hidden and never-text elements: their content goes only where the builder ends them at their end tag.
+    '<nav class="n"><ul><li><a href="/">home</a><li>news</ul></nav><p data-x="1">after the menu</p>',
+    '<div style="display:none"><div><p>a panel</div></div><p>after</p><div hidden>x<br>y</div>z',
+    '<ul style="DISPLAY : None !important ;"><li>a<li>b</ul><ul style="display:block">c</ul>',
+    '<div style="color:red; visibility:hidden">h</div><div style="display:none-ish">v</div>',
+    '<div style="display&#58;none">a reference</div><div style=display:none>unquoted</div>',
+    '<div style="" style="display:none">a second style</div><div style="display:none" style="">first</div>',
+    '<p style="display:none">a paragraph <div>that a div closes</div> and after</p>',
+    "<table><tr><td><div hidden>a cell's hidden div</td><td>next cell</td></tr></table>",
+    "<div><span hidden>an unclosed span</div><p>after</p>",
+    "<a hidden href=x>a link <table><tr><td>that a table closes</td></tr></table></a>",
+    "<select><option>one<option>two<optgroup><option>three</select><p>after the select</p>",
+    "<div hidden><td>a stray cell</td></div><div hidden><p>a</p></span></div>",
+    '<div hidden><body class="late">a second body</body></div><div hidden><meta charset="x"></div>',
+    '<svg><g><path d="M0"/><title>raw <b>title</b></title></g></svg><p>after the picture</p>',
+    "<noscript><img src=x><iframe><p>raw</p></iframe></noscript><button hidden>b</button>t",
+    '<div hidden><!-- a <div> comment --><script>"</div>"</script><textarea></div></textarea></div>q',
+    "<div hidden><p>the page ends inside",
+    "<nav><div><div><div><div><div><div><div><div><div><div><div><div><div><div><div><div><div>"
+    "<div><div><div><div><div><div><div><div><div><div><div><div><div><div><div><div><div>deep"
+    "</div></div></div></div></div></div></div></div></div></div></div></div></div></div></div>"
+    "</div></div></div></div></div></div></div></div></div></div></div></div></div></div></div>"
+    "</div></div></div></nav>after",
+    "<div hidden><d中v>a wide name</d中v></div><div hidden><d?v>x</d?v></div>",
 ]
 
 
@@ -107,6 +133,54 @@ def test_unread_attributes_scripts_styles_and_comments_are_left_out_and_lines_ke
     assert '<div class="post" data-floor="2">' in lighter
     assert lighter.count("\n") == page.count("\n")
     assert len(lighter) < len(page)
+
+
+def test_what_parse_page_takes_out_is_left_out_with_its_content():
+    page = (
+        '<html><body><nav class="menu"><ul><li><a href="/a">首页</a></li><li>国内\n新闻</li></ul></nav>'
+        '<div style="display: none"><p>弹出的登录框</p></div><div hidden><p>隐藏的面板</p></div>'
+        '<p class="c">正文。</p><select><option>一</option></select></body></html>'
+    )
+    lighter = markup.lighter_markup(page)
+    for gone in ("首页", "国内", "弹出的登录框", "隐藏的面板", "<option"):
+        assert gone not in lighter
+    assert '<nav class="menu">\n</nav>' in lighter and '<p class="c">正文。</p>' in lighter
+    assert lighter.count("\n") == page.count("\n")
+    _same_tree(page)
+
+
+def test_an_element_the_builder_may_close_elsewhere_keeps_its_content():
+    for page in (
+        "<table><tr><td><div hidden>未闭合的层</td><td>下一格</td></tr></table>",
+        "<p style='display:none'>段落<div>层</div>之后</p>",
+        "<nav><table><tr><td>一格</nav>",  # a cell's end priority is higher: the builder ignores </nav>
+    ):
+        lighter = markup.lighter_markup(page)
+        assert "层" in lighter or "格" in lighter
+        _same_tree(page)
+    assert markup.lighter_markup("<nav><ul><li>一</nav>x") == "<nav></nav>x"  # </nav> closes the list
+
+
+def test_markup_made_to_waste_the_search_for_ends_parses_to_the_same_tree():
+    """Unclosed hidden elements, each of which the scan reads on from until it gives up: past
+    a page's worth of such reading it stops looking for ends, and elements keep their content."""
+    page = "<div>" + "<span hidden>字<br>" * 400 + "</div><nav><p>菜单</p></nav>"
+    lighter = markup.lighter_markup(page)
+    assert "菜单" in lighter
+    _same_tree(page)
+    story = "<p>" + "正文。" * 200 + "</p>"
+    assert "菜单" not in markup.lighter_markup(
+        "<div>" + "<span hidden>字<br>" * 5 + "</div><nav><p>菜单</p></nav>" + story
+    )
+
+
+def test_under_another_libxml2_elements_keep_their_content(monkeypatch):
+    """Where the element ends is the tree builder's rule, followed for libxml2 2.14 only."""
+    monkeypatch.setattr(markup, "_EMPTIES", False)
+    page = "<nav><ul><li>一</li></ul></nav><div hidden>二</div>三"
+    lighter = markup.lighter_markup(page)
+    assert "一" in lighter and "二" in lighter
+    _same_tree(page)
 
 
 _FRAGMENTS = [
@@ -150,6 +224,18 @@ _FRAGMENTS = [
     "text",
     "&amp;",
     "😀",
+    "<nav",
+    "</nav",
+    "<ul",
+    "<li",
+    "</li",
+    "<table",
+    "<td",
+    "</td",
+    "<select",
+    "<option",
+    "<body",
+    " style='visibility: hidden !important'",
 ]
 
 
