@@ -322,7 +322,9 @@ def report(server: Server, args: argparse.Namespace) -> None:
         f"{checked:,} in {took:.1f} s: **{checked / took:,.0f} checks/s**, "
         f"latency p50 {percentile(latencies, 0.5) * 1000:.1f} ms, p90 {percentile(latencies, 0.9) * 1000:.1f} ms, "
         f"**p99 {percentile(latencies, 0.99) * 1000:.1f} ms**, max {max(latencies) * 1000:.1f} ms; "
-        f"{checked - server.statuses.count(200)} answers other than 200"
+        f"{checked - server.statuses.count(200)} answers other than 200; with every client waiting for "
+        f"its answer the mean latency is {args.clients} / rate = {args.clients / checked * took * 1000:.1f} ms "
+        f"(Little's law), whatever the order of the answers"
     )
     print("- server RSS (MiB) after N checks: " + ", ".join(f"{n:,}: {m:.1f}" for n, m in server.rss))
     print(
