@@ -10,7 +10,7 @@ import unicodedata
 from typing import Any
 
 from ..engine.verdicts import Thresholds
-from ..fingerprints.fingerprint import Recipe
+from ..fingerprints.recipe import Recipe
 
 
 class CommandError(Exception):

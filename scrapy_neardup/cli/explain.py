@@ -19,9 +19,6 @@ from ..review.page import Pair, page, pair_section, write_file
 from ..stores import open_store, store_folder
 from .common import CommandError, recipe_and_thresholds, store_flags
 
-# Bytes of each file read at most: as much of a page as a crawl judges (NEARDUP_MAX_HTML_SIZE).
-MAX_BYTES = 5 * 1024 * 1024
-
 
 def explain_pair(args: argparse.Namespace) -> int:
     """Would dedup call B a duplicate of A, and why: the signals and the shared passages."""

@@ -1,29 +1,36 @@
 """The ``neardup`` command line: every command, its options and their defaults.
 
-Each command is a function of the parsed options that returns the exit code.
+Each command is a function of the parsed options that returns the exit code. Its module is
+imported when the command runs, so that a command loads only what it uses (numpy, the
+tokenizer, lxml, Twisted) and ``--help`` or a wrong option answers at once.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable
 from typing import NoReturn
 
 from .. import __version__
 from ..engine.prefer import PREFER_CHOICES
 from ..engine.verdicts import METHODS, MIN_SIMILARITY, REVISITS, Thresholds, methods_from
-from ..fingerprints.fingerprint import Recipe
+from ..fingerprints.recipe import Recipe
 from ..seconds import seconds
-from .dedup import dedup
-from .explain import MAX_BYTES, explain_pair
-from .inspection import export, info, list_records, lookup, purge
-from .query import query
+
+# Bytes of each file ``explain`` reads at most: as much of a page as a crawl judges
+# (NEARDUP_MAX_HTML_SIZE).
+MAX_BYTES = 5 * 1024 * 1024
 
 
-def _serve(args: argparse.Namespace) -> int:
-    from .serve import serve
+def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """The command ``name`` of this package's ``module``, imported when it runs."""
 
-    return serve(args)
+    def run(args: argparse.Namespace) -> int:
+        command: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f".{module}", __package__), name)
+        return command(args)
+
+    return run
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -204,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _related_options(run)
     _store_options(run)
-    run.set_defaults(func=dedup)
+    run.set_defaults(func=_command("dedup", "dedup"))
 
     ask = commands.add_parser("query", help="list the stored entries each record resembles, without changing the store")
     _line_options(ask)
@@ -218,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--similar-field", default="similar", help="field the entries are written to")
     _related_options(ask)
     _store_options(ask)
-    ask.set_defaults(func=query)
+    ask.set_defaults(func=_command("query", "query"))
 
     old = commands.add_parser("purge", help="remove documents older than a time window")
     old.add_argument(
@@ -231,20 +238,20 @@ def build_parser() -> argparse.ArgumentParser:
         "(redis://, redis+cluster://) keep their rate meanwhile; about 20 times as long",
     )
     _store_options(old)
-    old.set_defaults(func=purge)
+    old.set_defaults(func=_command("inspection", "purge"))
 
     show = commands.add_parser("info", help="show a store's format, recipe and size")
     _store_options(show)
-    show.set_defaults(func=info)
+    show.set_defaults(func=_command("inspection", "info"))
 
     dump = commands.add_parser("export", help="write every stored record as JSON lines")
     dump.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
     _store_options(dump)
-    dump.set_defaults(func=export)
+    dump.set_defaults(func=_command("inspection", "export"))
 
     listing = commands.add_parser("list", help="list the stored records, one a line")
     _store_options(listing)
-    listing.set_defaults(func=list_records)
+    listing.set_defaults(func=_command("inspection", "list_records"))
 
     pair = commands.add_parser(
         "explain", help="would dedup call B a duplicate of A? the signals, and the shared passages marked"
@@ -273,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _judging_options(pair, "texts with fewer content characters are not judged")
     _store_options(pair)
-    pair.set_defaults(func=explain_pair, store=None)
+    pair.set_defaults(func=_command("explain", "explain_pair"), store=None)
 
     service = commands.add_parser(
         "serve", help="an HTTP service that checks entries before they are added, with a page for editors"
@@ -309,10 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
         service, "texts with fewer content characters are not judged (and not added)", Thresholds.entry_min_chars
     )
     _store_options(service)
-    service.set_defaults(func=_serve)
+    service.set_defaults(func=_command("serve", "serve"))
 
     find = commands.add_parser("lookup", help="show the records stored under a key")
     find.add_argument("key")
     _store_options(find)
-    find.set_defaults(func=lookup)
+    find.set_defaults(func=_command("inspection", "lookup"))
     return parser

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from ..fingerprints.fingerprint import MAX_SKETCH_KEYS, Fingerprint, Recipe
+from ..fingerprints.recipe import MAX_SKETCH_KEYS, Recipe
+
+if TYPE_CHECKING:
+    from ..fingerprints.fingerprint import Fingerprint
 
 UNIQUE = "unique"
 DUPLICATE = "duplicate"

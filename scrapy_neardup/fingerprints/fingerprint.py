@@ -1,6 +1,6 @@
 """From text to a document fingerprint: nshash sentence keys, SimHash and a shingle sketch.
 
-The :class:`Recipe` names everything that changes a fingerprint's bits. A store records it,
+The :class:`~.recipe.Recipe` names everything that changes a fingerprint's bits. A store records it,
 so a store built with one recipe is never silently read with another. The tokenizer enters it
 by what decides its tokens (dictionary and rules, checked by a probe text), not by its
 implementation: jieba and rjieba share stores, a dictionary upgrade is refused.
@@ -12,7 +12,7 @@ import importlib.util
 import math
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import repeat
 
 import numpy as np
@@ -21,6 +21,7 @@ import xxhash
 from . import text as text_module
 from .kernel import kernel
 from .notices import strip_notices
+from .recipe import MAX_SKETCH_KEYS, TEXT_VERSION, Recipe
 from .simhash import simhash
 from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
 from .storywords import StoryWords, story_words_of
@@ -30,7 +31,6 @@ from .text import (
     Sentences,
     Tokenizer,
     content_bytes,
-    default_tokenizer_name,
     fold_codes,
     get_tokenizer,
     sentences_of,
@@ -38,13 +38,6 @@ from .text import (
     text_tables,
     to_text,
 )
-
-# Bump when normalisation, splitting or weighting changes in a way that changes fingerprints.
-# 2: SimHash weights are integers (exact sums, the same bits in C and numpy).
-# 3: sketch keys keep 40 bits of their shingle's hash (were the sketch's 32).
-# 4: Traditional and regional variant characters fold to Simplified.
-# 5: site notices and credit lines are left out (notices.py).
-TEXT_VERSION = 5
 
 # A word's SimHash weight is round(idf * (1 + ln tf) * WEIGHT_SCALE), an integer, so that its
 # sums are exact whatever the order; tf counts beyond the factor table share its last factor.
@@ -130,54 +123,6 @@ STOP_WORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Recipe:
-    """Everything that decides a fingerprint's value; stored with the store and checked.
-
-    ``tokenizer`` chooses an implementation and is not part of the stored recipe: what is
-    stored is ``tokens``, the dictionary and rules it cuts by (:func:`.text.token_rules`),
-    so a store written with jieba opens with rjieba and the other way round.
-    """
-
-    tokenizer: str = field(default="auto", compare=False)
-    nshash_n: int = 5  # longest sentences used as keys
-    simhash_k: int = 3  # Hamming distance for SimHash candidates
-    simhash_sentences: int = 3  # SimHash over the tokens of this many longest sentences (0: all)
-    shingle_width: int = 5
-    sketch_size: int = 128
-    sketch_keys: int = 4  # smallest shingle hashes used as bucket keys
-    hash: str = "xxh64"
-    simhash_bits: int = 64
-    text_version: int = TEXT_VERSION
-    tokens: str = ""  # filled by resolved(): the tokenizer's dictionary and rules
-
-    def resolved(self) -> Recipe:
-        """The same recipe with ``auto`` replaced by the tokenizer that will be used, and
-        ``tokens`` by what that tokenizer cuts by (loading it)."""
-        name = default_tokenizer_name() if self.tokenizer in ("", "auto") else self.tokenizer
-        return replace(self, tokenizer=name, tokens=self.tokens or get_tokenizer(name).rules)
-
-    def as_dict(self) -> dict:
-        """The stored form: every field that decides a fingerprint's bits."""
-        stored = asdict(self)
-        del stored["tokenizer"]
-        return stored
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.nshash_n <= 32:
-            raise ValueError(f"nshash n must be between 1 and 32, got {self.nshash_n}")
-        if not 0 <= self.simhash_k <= 15:
-            raise ValueError(f"SimHash Hamming distance must be between 0 and 15, got {self.simhash_k}")
-        if not 0 <= self.simhash_sentences <= 1000:
-            raise ValueError(f"SimHash sentences must be between 0 and 1000, got {self.simhash_sentences}")
-        if not 2 <= self.shingle_width <= 16:
-            raise ValueError(f"shingle width must be between 2 and 16, got {self.shingle_width}")
-        if not 0 <= self.sketch_keys <= 16:
-            raise ValueError(f"sketch keys must be between 0 and 16, got {self.sketch_keys}")
-        if not 16 <= self.sketch_size <= 4096:
-            raise ValueError(f"sketch size must be between 16 and 4096, got {self.sketch_size}")
-
-
 @dataclass
 class Fingerprint:
     sentence_keys: list[int]  # sentence hashes, longest sentence first, distinct
@@ -204,11 +149,6 @@ def content_digest(content: np.ndarray) -> int:
 
 
 SKETCH_TAG = ((1 << (64 - SKETCH_KEY_BITS)) - 1) << SKETCH_KEY_BITS  # top 24 bits set
-
-# Sketch keys a fingerprint carries (when its recipe has any): the detector files the first
-# ``Recipe.sketch_keys`` of a text and more of a short one (``Thresholds.short_sketch_keys``).
-# The keys are the smallest shingle hashes in order, so the first few are the same either way.
-MAX_SKETCH_KEYS = 16
 
 
 def sketch_keys_of(values: list[int]) -> list[int]:

@@ -5,22 +5,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from ..dotted import load_dotted
-from ..fingerprints.fingerprint import Recipe
-from . import receipts
-from .base import (
-    FORMAT_VERSION,
-    Probe,
-    Reservation,
-    Store,
-    StoreError,
-    StoreFormatError,
-    StoreOptionError,
-    StoreUnavailable,
-)
+from ..fingerprints.recipe import Recipe
+from .errors import StoreError, StoreFormatError, StoreOptionError, StoreUnavailable
+
+if TYPE_CHECKING:
+    from .base import FORMAT_VERSION, Probe, Reservation, Store
 
 __all__ = [
     "FORMAT_VERSION",
@@ -41,6 +34,16 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    """The store contract (:mod:`.base`: numpy, the SimHash tables) is imported on first use,
+    so that a command that fails before opening a store, or names one, does without it."""
+    if name in ("FORMAT_VERSION", "Probe", "Reservation", "Store"):
+        from . import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def names_a_secret(parameter: str) -> bool:
@@ -121,6 +124,8 @@ def store_class(uri: str, stores: Mapping[str, Any] | None = None) -> type[Store
             raise StoreUnavailable(f"the {scheme}:// store ({found}) cannot be loaded ({exc}){hint}") from exc
         except (AttributeError, ValueError):
             raise StoreError(f"the {scheme}:// store names {found!r}, which does not exist") from None
+    from .base import Store
+
     if not (isinstance(found, type) and issubclass(found, Store) and callable(getattr(found, "from_uri", None))):
         raise StoreUnavailable(
             f"the {scheme}:// store is {found!r}, not a store class: register a subclass of "
@@ -154,13 +159,15 @@ def open_store(
     ``leveldb:///absolute/path`` both work; a bare path is taken as a LevelDB directory. With
     ``create`` False a store that does not exist is refused instead of made.
     """
-    recipe = (recipe or Recipe()).resolved()
+    from . import receipts
+    from .base import Store
+
     cls = store_class(uri, stores)
     store = cls.from_uri(uri, namespace, create=create, **options)
     if not isinstance(store, Store):
         raise StoreUnavailable(f"{cls.__name__}.from_uri gave {type(store).__name__}, not a store")
     try:
-        store.open(recipe, create)
+        store.open((recipe or Recipe()).resolved(), create)  # the tokenizer loads once the URI is known good
         lost = receipts.check(store)
     except BaseException:
         store.close()

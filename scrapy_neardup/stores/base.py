@@ -17,35 +17,17 @@ from typing import Any
 
 import xxhash
 
-from ..fingerprints.fingerprint import Recipe
+from ..fingerprints.recipe import Recipe
 from ..fingerprints.simhash import PermutedTables
+from .errors import StoreError, StoreFormatError, StoreUnavailable
+from .errors import StoreLost as StoreLost  # the stores and the crawl import them from here too
+from .errors import StoreOptionError as StoreOptionError
 from .record import COMMITTED, PENDING, DocRecord
 
 # Bump when the byte layout of records or keys changes (a store class may have its own).
 # 2: every document is filed under its key too (key_bucket).
 # 3: records hold the text's story words and figures and the places of its sketch's hashes.
 FORMAT_VERSION = 3
-
-
-class StoreError(Exception):
-    """The store cannot be used; the message says why and what to do."""
-
-
-class StoreUnavailable(StoreError):
-    """Locked by another process, unreachable, or not openable."""
-
-
-class StoreLost(StoreUnavailable):
-    """The store's data is gone (a server restarted empty): going on would keep every reprint."""
-
-
-class StoreFormatError(StoreError):
-    """Written by another format version or fingerprint recipe."""
-
-
-class StoreOptionError(StoreError, ValueError):
-    """An option the store cannot take (a time window longer than it can represent): refused
-    when the store is opened, before anything is created."""
 
 
 # Called with the candidate records before filing; True means "a duplicate: do not file".
