@@ -163,11 +163,12 @@ def open_store(
     from .base import Store
 
     cls = store_class(uri, stores)
+    recipe = (recipe or Recipe()).resolved()  # a tokenizer that cannot load fails before a store is made
     store = cls.from_uri(uri, namespace, create=create, **options)
     if not isinstance(store, Store):
         raise StoreUnavailable(f"{cls.__name__}.from_uri gave {type(store).__name__}, not a store")
     try:
-        store.open((recipe or Recipe()).resolved(), create)  # the tokenizer loads once the URI is known good
+        store.open(recipe, create)
         lost = receipts.check(store)
     except BaseException:
         store.close()

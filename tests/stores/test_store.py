@@ -130,6 +130,16 @@ def test_unknown_and_empty_uris_are_clear_errors():
         open_store("leveldb://")
 
 
+def test_a_tokenizer_that_cannot_load_fails_before_a_store_is_made(tmp_path):
+    """The recipe is resolved (its tokenizer loaded) before the URI builds a store: a wrong
+    tokenizer leaves no new LevelDB folder behind."""
+    from scrapy_neardup.fingerprints.recipe import Recipe
+
+    with pytest.raises(ValueError, match="unknown tokenizer"):
+        open_store(str(tmp_path / "new"), recipe=Recipe(tokenizer="no-such-tokenizer"))
+    assert not (tmp_path / "new").exists()
+
+
 def test_passwords_are_redacted():
     assert redact("redis://:secret@localhost:6379/0") == "redis://:***@localhost:6379/0"
     assert redact("redis://user:secret@host/1") == "redis://user:***@host/1"
