@@ -124,6 +124,33 @@ def test_calls_a_master_without_their_script_refused_are_made_again_in_their_ord
             assert master.get(key) == b"uk"
 
 
+def test_calls_after_one_refused_while_its_slot_moves_are_made_again_in_their_order(redis_cluster, cluster_url):
+    """While a slot migrates, its master refuses a call whose keys it holds only in part
+    (TRYAGAIN) yet runs a later call to a key it holds. The refused call goes again once the
+    slot is settled, and the later one after it, as they were sent: the last write stands."""
+    with open_store(cluster_url, "moving") as store:
+        router = store._router
+        held, gone = b"{moving}record", b"{moving}elsewhere"
+        slot = key_slot(held)
+        source = router.master_of(slot)
+        target = next(node for node in redis_cluster.masters() if f"127.0.0.1:{node.port}" != source)
+        host, _, port = source.rpartition(":")
+        with redis.Redis(host=host, port=int(port), password=redis_cluster.password) as master:
+            master.set(held, b"old")
+            with target.client() as client:
+                target_id = client.execute_command("CLUSTER", "MYID").decode()
+            master.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+            settled = threading.Timer(0.3, master.execute_command, ("CLUSTER", "SETSLOT", slot, "STABLE"))
+            settled.start()
+            try:
+                router.run([(slot, ("MSET", held, b"first", gone, b"first")), (slot, ("SET", held, b"last"))])
+            finally:
+                settled.join()
+                master.execute_command("CLUSTER", "SETSLOT", slot, "STABLE")
+            assert master.get(held) == b"last"
+            master.delete(held, gone)
+
+
 def test_unreachable_nodes_are_named(capsys):
     with pytest.raises(StoreUnavailable, match=r"cluster nodes 127\.0\.0\.1:1,127\.0\.0\.1:2"):
         open_store("redis+cluster://:pw@127.0.0.1:1,127.0.0.1:2/")
