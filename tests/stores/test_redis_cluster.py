@@ -5,6 +5,7 @@ its data. The store contract (test_stores.py) and the races (test_redis_race.py)
 from __future__ import annotations
 
 import random
+import signal
 import threading
 import time
 from collections import Counter
@@ -301,6 +302,58 @@ def test_a_master_killed_mid_run_loses_no_story_and_keeps_none_twice(own_cluster
         assert all(v.status == DUPLICATE for v in again)  # every stored story still catches its copies
     victim.start()  # it comes back as a replica of the master that took its place
     own_cluster.wait_ok(60)
+
+
+def test_a_master_killed_while_it_waits_for_its_replica_loses_no_story(own_cluster: RedisClusterGroup):
+    """A master is killed while the batch WAITs for its replica, which has not got the batch's
+    writes (its link to the master is cut, and it is stopped, before the batch). Once the
+    replica is promoted, the batch's writes to that master's slots are sent to it again: every
+    story the batch kept is stored, and decided, and the ids it took are not handed out again
+    (the master is the one serving the namespace's id counter)."""
+    own_cluster.wait_ok()
+    own_cluster.flush()
+    fingerprinter = Fingerprinter()
+    rng = random.Random(11)
+    documents = [(f"https://a.example/{n}", fingerprinter.fingerprint(_story(rng))) for n in range(30)]
+    with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "waited") as store:
+        counter = store._router.master_of(store._control_slot())
+    victim = next(node for node in own_cluster.nodes if f"127.0.0.1:{node.port}" == counter)
+    replica = next(
+        node
+        for node in own_cluster.nodes
+        if node is not victim and node.answers() and node.client().info("replication").get("master_port") == victim.port
+    )
+    verdicts = []
+    with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "waited") as store:
+        detector = Detector(store)
+        detector.check_many([("https://warm.example/", fingerprinter.fingerprint(_story(rng)))])
+        assert replica.process is not None
+        replica.process.send_signal(signal.SIGSTOP)
+        try:
+            with victim.client() as client:
+                client.client_kill_filter(_type="replica")
+                worker = threading.Thread(target=lambda: verdicts.extend(detector.check_many(documents)))
+                worker.start()
+                deadline = time.monotonic() + 30
+                while client.info("clients")["blocked_clients"] < 1:  # the batch's WAIT
+                    assert time.monotonic() < deadline and worker.is_alive()
+                    time.sleep(0.002)
+            victim.kill()
+        finally:
+            replica.process.send_signal(signal.SIGCONT)
+        worker.join(120)
+    assert not worker.is_alive() and [v.status for v in verdicts] == [UNIQUE] * len(documents)
+    deadline = time.monotonic() + 60
+    while replica.client().info("replication").get("role") != "master":  # promoted, before the victim is back
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    victim.start()  # it comes back as a replica of the master that took its place
+    own_cluster.wait_ok(60)
+    with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "waited") as store:
+        deadlines = [(slot, ("ZCARD", store._in_slot(slot, b"p"))) for slot in store._used_slots()]
+        assert sum(store._router.run(deadlines)) == 0
+        assert {record.key for record in store.records()} >= {key for key, _ in documents}
+        assert int(store._router.run([(store._control_slot(), ("GET", store._key("n")))])[0]) == 1 + len(documents)
 
 
 def test_a_master_that_lost_its_data_stops_the_store(own_cluster: RedisClusterGroup):
