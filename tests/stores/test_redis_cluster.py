@@ -5,6 +5,7 @@ its data. The store contract (test_stores.py) and the races (test_redis_race.py)
 from __future__ import annotations
 
 import random
+import signal
 import threading
 import time
 from collections import Counter
@@ -122,6 +123,33 @@ def test_calls_a_master_without_their_script_refused_are_made_again_in_their_ord
             master.script_load("redis.call('APPEND', KEYS[1], 'k') return 1")  # the second only
             router.run([(slot, ("EVALSHA", written, 1, key)), (slot, ("EVALSHA", kept, 1, key))])
             assert master.get(key) == b"uk"
+
+
+def test_calls_after_one_refused_while_its_slot_moves_are_made_again_in_their_order(redis_cluster, cluster_url):
+    """While a slot migrates, its master refuses a call whose keys it holds only in part
+    (TRYAGAIN) yet runs a later call to a key it holds. The refused call goes again once the
+    slot is settled, and the later one after it, as they were sent: the last write stands."""
+    with open_store(cluster_url, "moving") as store:
+        router = store._router
+        held, gone = b"{moving}record", b"{moving}elsewhere"
+        slot = key_slot(held)
+        source = router.master_of(slot)
+        target = next(node for node in redis_cluster.masters() if f"127.0.0.1:{node.port}" != source)
+        host, _, port = source.rpartition(":")
+        with redis.Redis(host=host, port=int(port), password=redis_cluster.password) as master:
+            master.set(held, b"old")
+            with target.client() as client:
+                target_id = client.execute_command("CLUSTER", "MYID").decode()
+            master.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+            settled = threading.Timer(0.3, master.execute_command, ("CLUSTER", "SETSLOT", slot, "STABLE"))
+            settled.start()
+            try:
+                router.run([(slot, ("MSET", held, b"first", gone, b"first")), (slot, ("SET", held, b"last"))])
+            finally:
+                settled.join()
+                master.execute_command("CLUSTER", "SETSLOT", slot, "STABLE")
+            assert master.get(held) == b"last"
+            master.delete(held, gone)
 
 
 def test_unreachable_nodes_are_named(capsys):
@@ -274,6 +302,58 @@ def test_a_master_killed_mid_run_loses_no_story_and_keeps_none_twice(own_cluster
         assert all(v.status == DUPLICATE for v in again)  # every stored story still catches its copies
     victim.start()  # it comes back as a replica of the master that took its place
     own_cluster.wait_ok(60)
+
+
+def test_a_master_killed_while_it_waits_for_its_replica_loses_no_story(own_cluster: RedisClusterGroup):
+    """A master is killed while the batch WAITs for its replica, which has not got the batch's
+    writes (its link to the master is cut, and it is stopped, before the batch). Once the
+    replica is promoted, the batch's writes to that master's slots are sent to it again: every
+    story the batch kept is stored, and decided, and the ids it took are not handed out again
+    (the master is the one serving the namespace's id counter)."""
+    own_cluster.wait_ok()
+    own_cluster.flush()
+    fingerprinter = Fingerprinter()
+    rng = random.Random(11)
+    documents = [(f"https://a.example/{n}", fingerprinter.fingerprint(_story(rng))) for n in range(30)]
+    with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "waited") as store:
+        counter = store._router.master_of(store._control_slot())
+    victim = next(node for node in own_cluster.nodes if f"127.0.0.1:{node.port}" == counter)
+    replica = next(
+        node
+        for node in own_cluster.nodes
+        if node is not victim and node.answers() and node.client().info("replication").get("master_port") == victim.port
+    )
+    verdicts = []
+    with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "waited") as store:
+        detector = Detector(store)
+        detector.check_many([("https://warm.example/", fingerprinter.fingerprint(_story(rng)))])
+        assert replica.process is not None
+        replica.process.send_signal(signal.SIGSTOP)
+        try:
+            with victim.client() as client:
+                client.client_kill_filter(_type="replica")
+                worker = threading.Thread(target=lambda: verdicts.extend(detector.check_many(documents)))
+                worker.start()
+                deadline = time.monotonic() + 30
+                while client.info("clients")["blocked_clients"] < 1:  # the batch's WAIT
+                    assert time.monotonic() < deadline and worker.is_alive()
+                    time.sleep(0.002)
+            victim.kill()
+        finally:
+            replica.process.send_signal(signal.SIGCONT)
+        worker.join(120)
+    assert not worker.is_alive() and [v.status for v in verdicts] == [UNIQUE] * len(documents)
+    deadline = time.monotonic() + 60
+    while replica.client().info("replication").get("role") != "master":  # promoted, before the victim is back
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    victim.start()  # it comes back as a replica of the master that took its place
+    own_cluster.wait_ok(60)
+    with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "waited") as store:
+        deadlines = [(slot, ("ZCARD", store._in_slot(slot, b"p"))) for slot in store._used_slots()]
+        assert sum(store._router.run(deadlines)) == 0
+        assert {record.key for record in store.records()} >= {key for key, _ in documents}
+        assert int(store._router.run([(store._control_slot(), ("GET", store._key("n")))])[0]) == 1 + len(documents)
 
 
 def test_a_master_that_lost_its_data_stops_the_store(own_cluster: RedisClusterGroup):

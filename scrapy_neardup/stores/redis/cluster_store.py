@@ -25,8 +25,9 @@ Redis. It is a protocol of atomic steps instead, each on one slot, every step sa
 5. **Settle.** A duplicate is taken out of its record's slot and its buckets; a new story's
    record turns *kept*, with its reservation's or the store's expiry. Then ``WAIT 1`` on every
    master written to that has a replica, so no verdict is given for a write a failover could
-   lose. A master that fails in the middle of a batch (a replica promoted) gets the batch's
-   writes to its slots again on the new master, in their order.
+   lose. A master that fails in the middle of a batch or during its ``WAIT`` (a replica
+   promoted) gets the batch's writes to its slots again on the new master, in their order (the
+   ids taken as the counter raised to at least the last one).
 
 Key layout (``lua/README.md``): ``neardup:{T}:<namespace>:...`` where ``T`` is a short tag that
 hashes to the slot chosen for the key: bucket shard hashes ``h:<window>:<shard>`` by the bucket's
@@ -299,15 +300,20 @@ class RedisClusterStore(RedisStore):
                     raise reply
             if log is not None:
                 log.extend(calls)
-                while self._router.failed_slots:
-                    failed, self._router.failed_slots = self._router.failed_slots, set()
-                    again = [call for call in log if isinstance(call[0], int) and call[0] in failed]
-                    for reply in self._router.run(again):
-                        if isinstance(reply, Exception):
-                            raise reply
+                self._send_again(log)
             return replies
 
         return self._call(run)
+
+    def _send_again(self, log: list[Call]) -> None:
+        """Send the writes in ``log`` to the slots of every master that failed since the last
+        time, in their order, until none fails meanwhile."""
+        while self._router.failed_slots:
+            failed, self._router.failed_slots = self._router.failed_slots, set()
+            again = [call for call in log if isinstance(call[0], int) and call[0] in failed]
+            for reply in self._router.run(again):
+                if isinstance(reply, Exception):
+                    raise reply
 
     def _after_fork(self) -> None:
         if self._pid != os.getpid():
@@ -315,9 +321,14 @@ class RedisClusterStore(RedisStore):
             self._client_id = f"{self._pid}-{os.urandom(6).hex()}"
             self._router.reset()
 
-    def _wait_replicas(self) -> None:
-        """WAIT until a replica of every master written to has this process's writes."""
+    def _wait_replicas(self, log: list[Call]) -> None:
+        """WAIT until a replica of every master written to has this process's writes. A master
+        that fails meanwhile may not have passed on the writes in ``log`` before its replica took
+        its place: they are sent again to the new master, and waited for there."""
         acked = self._call(self._router.wait_replicas, _WAIT_MS)
+        while self._router.failed_slots:
+            self._call(self._send_again, log)
+            acked |= self._call(self._router.wait_replicas, _WAIT_MS)
         late = sorted(name for name, replicas in acked.items() if replicas < 1)
         if late and not self._warned_wait:
             self._warned_wait = True
@@ -431,11 +442,11 @@ class RedisClusterStore(RedisStore):
         self._after_fork()
         docs = [self._plan(probe, record, confirm) for probe, record, confirm in zip(probes, records, confirms)]
         log: list[Call] = []
-        self._number_and_count(docs)
+        self._number_and_count(docs, log)
         self._write_records(docs, log)
         self._file(docs, log)
         self._decide(docs, log)
-        self._wait_replicas()
+        self._wait_replicas(log)
         return [
             Reservation(doc.record.doc_id if doc.outcome == "kept" else 0, doc.candidates, doc.record.sentence_keys)
             for doc in docs
@@ -457,15 +468,17 @@ class RedisClusterStore(RedisStore):
         shard = self._shard_of(bucket)
         return (self._slot_of_shard(shard), ("HGET", self._shard_key(window, shard), bucket))
 
-    def _number_and_count(self, docs: list[_Doc]) -> None:
-        """Step 1: ids for the batch; the ids of older windows and the sentence buckets' counts."""
+    def _number_call(self, count: int, *at_least: int) -> Call:
+        return (
+            self._control_slot(),
+            ("EVALSHA", self._sha["number"], 2, self._key("mark"), self._key("n"), self._mark, count, *at_least),
+        )
+
+    def _number_and_count(self, docs: list[_Doc], log: list[Call]) -> None:
+        """Step 1: ids for the batch; the ids of older windows and the sentence buckets' counts.
+        The ids taken are logged as a counter at least as high (taking them is not safe to repeat)."""
         now = docs[-1].record.time
-        calls: list[Call] = [
-            (
-                self._control_slot(),
-                ("EVALSHA", self._sha["number"], 2, self._key("mark"), self._key("n"), self._mark, len(docs)),
-            )
-        ]
+        calls: list[Call] = [self._number_call(len(docs))]
         where: list[tuple[_Bucket, bool]] = []  # the bucket each read is for; True: current window
         shard_key = self._shard_keys()
         for doc in docs:
@@ -481,6 +494,7 @@ class RedisClusterStore(RedisStore):
                     where.append((bucket, current))
         replies = self._run(calls)
         last = int(replies[0])
+        log.append(self._number_call(0, last))
         self._check_id(last - len(docs) + 1)
         self._highest_id = last  # the batch's other ids
         for offset, doc in enumerate(docs):
@@ -776,8 +790,9 @@ class RedisClusterStore(RedisStore):
             old = self._replacing_old.pop(doc_id, None)
             if old is not None:  # its claim on the copy it was to replace goes, the copy stays
                 releases.append(self._claim_call(old.doc_id, doc_id, "release"))
-        self._run(drops + unfile + releases, [])
-        self._wait_replicas()
+        log: list[Call] = []
+        self._run(drops + unfile + releases, log)
+        self._wait_replicas(log)
 
     def _removal_calls(self, doc_ids: list[int]) -> tuple[list[Call], list[Call]]:
         """The calls that take documents out of their records' slots, and out of their buckets."""
@@ -804,7 +819,7 @@ class RedisClusterStore(RedisStore):
         if old is not None:  # the copy it replaces goes now
             self._take_out(old, holder=doc_id, log=log)
         self._filed_at.pop(doc_id, None)
-        self._wait_replicas()
+        self._wait_replicas(log)
 
     def _take_out(self, old: DocRecord, holder: int, log: list[Call]) -> None:
         windows, buckets = self._where_filed(old)
@@ -852,7 +867,7 @@ class RedisClusterStore(RedisStore):
             self._take_out(old, holder=record.doc_id, log=log)
         else:
             self._replacing_old[record.doc_id] = old
-        self._wait_replicas()
+        self._wait_replicas(log)
         return REPLACED
 
     def get(self, doc_id: int) -> DocRecord | None:
@@ -1002,7 +1017,7 @@ class RedisClusterStore(RedisStore):
         log: list[Call] = []
         replies = self._run(drops, log)
         self._run(unfile, log)
-        self._wait_replicas()
+        self._wait_replicas(log)
         return sum(int(existed) for reply in replies for existed in reply)
 
     def close(self) -> None:

@@ -6,8 +6,9 @@ kept: ``WAIT`` on it then covers every write sent to that master. Redirections a
 (MOVED: the slot map is corrected; ASK: the command goes to the importing master after
 ASKING; TRYAGAIN and CLUSTERDOWN: sent again a moment later), and a master that stops
 answering is waited for while the cluster promotes one of its replicas, for at most
-``failover_wait`` seconds, after which its commands go to the new master. A command may
-therefore run twice; the store sends only commands for which that is harmless.
+``failover_wait`` seconds, after which its commands go to the new master. A refused command
+goes again with every later one sent to that master, in order. A command may therefore run
+twice; the store sends only commands for which that is harmless.
 """
 
 from __future__ import annotations
@@ -149,34 +150,31 @@ class SlotRouter:
                     self._failed(name, calls, indexes, retry, replies)
                     continue
                 loaded: set[str] = set()
-                # A master without a script (a promoted replica: scripts are not replicated) ran
-                # the calls after the one it refused: that one and every later one go again, in
-                # order (each is safe to repeat), or a failover's writes sent again would land
-                # out of order (a record written undecided after it was kept or dropped).
-                missing = False
+                # A master that refused a call (a promoted replica without the script, a slot
+                # moved or being moved, the cluster down a moment) may have run calls after it
+                # (the slot's state changed between them, or their keys differed): that one and
+                # every later one go again, in order (each is safe to repeat), or writes sent
+                # again would land out of order (a record written undecided after it was kept).
+                refused = False
                 for index in indexes:
                     reply = replies[index]
                     if asking:
                         asking.pop(index, None)
                     if isinstance(reply, NoScriptError):
-                        missing = True
                         if calls[index][1][1] not in loaded:
                             loaded.add(calls[index][1][1])
                             self._load(connection, calls[index][1])
-                    if missing:
-                        retry.append(index)
-                    elif not isinstance(reply, ResponseError):
-                        continue
                     elif isinstance(reply, MovedError):
                         self.cluster.nodes_manager.move_slot(reply)
                         self._owners = None
-                        retry.append(index)
                     elif isinstance(reply, AskError):
                         asking[index] = f"{reply.host}:{reply.port}"
-                        retry.append(index)
                     elif isinstance(reply, _LATER):
                         down = down or reply
-                        retry.append(index)
+                    elif not refused:
+                        continue
+                    refused = True
+                    retry.append(index)
             todo = sorted(retry)
             if todo and down is not None:
                 since = since or time.monotonic()
