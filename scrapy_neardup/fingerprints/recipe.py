@@ -44,11 +44,12 @@ class Recipe:
 
     def resolved(self) -> Recipe:
         """The same recipe with ``auto`` replaced by the tokenizer that will be used, and
-        ``tokens`` by what that tokenizer cuts by (loading it)."""
-        from .text import default_tokenizer_name, get_tokenizer  # numpy and the tokenizer: on first use
+        ``tokens`` by what that tokenizer cuts by (cached, else loading it)."""
+        from .rules_cache import tokenizer_rules  # numpy and the tokenizer: on first use
+        from .text import default_tokenizer_name
 
         name = default_tokenizer_name() if self.tokenizer in ("", "auto") else self.tokenizer
-        return replace(self, tokenizer=name, tokens=self.tokens or get_tokenizer(name).rules)
+        return replace(self, tokenizer=name, tokens=self.tokens or tokenizer_rules(name))
 
     def as_dict(self) -> dict:
         """The stored form: every field that decides a fingerprint's bits."""

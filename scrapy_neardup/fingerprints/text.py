@@ -182,7 +182,7 @@ def _merge_phrase_choices(opencc: Any, forms: dict[int, int]) -> None:
 def _dictionary_words() -> tuple[list[str], dict[int, int]]:
     """jieba's most frequent words of two or more characters, and each character's
     frequency over the whole dictionary (found without importing jieba)."""
-    path = os.path.join(_package_dir("jieba"), "dict.txt")
+    path = os.path.join(package_dir("jieba"), "dict.txt")
     entries: list[tuple[int, str]] = []
     frequency: dict[int, int] = {}
     with open(path, encoding="utf-8") as handle:
@@ -200,7 +200,8 @@ def _dictionary_words() -> tuple[list[str], dict[int, int]]:
 _TABLES: _Tables | None = None
 
 
-def _package_dir(name: str) -> str:
+def package_dir(name: str) -> str:
+    """The folder of the installed package ``name``, found without importing it; \"\" when absent."""
     spec = importlib.util.find_spec(name)
     locations = spec.submodule_search_locations if spec else None
     return next(iter(locations)) if locations else ""
@@ -211,9 +212,9 @@ def text_tables_key() -> dict:
     """Everything the text tables are built from (the word-weight table depends on it too)."""
     return {
         "unicode": unicodedata.unidata_version,
-        "opencc": package_version(_package_dir("opencc"), "opencc"),
+        "opencc": package_version(package_dir("opencc"), "opencc"),
         "script_configs": [_SCRIPT_CONFIGS, _PHRASE_CONFIGS, _PHRASE_WORDS],
-        "jieba_dictionary": file_signature(os.path.join(_package_dir("jieba"), "dict.txt")),
+        "jieba_dictionary": file_signature(os.path.join(package_dir("jieba"), "dict.txt")),
         "sentence_ends": SENTENCE_ENDS,
         "code": code_signature(__file__),
     }
@@ -480,6 +481,11 @@ def fast_tokenizer_available() -> bool:
 def default_tokenizer_name() -> str:
     """``rjieba`` when installed (same dictionary and algorithm as jieba, much faster)."""
     return "rjieba" if fast_tokenizer_available() else "jieba"
+
+
+def loaded_tokenizer(name: str) -> Tokenizer | None:
+    """The tokenizer called ``name`` when this process has loaded it already, else None."""
+    return _CACHE.get(name)
 
 
 def get_tokenizer(name: str | None = None) -> Tokenizer:

@@ -11,6 +11,9 @@ import numpy as np
 from support import child_env
 
 from scrapy_neardup.fingerprints.tables import KEPT_VERSIONS, cached_arrays, file_signature
+from scrapy_neardup.fingerprints.text import fast_tokenizer_available
+
+TOKENIZERS = ["jieba"] + (["rjieba"] if fast_tokenizer_available() else [])
 
 # Fingerprints of the test corpus (originals, reprints, full-width copies) with both
 # tokenizers, both code paths, printed as JSON by a fresh process.
@@ -52,7 +55,8 @@ def test_fingerprints_are_the_same_with_the_cache_cold_warm_and_off(tmp_path):
     off_run = _start("")  # no cache: built in memory, beside the cold run (it reads no cache)
     cold = _fingerprints(cold_run)
     cached = sorted(p.name.split("-")[0] for p in cache.glob("*.npz"))
-    assert cached == ["story", "text", "word"]  # story-pairs-*.npz, text-tables-*.npz, word-weights-*.npz
+    # story-pairs, text-tables, token-rules (one a tokenizer), word-weights
+    assert cached == ["story", "text", *["token"] * len(TOKENIZERS), "word"]
     warm = _fingerprints(_start(str(cache)))
     off = _fingerprints(off_run)
     assert len(cold) > 40
