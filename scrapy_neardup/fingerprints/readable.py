@@ -113,7 +113,8 @@ def _drop_site_footer(root: Any, html: str, lines: int) -> None:
     copyright, licences and a telephone number for reports): prose with commas, which on a
     short story lifted the whole page above it. The footer is the page's last mention of
     "ICP", found in the markup and then by its line in the tree: searching every text of the
-    tree cost a fifth of a page's time. Only a block that reads as a footer goes. ``lines`` is
+    tree cost a fifth of a page's time. Only a block that reads as a footer goes; a block's text
+    is made only once it is known to be short (the blocks around a footer hold the page). ``lines`` is
     the page's count of line breaks (the lighter markup keeps every one, in fewer characters):
     the line of "ICP" is counted back from the end, past the footer only."""
     at = html.rfind("ICP")
@@ -121,9 +122,9 @@ def _drop_site_footer(root: Any, html: str, lines: int) -> None:
         return
     block = _last_element_by_line(root, lines - html.count("\n", at) + 1)
     while block is not None and block.tag not in ("body", "html"):
-        text = block.text_content()
-        if _solid_length(text) > _FOOTER_MOST:
+        if not _solid_at_most(block, _FOOTER_MOST):
             return
+        text = block.text_content()
         if block.tag not in _INLINE and _REGISTRATION.search(text):
             if "。" not in text:  # no sentence: not a story's block that holds the footer line
                 block.drop_tree()
