@@ -269,6 +269,14 @@ def _length(text: str) -> int:
     return len(" ".join(text.split()))
 
 
+def _linked_solid_length(element: Any) -> int:
+    """The characters of the text inside the links below ``element`` that are not white
+    space; in C where the module is built (the texts are not made)."""
+    if _walker is not None:
+        return _walker.linked_solid_length(element)
+    return _solid_length("".join(_LINK_TEXTS(element)))
+
+
 def _measures(element: Any) -> tuple[int, int, int, int]:
     """The text below ``element`` (``text_content()``) measured: its :func:`_length`, its
     CJK characters, its pauses and its characters that are not white space; in C where the
@@ -395,8 +403,7 @@ class _TreeDocument(Document):
     def get_link_density(self, elem: Any) -> float:
         """Link text over all text, white space left out (readability counts runs of it as one
         character: the same share within a few characters)."""
-        linked = _solid_length("".join(_LINK_TEXTS(elem)))
-        return linked / max(_measures(elem)[3], 1)
+        return _linked_solid_length(elem) / max(_measures(elem)[3], 1)
 
     def score_paragraphs(self) -> dict:
         candidates: dict = {}
