@@ -28,7 +28,7 @@ from readability import Document
 from readability.readability import REGEXES
 
 from .article_end import cut_at_trailing_label, opening_post
-from .headline_script import cjk_share
+from .headline_script import CJK_SAMPLE, cjk_share
 from .markup import EMPTIED_TAGS, NEVER_TEXT, lighter_markup
 from .shallow import shallow_html
 
@@ -269,6 +269,14 @@ def _length(text: str) -> int:
     return len(" ".join(text.split()))
 
 
+def _text_start(element: Any, most: int) -> str:
+    """The first ``most`` characters of the text below ``element``; in C where the module is
+    built (the rest of the text is not made)."""
+    if _walker is not None:
+        return _walker.text_start(element, most)
+    return element.text_content()[:most]
+
+
 def _linked_solid_length(element: Any) -> int:
     """The characters of the text inside the links below ``element`` that are not white
     space; in C where the module is built (the texts are not made)."""
@@ -315,7 +323,7 @@ def _in_headline_script(ranked: list, best: dict) -> dict:
     """On a page whose headline is CJK, a block of Latin text (an author's bio, a list of
     sources) gives way to the best block written in CJK that holds text and scores at least
     a fifth of it (:mod:`.headline_script`)."""
-    if cjk_share(best["elem"].text_content()) >= _LATIN:
+    if cjk_share(_text_start(best["elem"], CJK_SAMPLE)) >= _LATIN:
         return best
     for candidate in ranked:
         if candidate["content_score"] < _SCRIPT_SCORE * best["content_score"]:
