@@ -1137,6 +1137,24 @@ static PyObject *py_solid_length(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(text_below(element->c_node, most, 1).solid);
 }
 
+/* The solid code points of the text inside the links below `top` (XPath's .//a//text()): a
+ * link's text is counted once, with the links inside it. */
+static PyObject *py_linked_solid_length(PyObject *self, PyObject *obj) {
+    LxmlElement *element = as_element(obj);
+    if (!element) return NULL;
+    xmlNode *top = element->c_node;
+    Py_ssize_t solid = 0;
+    for (xmlNode *cur = top->children; cur;) {
+        if (is_link(cur)) {
+            solid += text_below(cur, -1, 1).solid;
+            cur = after(cur, top);
+        } else {
+            cur = next_node(cur, top);
+        }
+    }
+    return PyLong_FromSsize_t(solid);
+}
+
 /* readability's measures of the text below an element: (length with white space runs as one
  * character, CJK characters, pauses (',' and '，'), solid code points). */
 static PyObject *py_measures(PyObject *self, PyObject *obj) {
@@ -1236,6 +1254,27 @@ static PyObject *py_short_texts(PyObject *self, PyObject *args) {
     return found;
 }
 
+/* The first `most` code points of the text below an element (lxml's text_content()[:most]). */
+static PyObject *py_text_start(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    Py_ssize_t left;
+    if (!PyArg_ParseTuple(args, "On", &obj, &left)) return NULL;
+    LxmlElement *element = as_element(obj);
+    if (!element) return NULL;
+    xmlNode *top = element->c_node;
+    Buffer out = {0};
+    int failed = 0;
+    for (xmlNode *cur = top->children; cur && left > 0 && !failed; cur = next_node(cur, top)) {
+        if (!is_text(cur) || !cur->content) continue;
+        const unsigned char *start = cur->content, *p = start;
+        for (; *p && left > 0; left--) next_code_point(&p);
+        failed = put(&out, (const char *)start, (size_t)(p - start)) < 0;
+    }
+    PyObject *text = failed ? NULL : PyUnicode_DecodeUTF8(out.bytes ? out.bytes : "", (Py_ssize_t)out.used, "strict");
+    PyMem_Free(out.bytes);
+    return text;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -1266,6 +1305,11 @@ static PyMethodDef methods[] = {
     {"solid_length", py_solid_length, METH_VARARGS,
      "solid_length(element, most=-1) -> the code points of the text below element that are not white "
      "space, counted until more than most (where most is not negative)."},
+    {"linked_solid_length", py_linked_solid_length, METH_O,
+     "linked_solid_length(element) -> the code points of the text inside the links below element "
+     "(.//a//text()) that are not white space."},
+    {"text_start", py_text_start, METH_VARARGS,
+     "text_start(element, most) -> the first most code points of the text below element (text_content)."},
     {"short_texts", py_short_texts, METH_VARARGS,
      "short_texts(root, longest) -> [(element, text)]: the elements below root whose text (text_content) "
      "has at most longest code points, links and what is inside one left out, in document order."},

@@ -13,21 +13,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["cjk_headline", "cjk_share", "without_foreign_lines"]
+__all__ = ["CJK_SAMPLE", "cjk_headline", "cjk_share", "without_foreign_lines"]
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _HEADLINE_SHARE = 0.5  # a headline at least this much CJK is a Chinese (or Japanese) one
 _STORY_CJK = 50  # CJK characters a text needs before its lines without one are dropped
 _A_STORY_OF_CJK = re.compile(f"(?:[^{_CJK.pattern[1:-1]}]*{_CJK.pattern}){{{_STORY_CJK}}}")
-_SAMPLE = 500  # characters of a block that tell its script
+CJK_SAMPLE = 500  # characters of a block that tell its script
 _WORD = re.compile(r"[^\W\d_]{2,}")  # a word of letters (a line of figures, times or rules is kept)
 _WORDS = 2  # words a line without CJK needs to be taken for prose in another language
 
 
 def cjk_share(text: str) -> float:
     """The share of CJK characters among the characters of ``text`` that are not white space,
-    judged on its first ``_SAMPLE`` characters (a block's script shows from its start)."""
-    solid = "".join(text[:_SAMPLE].split())
+    judged on its first ``CJK_SAMPLE`` characters (a block's script shows from its start)."""
+    solid = "".join(text[:CJK_SAMPLE].split())
     return len(_CJK.findall(solid)) / len(solid) if solid else 0.0
 
 

@@ -28,7 +28,7 @@ from readability import Document
 from readability.readability import REGEXES
 
 from .article_end import cut_at_trailing_label, opening_post
-from .headline_script import cjk_share
+from .headline_script import CJK_SAMPLE, cjk_share
 from .markup import EMPTIED_TAGS, NEVER_TEXT, lighter_markup
 from .shallow import shallow_html
 
@@ -113,7 +113,8 @@ def _drop_site_footer(root: Any, html: str, lines: int) -> None:
     copyright, licences and a telephone number for reports): prose with commas, which on a
     short story lifted the whole page above it. The footer is the page's last mention of
     "ICP", found in the markup and then by its line in the tree: searching every text of the
-    tree cost a fifth of a page's time. Only a block that reads as a footer goes. ``lines`` is
+    tree cost a fifth of a page's time. Only a block that reads as a footer goes; a block's text
+    is made only once it is known to be short (the blocks around a footer hold the page). ``lines`` is
     the page's count of line breaks (the lighter markup keeps every one, in fewer characters):
     the line of "ICP" is counted back from the end, past the footer only."""
     at = html.rfind("ICP")
@@ -121,9 +122,9 @@ def _drop_site_footer(root: Any, html: str, lines: int) -> None:
         return
     block = _last_element_by_line(root, lines - html.count("\n", at) + 1)
     while block is not None and block.tag not in ("body", "html"):
-        text = block.text_content()
-        if _solid_length(text) > _FOOTER_MOST:
+        if not _solid_at_most(block, _FOOTER_MOST):
             return
+        text = block.text_content()
         if block.tag not in _INLINE and _REGISTRATION.search(text):
             if "。" not in text:  # no sentence: not a story's block that holds the footer line
                 block.drop_tree()
@@ -268,6 +269,22 @@ def _length(text: str) -> int:
     return len(" ".join(text.split()))
 
 
+def _text_start(element: Any, most: int) -> str:
+    """The first ``most`` characters of the text below ``element``; in C where the module is
+    built (the rest of the text is not made)."""
+    if _walker is not None:
+        return _walker.text_start(element, most)
+    return element.text_content()[:most]
+
+
+def _linked_solid_length(element: Any) -> int:
+    """The characters of the text inside the links below ``element`` that are not white
+    space; in C where the module is built (the texts are not made)."""
+    if _walker is not None:
+        return _walker.linked_solid_length(element)
+    return _solid_length("".join(_LINK_TEXTS(element)))
+
+
 def _measures(element: Any) -> tuple[int, int, int, int]:
     """The text below ``element`` (``text_content()``) measured: its :func:`_length`, its
     CJK characters, its pauses and its characters that are not white space; in C where the
@@ -306,7 +323,7 @@ def _in_headline_script(ranked: list, best: dict) -> dict:
     """On a page whose headline is CJK, a block of Latin text (an author's bio, a list of
     sources) gives way to the best block written in CJK that holds text and scores at least
     a fifth of it (:mod:`.headline_script`)."""
-    if cjk_share(best["elem"].text_content()) >= _LATIN:
+    if cjk_share(_text_start(best["elem"], CJK_SAMPLE)) >= _LATIN:
         return best
     for candidate in ranked:
         if candidate["content_score"] < _SCRIPT_SCORE * best["content_score"]:
@@ -394,8 +411,7 @@ class _TreeDocument(Document):
     def get_link_density(self, elem: Any) -> float:
         """Link text over all text, white space left out (readability counts runs of it as one
         character: the same share within a few characters)."""
-        linked = _solid_length("".join(_LINK_TEXTS(elem)))
-        return linked / max(_measures(elem)[3], 1)
+        return _linked_solid_length(elem) / max(_measures(elem)[3], 1)
 
     def score_paragraphs(self) -> dict:
         candidates: dict = {}

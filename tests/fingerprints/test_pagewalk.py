@@ -317,8 +317,9 @@ def test_divs_are_sorted_by_the_blocks_below_them():
 @pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
 def test_texts_below_elements_are_measured_as_in_python(name, html):
     """The solid length of an element's text (counted to the end, or until a limit is passed),
-    the elements short enough to be a trailing label, with their texts, and readability's
-    measures of the text, as lxml's text_content() and the XPath give them."""
+    the elements short enough to be a trailing label, with their texts, readability's
+    measures of the text, the solid length of its links' text and its start, as lxml's text_content()
+    and the XPaths give them."""
     from scrapy_neardup.fingerprints import article_end
 
     root = readable.parse_page(html)
@@ -328,6 +329,9 @@ def test_texts_below_elements_are_measured_as_in_python(name, html):
         assert (readable._walker.solid_length(element, 40) <= 40) == (solid <= 40)
         assert readable._walker.short_texts(element, 40) == in_python(article_end._short_texts, element)
         assert readable._measures(element) == in_python(readable._measures, element)
+        assert readable._linked_solid_length(element) == in_python(readable._linked_solid_length, element)
+        for most in (0, 1, 40, 500):
+            assert readable._text_start(element, most) == in_python(readable._text_start, element, most)
 
 
 @pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
