@@ -105,6 +105,7 @@ def _script(*names: str) -> str:
 CHECK_AND_ADD = _script("mark", "live", "check", "check_and_add")
 CHECK_AND_ADD_MANY = _script("mark", "live", "check", "check_and_add_many")
 _CHECK_ARGS = 19  # arguments of one document in CHECK_AND_ADD_MANY (its ARGS)
+_CALLER = slice(11, 13)  # of those, the client and the call's sequence number (the key of ``ops``)
 COMMIT = _script("mark", "drop", "commit")
 REMOVE = _script("mark", "drop", "remove")
 REPLACE = _script("mark", "drop", "replace")
@@ -358,7 +359,7 @@ class RedisStore(Store):
         self._sent = count(1)  # batches sent on it
         self._unread = 0  # the batch sent on it whose answer is not read yet (0: none)
         self._to_remove: list[int] = []  # documents to take out with the next call (remove_later)
-        self._unanswered: tuple[Any, Any] | None = None  # (client, seq) of a check whose answer was lost
+        self._unanswered: tuple[Any, ...] | None = None  # (client, seq) of a check whose answer was lost
         self._closed = False
         self.allow_eviction = allow_eviction
         self.allow_no_persistence = allow_no_persistence
@@ -637,7 +638,7 @@ class RedisStore(Store):
         try:
             reply = self._call(self._check_and_add, keys=[], args=args)
         except StoreUnavailable:
-            self._unanswered = args[11], args[12]
+            self._unanswered = tuple(args[_CALLER])
             raise
         return self._reserved(record, reply, sentence_keys, filing)
 
@@ -694,7 +695,7 @@ class RedisStore(Store):
                     self._remove_now(removals)
                     replies = self._call(self._check_and_add_many, keys=[], args=every)
                 except StoreUnavailable:
-                    self._unanswered = every[11], every[12]  # the batch is named by its first document's
+                    self._unanswered = tuple(every[_CALLER])  # the batch is named by its first document's
                     raise
             return [
                 self._reserved(record, reply, sentence_keys, filing)
