@@ -8,7 +8,6 @@ implementation: jieba and rjieba share stores, a dictionary upgrade is refused.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 from collections import Counter
@@ -33,6 +32,7 @@ from .text import (
     content_bytes,
     fold_codes,
     get_tokenizer,
+    idf_path,
     sentences_of,
     span_key,
     text_tables,
@@ -247,14 +247,6 @@ def _hash_table(hashes: np.ndarray, idf: np.ndarray) -> np.ndarray:
 
 
 _SLOT = np.dtype([("hash", np.uint64), ("idf", np.float64)])
-
-
-def idf_path() -> str:
-    """jieba's IDF file, found without importing jieba."""
-    spec = importlib.util.find_spec("jieba")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("jieba is not installed: pip install jieba")
-    return os.path.join(next(iter(spec.submodule_search_locations)), "analyse", "idf.txt")
 
 
 def _build_features() -> dict[str, np.ndarray]:

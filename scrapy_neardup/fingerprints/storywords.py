@@ -35,7 +35,7 @@ import xxhash
 from .kernel import kernel
 from .notices import merged_spans
 from .tables import cached_arrays, code_signature, file_signature, package_version
-from .text import fold_codes, text_tables_key, to_text
+from .text import fold_codes, idf_path, text_tables_key, to_text
 
 # (1 + ln count) by count, counts past the table sharing its last: the same factors in C and numpy.
 TF_FACTORS = np.array([0.0] + [1.0 + math.log(count) for count in range(1, 64)])
@@ -103,8 +103,6 @@ class _PairTable:
 def _build_pairs() -> dict[str, np.ndarray]:
     """Each pair of Chinese characters inside a word of jieba's IDF file, with the lowest IDF
     of such a word (a pair inside a common word is common), words folded like texts."""
-    from .fingerprint import idf_path
-
     words: list[str] = []
     values: list[float] = []
     with open(idf_path(), encoding="utf-8") as handle:
@@ -155,8 +153,6 @@ def pair_table() -> _PairTable:
     """The shared pair table, read from the cache or built on first use."""
     global _TABLE
     if _TABLE is None:
-        from .fingerprint import idf_path
-
         path = idf_path()
         key = {
             "idf": file_signature(path),

@@ -207,6 +207,14 @@ def package_dir(name: str) -> str:
     return next(iter(locations)) if locations else ""
 
 
+def idf_path() -> str:
+    """jieba's IDF file (word weights), found without importing jieba."""
+    folder = package_dir("jieba")
+    if not folder:
+        raise ImportError("jieba is not installed: pip install jieba")
+    return os.path.join(folder, "analyse", "idf.txt")
+
+
 @functools.lru_cache(maxsize=1)
 def text_tables_key() -> dict:
     """Everything the text tables are built from (the word-weight table depends on it too)."""
