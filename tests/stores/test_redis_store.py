@@ -19,6 +19,11 @@ from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Recipe, open_store
 from scrapy_neardup.stores import StoreFormatError, StoreUnavailable
 from scrapy_neardup.stores.redis.store import RedisStore
 
+# Timeouts long enough that a loaded machine checks the next copy before they run out, short
+# enough to wait for.
+PENDING_TIMEOUT = 1.0
+TTL = 1.0
+
 
 def bucket_ids(client, namespace: str) -> list[set[int]]:
     """The ids filed in every bucket of a namespace (buckets are fields of shard hashes)."""
@@ -194,14 +199,14 @@ def test_commit_and_remove_leave_only_committed_keys(redis_url, redis_server):
 
 
 def test_pending_reservation_of_a_dead_process_expires(redis_url, redis_server):
-    crashed = open_store(redis_url, "pending", pending_timeout=0.3)
+    crashed = open_store(redis_url, "pending", pending_timeout=PENDING_TIMEOUT)
     Detector(crashed).check("https://a.example/flood", ARTICLES["flood"], reserve=True)
     crashed.client.close()  # the process dies before commit or release
-    store = open_store(redis_url, "pending", pending_timeout=0.3)
+    store = open_store(redis_url, "pending", pending_timeout=PENDING_TIMEOUT)
     try:
         detector = Detector(store)
         assert detector.check("https://b.example/flood", edited(ARTICLES["flood"])).status == DUPLICATE
-        time.sleep(0.5)
+        time.sleep(PENDING_TIMEOUT + 0.3)
         fresh = detector.check("https://c.example/flood", edited(ARTICLES["flood"]))
         assert fresh.status == UNIQUE  # the dead reservation no longer blocks the story
         assert store.count() == 1
@@ -210,7 +215,7 @@ def test_pending_reservation_of_a_dead_process_expires(redis_url, redis_server):
         # A committed reservation outlives the timeout.
         kept = detector.check("https://a.example/rice", ARTICLES["rice"], reserve=True)
         detector.commit(kept)
-        time.sleep(0.5)
+        time.sleep(PENDING_TIMEOUT + 0.3)
         assert detector.check("https://b.example/rice", ARTICLES["rice"] + "（完）").status == DUPLICATE
         assert store.count() == 2
     finally:
@@ -218,12 +223,12 @@ def test_pending_reservation_of_a_dead_process_expires(redis_url, redis_server):
 
 
 def test_a_query_skips_the_entries_of_an_expired_reservation_and_leaves_them(redis_url, redis_server):
-    store = open_store(redis_url, "stale", pending_timeout=0.3)
+    store = open_store(redis_url, "stale", pending_timeout=PENDING_TIMEOUT)
     try:
         detector = Detector(store)
         detector.check("https://a.example/flood", ARTICLES["flood"], reserve=True)
         detector.check("https://a.example/rice", ARTICLES["rice"])
-        time.sleep(0.5)  # the reservation's record expires; its bucket entries stay until a check
+        time.sleep(PENDING_TIMEOUT + 0.3)  # the reservation's record expires; its bucket entries stay until a check
         client = redis_server.client()
         before = {key: client.dump(key) for key in client.scan_iter("neardup:{stale}:*")}
         assert detector.query(edited(ARTICLES["flood"])) == []
@@ -235,17 +240,17 @@ def test_a_query_skips_the_entries_of_an_expired_reservation_and_leaves_them(red
 
 def test_ttl_expires_records_and_buckets(redis_url, redis_server):
     client = redis_server.client()
-    store = open_store(redis_url, "ttl", ttl=0.4)
+    store = open_store(redis_url, "ttl", ttl=TTL)
     try:
         detector = Detector(store)
         first = detector.check("https://a.example/library", ARTICLES["library"])
-        assert 0 < client.pttl(f"neardup:{{ttl}}:r:{first.doc_id}") <= 400
+        assert 0 < client.pttl(f"neardup:{{ttl}}:r:{first.doc_id}") <= TTL * 1000
         shards = list(client.scan_iter(match=b"neardup:{ttl}:h:*"))
-        assert shards and all(0 < client.pttl(key) <= 500 for key in shards)  # window end + ttl
+        assert shards and all(0 < client.pttl(key) <= TTL * 1250 for key in shards)  # window end (ttl / 4) + ttl
         assert detector.check("https://b.example/library", ARTICLES["library"]).status == DUPLICATE
-        time.sleep(0.6)
+        time.sleep(TTL * 1.5)
         assert detector.check("https://c.example/library", ARTICLES["library"]).status == UNIQUE
-        time.sleep(0.7)
+        time.sleep(TTL * 1.75)
         assert store.count() == 0
         left = {key.rsplit(b":", 1)[-1] for key in client.scan_iter(match=b"neardup:{ttl}:*")}
         assert left <= {b"meta", b"mark", b"n", b"ops", b"t"}  # bounded: no record or bucket outlives the window
