@@ -227,6 +227,26 @@ def test_export_never_writes_into_the_store_folder(tmp_path, capsys):
     assert sorted(os.listdir(store)) == before and stored(f"leveldb://{store}") == len(ARTICLES)
 
 
+def test_a_store_is_never_made_in_a_folder_of_other_files(tmp_path, capsys):
+    """A store named at a home or data folder by mistake once had LevelDB's files written among
+    the folder's own (and a file named LOG rotated to LOG.old)."""
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "a.jpg").write_bytes(b"\xff\xd8 a photo")
+    (folder / "notes.txt").write_text("my notes\n")
+    source, _ = dedup_files(tmp_path)
+    code, err = neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--store", f"leveldb://{folder}")
+    assert code == 2
+    assert f"{folder} holds files that are not a store's ('a.jpg', 'notes.txt')" in one_line(err)
+    assert sorted(os.listdir(folder)) == ["a.jpg", "notes.txt"]
+    assert not (tmp_path / "out.jsonl").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--store", f"leveldb://{empty}")[0] == 0
+    assert stored(f"leveldb://{empty}") == len(ARTICLES)  # an empty folder takes a store, and keeps it
+    assert neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--store", f"leveldb://{empty}")[0] == 0
+
+
 # -- explain reads what it judges -------------------------------------------------------------
 
 
