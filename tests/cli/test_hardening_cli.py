@@ -106,6 +106,24 @@ def test_a_time_window_redis_cannot_hold_is_refused_before_the_namespace_is_made
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".partial")]
 
 
+@pytest.mark.parametrize("value", [b"hello", b"[1, 2]", b"\xff\xfe"])
+def test_a_namespace_holding_another_programs_metadata_is_one_line_and_left_alone(
+    tmp_path, capsys, redis_server, value
+):
+    """A key named like a namespace's metadata but written by another program once stopped
+    every command with the JSON reader's own words (Expecting value: line 1 column 1)."""
+    redis_server.client().set("neardup:{other}:meta", value)
+    source, _ = dedup_files(tmp_path)
+    store = ["--store", redis_server.url(), "--namespace", "other"]
+    for command in (["info"], ["export"], ["purge", "--older-than", "5"], ["dedup", source, "-o", tmp_path / "o"]):
+        code, err = neardup(capsys, *command, *store)
+        assert code == 2, err
+        assert "(namespace 'other') holds metadata that scrapy-neardup did not write" in one_line(err)
+    assert redis_server.client().get("neardup:{other}:meta") == value
+    assert list(redis_server.client().scan_iter("neardup:{other}:*")) == [b"neardup:{other}:meta"]
+    assert not (tmp_path / "o").exists()
+
+
 def test_the_python_api_takes_the_same_seconds(redis_server):
     from scrapy_neardup import Detector
     from scrapy_neardup.stores.redis import RedisStore

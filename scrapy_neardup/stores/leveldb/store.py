@@ -438,7 +438,7 @@ class LevelDBStore(LocalStore):
 
     @_guarded
     def read_meta(self) -> dict | None:
-        return decode_meta(self._db.get(b"m", verify_checksums=_VERIFY))
+        return decode_meta(self._db.get(b"m", verify_checksums=_VERIFY), self.describe())
 
     @_guarded
     def write_meta(self, meta: dict) -> None:
