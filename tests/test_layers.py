@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "scrapy_neardup"
 FLOORS = {
     "dotted": 0,
     "seconds": 0,
+    "interrupts": 0,
     "fingerprints": 1,
     "stores": 2,
     "engine": 3,

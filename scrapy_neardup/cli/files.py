@@ -111,6 +111,14 @@ class Output:
         os.replace(self.temp, self.target)
         self.temp = None
 
+    def keep(self) -> str:
+        """Close the partial output and leave it under its temporary name (returned), the old
+        output untouched."""
+        assert self.temp is not None
+        kept, self.temp = self.temp, None
+        self.stream.close()
+        return kept
+
     def discard(self) -> None:
         if self.temp is not None:
             self.stream.close()

@@ -16,6 +16,7 @@ from ..engine.detector import Detector
 from ..fingerprints.extract import DEFAULT_EXTRACTOR
 from ..fingerprints.fingerprint import Fingerprint, Recipe
 from ..fingerprints.prepare import NO_TEXT, NOT_ARTICLE, OK, Preparer
+from ..interrupts import ignore_interrupts
 
 # What a record's text becomes: its fingerprint or why it has none, and the text judged (the
 # article body extracted from a record's HTML; None for a text, which the record holds already).
@@ -44,6 +45,7 @@ _WORKER: Preparer | None = None
 
 def _start_worker(recipe: Recipe) -> None:
     global _WORKER
+    ignore_interrupts()
     _WORKER = Preparer(recipe, DEFAULT_EXTRACTOR)
 
 

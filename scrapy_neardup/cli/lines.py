@@ -21,13 +21,13 @@ from ..engine.fields import check_fields
 from ..engine.verdicts import Thresholds
 from ..fingerprints.article import site_of
 from ..fingerprints.fingerprint import Fingerprint, Recipe
-from ..stores import StoreError, open_store
+from ..stores import StoreError, open_store, scheme_of
 from ..stores.record import content_key
 from .common import CommandError, store_flags, warn
 from .files import Output, check_run_files, open_input
 from .fingerprints import fingerprinting
 from .progress import Progress
-from .stopping import until_stopped
+from .stopping import stops_deferred, until_stopped
 
 
 @dataclass
@@ -138,26 +138,48 @@ def run_lines(
         # Batches of lines, each handed to the store before the next is read and fingerprinted
         # and written after: a shared store (Redis) checks a batch in one round trip meanwhile.
         # With --workers, a thread waits for the workers' fingerprints of the next batch. The
-        # store knows a batch before its lines are written, so a killed run loses nothing.
+        # store knows a batch before its lines are written, so a killed run loses nothing; a
+        # stopped one writes the lines of every batch handed over before it stops.
         batches: Iterator[Batch] = map(prepared, chunks(enumerate(until_stopped(source), start=1), 64))
         if args.workers:
             batches = ahead(batches)
+        handed: list[Callable[[], Outcomes]] = []  # batches the store has, lines not written yet
         done = 0  # lines written (or dropped) so far
+
+        def hand_over(batch: Batch) -> Callable[[], Iterator[None]]:
+            with stops_deferred():
+                handed.append(decide(detector, batch, args, summary))
+            return write_first
+
+        def write_first() -> Iterator[None]:
+            nonlocal done, shown
+            with stops_deferred():
+                for item, (out, problem) in handed[0]():
+                    done = item.number
+                    summary.records += 1
+                    progress.line(item.line)
+                    if problem:
+                        summary.skipped += 1
+                        skipped.note(problem, item.record)
+                        if shown < args.max_warnings:
+                            warn(f"{args.input}:{item.number}: {problem}; passed through unchanged")
+                            shown += 1
+                    if out is not None:
+                        target.write(out if out.endswith(b"\n") else out + b"\n")
+                        if args.flush:
+                            target.flush()
+                handed.pop(0)
+            return iter(())
+
         try:
-            for item, (out, problem) in overlapped(batches, lambda batch: decide(detector, batch, args, summary)):
-                done = item.number
-                summary.records += 1
-                progress.line(item.line)
-                if problem:
-                    summary.skipped += 1
-                    skipped.note(problem, item.record)
-                    if shown < args.max_warnings:
-                        warn(f"{args.input}:{item.number}: {problem}; passed through unchanged")
-                        shown += 1
-                if out is not None:
-                    target.write(out if out.endswith(b"\n") else out + b"\n")
-                    if args.flush:
-                        target.flush()
+            try:
+                for _ in overlapped(batches, hand_over):
+                    pass
+            except KeyboardInterrupt:
+                while handed:  # a second stop ends this at once
+                    write_first()
+                _stopped(args, output, done, summary, kept=create and scheme_of(args.store) != "memory")
+                raise
         except StoreError as exc:
             warn(
                 f"{args.input}:{done + 1}: store failed ({exc}); stopped here: this line and the "
@@ -177,6 +199,23 @@ def run_lines(
         warn(f"no record was judged: {skipped.why(summary.records, args)}")
         return 4
     return 0
+
+
+def _stopped(args: argparse.Namespace, output: Output, done: int, summary: Summary, kept: bool) -> None:
+    """Say where a stopped run stopped. The stories it stored are in no output unless the lines
+    written are kept: a rerun would take them for revisits (and leave them out with
+    ``--revisit drop``), so the partial output is kept beside the old one, and named."""
+    where = f"stopped after line {done} of {args.input}" if done else f"stopped before line 1 of {args.input}"
+    if output.temp is None:
+        warn(f"{where}: the lines up to it were written")
+    elif kept and summary.unique:
+        warn(
+            f"{where}: the store took the records of lines 1-{done}, and they are written in {output.keep()} "
+            f"({args.output} is left as it was); a rerun over this store finds them as revisits"
+        )
+    else:
+        warn(f"{where}: {args.output} is left as it was")
+    print(summary.line(), file=sys.stderr)
 
 
 class KeyField:

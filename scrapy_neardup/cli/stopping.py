@@ -1,6 +1,8 @@
 """Ctrl-C and SIGTERM stop a command: the store is closed and a partial output file removed.
 
-Both raise KeyboardInterrupt, and both are also recorded, because Python drops an exception
+Both raise KeyboardInterrupt, but not inside :func:`stops_deferred` (a batch handed to the
+store, and its lines written): there a stop is only recorded, and raised at the next line read,
+so the lines the store took are written; a second stop raises at once. Both are also recorded, because Python drops an exception
 raised while a finalizer runs (a generator closed on release): a stop that came then would be
 lost, and a run reading a pipe left open would wait on it for ever. The input is read through
 :func:`until_stopped`, which stops at the next line read after a stop, lost or not.
@@ -17,6 +19,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 _requested = threading.Event()
+_deferring = [0]  # how many stops_deferred blocks the main thread is in
 
 
 @contextlib.contextmanager
@@ -29,6 +32,9 @@ def stops_as_interrupt() -> Iterator[None]:
         return
 
     def interrupt(signum, frame):
+        if _deferring[0] and not _requested.is_set():
+            _requested.set()  # raised at the next line read (until_stopped)
+            return
         _requested.set()
         raise KeyboardInterrupt
 
@@ -38,6 +44,17 @@ def stops_as_interrupt() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+@contextlib.contextmanager
+def stops_deferred() -> Iterator[None]:
+    """A first stop coming while the block runs is recorded, not raised: what the block does
+    (handing a batch to the store, writing the lines it decided) is done whole."""
+    _deferring[0] += 1
+    try:
+        yield
+    finally:
+        _deferring[0] -= 1
 
 
 def until_stopped(items: Iterable[T]) -> Iterator[T]:

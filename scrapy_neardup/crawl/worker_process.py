@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import pickle
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..fingerprints.prepare import Preparer
+from ..interrupts import ignore_interrupts
+
+if TYPE_CHECKING:
+    from ..fingerprints.prepare import Preparer
 
 TASKS_FD = 3  # in a worker: pages come in on this descriptor
 RESULTS_FD = 4  # and prepared fingerprints go out on this one
@@ -34,6 +37,7 @@ def serve() -> None:
     """Body of a worker process: prepare pages from the tasks pipe until it is closed. A crawl
     that ended while the worker was starting (an empty crawl) closed the results pipe: the
     worker leaves quietly, without a traceback on the crawl's stderr."""
+    ignore_interrupts()
     try:
         _serve()
     except BrokenPipeError:
@@ -41,6 +45,8 @@ def serve() -> None:
 
 
 def _serve() -> None:
+    from ..fingerprints.prepare import Preparer  # after ignore_interrupts: it takes a while
+
     tasks = os.fdopen(TASKS_FD, "rb")
     results = os.fdopen(RESULTS_FD, "wb")
     preparer: Preparer | None = None

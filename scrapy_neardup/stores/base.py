@@ -417,5 +417,19 @@ def encode_meta(meta: dict) -> bytes:
     return json.dumps(meta, sort_keys=True).encode("utf-8")
 
 
-def decode_meta(data: bytes | None) -> dict | None:
-    return None if data is None else json.loads(data.decode("utf-8"))
+def decode_meta(data: bytes | None, where: str) -> dict | None:
+    """The metadata a store wrote about itself; StoreFormatError when what is there is not a
+    JSON object (the key or namespace is another program's, or damaged): nothing is changed."""
+    if data is None:
+        return None
+    try:
+        meta = json.loads(data.decode("utf-8"))
+    except ValueError:  # not UTF-8, or not JSON
+        meta = None
+    if not isinstance(meta, dict):
+        shown = repr(data[:40].decode("utf-8", "replace")) + ("..." if len(data) > 40 else "")
+        raise StoreFormatError(
+            f"{where} holds metadata that scrapy-neardup did not write ({shown}): another program's data "
+            "or a damaged store, left as it is; use another namespace or store"
+        )
+    return meta

@@ -7,7 +7,7 @@ import sys
 import time
 
 import pytest
-from support.corpus import ARTICLES, reprint, text, with_disclaimer
+from support.corpus import ARTICLES, random_news, reprint, text, with_disclaimer
 from support.news_corpus import ARTICLES as NEWS
 from support.two_feeds import EAST, WEST, feed, reprinted
 
@@ -491,6 +491,45 @@ def test_a_run_stopped_early_keeps_the_old_output_and_leaves_no_partial_file(tmp
     assert process.wait(timeout=60) == 130
     assert target.read_text() == "yesterday's output\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+
+
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
+def test_a_stopped_run_keeps_the_lines_of_the_stories_its_store_took(tmp_path, workers):
+    """A stopped run once removed its partial output while its store kept the stories: a rerun
+    took them for revisits, and with --revisit drop they were in no output at all. Ctrl-C
+    reaches the whole process group, as a terminal sends it: worker processes once each
+    printed a KeyboardInterrupt traceback."""
+    target, store = tmp_path / "out.jsonl", f"leveldb://{tmp_path / 'store'}"
+    target.write_text("yesterday's output\n")
+    records = [{"id": f"story/{n}", "text": news} for n, news in enumerate(random_news(150))]
+    command = [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(target), "--store", store]
+    process = subprocess.Popen(
+        [*command, "--no-progress", *workers], stdin=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    process.stdin.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode())
+    process.stdin.flush()  # stdin stays open: the run waits for more lines, a batch handed to the store
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(p.stat().st_size for p in tmp_path.glob(".out.jsonl.*.partial")):
+        time.sleep(0.1)
+    time.sleep(1)
+    os.killpg(process.pid, signal.SIGINT)
+    time.sleep(1)
+    process.stdin.close()  # with --workers a thread is reading the next lines: it ends here
+    assert process.wait(timeout=60) == 130
+    err = process.stderr.read().decode()
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert target.read_text() == "yesterday's output\n"
+    (partial,) = tmp_path.glob(".out.jsonl.*.partial")
+    kept = [json.loads(line)["id"] for line in read_lines(partial)]
+    assert f"the store took the records of lines 1-{len(kept)}, and they are written in {partial}" in err, err
+    assert kept == [r["id"] for r in records[: len(kept)]] and len(kept) >= 64
+    with open_store(store, create=False) as opened:
+        assert sorted(record.key for record in opened.records()) == sorted(kept)
+    source = tmp_path / "in.jsonl"
+    write_lines(source, records)
+    rerun = run_cli("dedup", source, "-o", tmp_path / "rest.jsonl", "--store", store, "--revisit", "drop")
+    assert rerun.returncode == 0
+    assert kept + [json.loads(line)["id"] for line in read_lines(tmp_path / "rest.jsonl")] == [r["id"] for r in records]
 
 
 def excerpt_records():

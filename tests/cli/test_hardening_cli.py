@@ -106,6 +106,24 @@ def test_a_time_window_redis_cannot_hold_is_refused_before_the_namespace_is_made
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".partial")]
 
 
+@pytest.mark.parametrize("value", [b"hello", b"[1, 2]", b"\xff\xfe"])
+def test_a_namespace_holding_another_programs_metadata_is_one_line_and_left_alone(
+    tmp_path, capsys, redis_server, value
+):
+    """A key named like a namespace's metadata but written by another program once stopped
+    every command with the JSON reader's own words (Expecting value: line 1 column 1)."""
+    redis_server.client().set("neardup:{other}:meta", value)
+    source, _ = dedup_files(tmp_path)
+    store = ["--store", redis_server.url(), "--namespace", "other"]
+    for command in (["info"], ["export"], ["purge", "--older-than", "5"], ["dedup", source, "-o", tmp_path / "o"]):
+        code, err = neardup(capsys, *command, *store)
+        assert code == 2, err
+        assert "(namespace 'other') holds metadata that scrapy-neardup did not write" in one_line(err)
+    assert redis_server.client().get("neardup:{other}:meta") == value
+    assert list(redis_server.client().scan_iter("neardup:{other}:*")) == [b"neardup:{other}:meta"]
+    assert not (tmp_path / "o").exists()
+
+
 def test_the_python_api_takes_the_same_seconds(redis_server):
     from scrapy_neardup import Detector
     from scrapy_neardup.stores.redis import RedisStore
@@ -225,6 +243,26 @@ def test_export_never_writes_into_the_store_folder(tmp_path, capsys):
     code, err = neardup(capsys, "export", "--store", store, "-o", store / "CURRENT")
     assert code == 2 and "is inside the store's folder" in one_line(err)
     assert sorted(os.listdir(store)) == before and stored(f"leveldb://{store}") == len(ARTICLES)
+
+
+def test_a_store_is_never_made_in_a_folder_of_other_files(tmp_path, capsys):
+    """A store named at a home or data folder by mistake once had LevelDB's files written among
+    the folder's own (and a file named LOG rotated to LOG.old)."""
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "a.jpg").write_bytes(b"\xff\xd8 a photo")
+    (folder / "notes.txt").write_text("my notes\n")
+    source, _ = dedup_files(tmp_path)
+    code, err = neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--store", f"leveldb://{folder}")
+    assert code == 2
+    assert f"{folder} holds files that are not a store's ('a.jpg', 'notes.txt')" in one_line(err)
+    assert sorted(os.listdir(folder)) == ["a.jpg", "notes.txt"]
+    assert not (tmp_path / "out.jsonl").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--store", f"leveldb://{empty}")[0] == 0
+    assert stored(f"leveldb://{empty}") == len(ARTICLES)  # an empty folder takes a store, and keeps it
+    assert neardup(capsys, "dedup", source, "-o", tmp_path / "out.jsonl", "--store", f"leveldb://{empty}")[0] == 0
 
 
 # -- explain reads what it judges -------------------------------------------------------------

@@ -7,8 +7,11 @@ are what a user sees.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -163,3 +166,35 @@ def test_misspelt_settings_and_spider_arguments_are_warned_with_the_closest_name
     assert "Unknown setting NEARDUP_ACTON (a typo of NEARDUP_ACTION?), ignored" in warnings
     assert "Unknown spider argument neardup_namespce (a typo of neardup_namespace?), ignored" in warnings
     assert "'neardup/tagged': 2" in done.stderr  # the right spelling still works
+
+
+def test_ctrl_c_stops_a_crawl_and_its_worker_processes_quietly(project, local_site, tmp_path):
+    """A terminal's Ctrl-C reaches the whole process group: each worker once printed a
+    KeyboardInterrupt traceback and died, and the pages it held were retried one at a time."""
+    env = child_env(project)
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    paths = ",".join(f"/{site}/{page}.html" for site in "abc" for page in ("metro", "canteen"))
+    command = [sys.executable, "-m", "scrapy.cmdline", "crawl", "news", "-a", f"root={local_site.root}"]
+    command += [
+        "-a",
+        f"paths={paths}",
+        "-s",
+        "NEARDUP_WORKERS=2",
+        "-s",
+        "DOWNLOAD_DELAY=1",
+        "-s",
+        "NEARDUP_STORE=memory://",
+    ]
+    log = tmp_path / "crawl.log"
+    with open(log, "wb") as stderr:
+        crawl = subprocess.Popen(command, cwd=project, env=env, stderr=stderr, start_new_session=True)
+        deadline = time.time() + 120
+        while time.time() < deadline and "worker processes" not in log.read_text():  # the pipeline is open
+            time.sleep(0.1)
+        time.sleep(1)  # a page or two crawled, 1 s apart
+        os.killpg(crawl.pid, signal.SIGINT)
+        assert crawl.wait(timeout=120) == 0
+    said = log.read_text()
+    assert "Received SIGINT, shutting down gracefully" in said and "'finish_reason': 'shutdown'" in said
+    assert "Traceback" not in said and "KeyboardInterrupt" not in said, said[-3000:]
+    assert "worker process died" not in said

@@ -52,6 +52,16 @@ def test_a_time_window_redis_cannot_hold_stops_the_crawl_before_anything_is_crea
     assert list(redis_server.client().scan_iter(f"neardup:{{{namespace}}}:*")) == []
 
 
+@pytest_twisted.inlineCallbacks
+def test_a_namespace_holding_another_programs_metadata_stops_the_crawl_in_one_line(local_site, redis_server, caplog):
+    redis_server.client().set("neardup:{theirs}:meta", b"<not json>")
+    settings = settings_for(redis_server.url(), NEARDUP_NAMESPACE="theirs")
+    yield run_failing_open(settings, local_site.root, "neardup_store_format")
+    errors = neardup_errors(caplog)
+    assert len(errors) == 1 and "holds metadata that scrapy-neardup did not write ('<not json>')" in errors[0], errors
+    assert redis_server.client().get("neardup:{theirs}:meta") == b"<not json>"
+
+
 # -- store classes registered in NEARDUP_STORES -----------------------------------------------
 
 

@@ -48,10 +48,14 @@ def test_a_store_without_current_is_refused_and_repair_brings_it_back(tmp_path):
         assert Detector(store).check("copy", reprint("rice")).duplicate_of == "rice"
 
 
-def test_a_new_store_in_an_empty_or_foreign_folder_still_opens(tmp_path):
+def test_a_new_store_opens_in_an_empty_folder_and_never_among_other_files(tmp_path):
     path = tmp_path / "db"
     path.mkdir()
     (path / "notes.txt").write_text("not LevelDB")
+    with pytest.raises(LevelDBError, match="holds files that are not a store's"):
+        open_store(f"leveldb://{path}")
+    assert os.listdir(path) == ["notes.txt"]
+    (path / "notes.txt").unlink()
     with open_store(f"leveldb://{path}") as store:
         assert store.count() == 0
 
@@ -208,3 +212,18 @@ def test_a_crawl_over_a_damaged_store_stops_at_open_with_the_repair(local_site, 
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1
     assert str(store) in errors[0] and "is damaged" in errors[0] and "plyvel.repair_db" in errors[0]
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_crawl_never_makes_its_store_in_a_folder_of_other_files(local_site, tmp_path, caplog):
+    """NEARDUP_STORE naming a data folder by mistake: nothing is written there, the crawl stops
+    at open, and a file named LOG (LevelDB's own log's name) is not rotated away."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    (folder / "LOG").write_text("the user's own log\n")
+    (folder / "report.csv").write_text("a,b\n")
+    yield run_failing_open(settings_for(folder), local_site.root, "neardup_store_unavailable")
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "holds files that are not a store's ('report.csv')" in errors[0], errors
+    assert sorted(os.listdir(folder)) == ["LOG", "report.csv"]
+    assert (folder / "LOG").read_text() == "the user's own log\n"

@@ -179,6 +179,23 @@ def _refuse_headless(path: str) -> None:
         )
 
 
+def _refuse_foreign(path: str) -> None:
+    """A new store is made only in an empty folder (or one holding only a store's own files):
+    LevelDB would write its files among others (and rotate a file named LOG), and a folder named
+    by mistake, a home or a data folder, would have the store's files mixed into it."""
+    if os.path.exists(os.path.join(path, "CURRENT")):
+        return
+    foreign = sorted(
+        name for name in os.listdir(path) if not (_LEVELDB_FILE.fullmatch(name) or name.startswith("neardup-index-"))
+    )
+    if foreign:
+        raise LevelDBError(
+            f"LevelDB store folder {path} holds files that are not a store's ({', '.join(map(repr, foreign[:4]))}"
+            f"{', ...' if len(foreign) > 4 else ''}): a new store is made only in a new or empty folder, "
+            "so nothing was written there; name another folder (NEARDUP_STORE, or --store)"
+        )
+
+
 def _cannot_create(path: str, exc: OSError) -> LevelDBError:
     """A store folder that does not exist and cannot be made: nothing to repair."""
     where = f" ({exc.filename})" if exc.filename and exc.filename != path else ""
@@ -228,6 +245,7 @@ def _open_db(path: str) -> _Shared:
             except OSError as exc:
                 raise _cannot_create(path, exc) from exc
             try:
+                _refuse_foreign(path)
                 _refuse_headless(path)
                 db = plyvel.DB(path, **_DB_OPTIONS)
             except _FAILURES as exc:
@@ -420,7 +438,7 @@ class LevelDBStore(LocalStore):
 
     @_guarded
     def read_meta(self) -> dict | None:
-        return decode_meta(self._db.get(b"m", verify_checksums=_VERIFY))
+        return decode_meta(self._db.get(b"m", verify_checksums=_VERIFY), self.describe())
 
     @_guarded
     def write_meta(self, meta: dict) -> None:

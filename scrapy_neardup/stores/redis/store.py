@@ -497,7 +497,7 @@ class RedisStore(Store):
         self._mark = self._read_mark()
 
     def read_meta(self) -> dict | None:
-        return decode_meta(self._call(self.client.get, self._key("meta")))
+        return decode_meta(self._call(self.client.get, self._key("meta")), self.describe())
 
     def write_meta(self, meta: dict) -> None:
         """Create the namespace: its meta, then its marker (when another process created it
