@@ -58,15 +58,50 @@ def _same_file(input_path: str, output_path: str) -> bool:
     return stat.S_ISREG(inp.st_mode) and (inp.st_dev, inp.st_ino) == (out.st_dev, out.st_ino)
 
 
+# The extended attribute that names a file as an output neardup wrote (Linux; elsewhere no file
+# bears it, and an existing output is replaced only with --overwrite).
+_WRITTEN_BY = "user.scrapy-neardup"
+
+
+def _mark_written(fd: int) -> None:
+    with contextlib.suppress(AttributeError, OSError):  # no xattrs on this system or file system
+        os.setxattr(fd, _WRITTEN_BY, b"output")
+
+
+def _written_by_neardup(path: str) -> bool:
+    try:
+        return os.getxattr(path, _WRITTEN_BY) == b"output"
+    except (AttributeError, OSError):
+        return False
+
+
+def _check_replaceable(path: str, overwrite: bool) -> None:
+    """A file neardup did not write is never replaced unless the user says so (``--overwrite``):
+    an output named by mistake would lose a file of theirs. An empty file (made by ``mktemp``)
+    and neardup's own earlier output are replaced."""
+    if path == "-" or overwrite:
+        return
+    target = os.path.realpath(path)
+    try:
+        found = os.stat(target)
+    except OSError:
+        return
+    if stat.S_ISREG(found.st_mode) and found.st_size and not _written_by_neardup(target):
+        raise CommandError(
+            f"output {path} exists and neardup did not write it: name another file, or add --overwrite to replace it"
+        )
+
+
 class Output:
     """The output file, written under a temporary name in its folder and renamed at the end.
 
     Writing the input's own file (``-o`` equal to the input, also through a link or stdin) is
     refused: opening it for writing would erase the records still to be read. An interrupted
-    run leaves the file that was there before untouched.
+    run leaves the file that was there before untouched. A file neardup did not write is
+    replaced only with ``overwrite`` (see ``_check_replaceable``).
     """
 
-    def __init__(self, path: str, input_path: str):
+    def __init__(self, path: str, input_path: str, overwrite: bool = False):
         self.path = path
         self.temp: str | None = None
         if _same_file(input_path, path):
@@ -85,6 +120,7 @@ class Output:
             except OSError as exc:
                 raise CommandError(f"cannot write output {path}: {exc.strerror or exc}") from None
             return
+        _check_replaceable(path, overwrite)
         folder, name = os.path.split(target)
         try:
             handle, self.temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".partial")
@@ -97,6 +133,7 @@ class Output:
             os.umask(umask)
             mode = 0o666 & ~umask
         os.chmod(self.temp, mode)
+        _mark_written(handle)
         self.target = target
         self.stream = os.fdopen(handle, "wb")
 

@@ -108,7 +108,7 @@ def export(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     with contextlib.ExitStack() as stack:
-        output = Output(args.output, "")
+        output = Output(args.output, "", args.overwrite)
         stack.callback(output.discard)
         store = stack.enter_context(_readable_store(args))
         written = 0

@@ -102,7 +102,7 @@ def run_lines(
         source = open_input(args.input)
         if source is not sys.stdin.buffer:
             stack.enter_context(source)
-        output = Output(args.output, args.input)
+        output = Output(args.output, args.input, args.overwrite)
         stack.callback(output.discard)
         target = output.stream
         store = open_store(

@@ -108,6 +108,11 @@ def _line_options(parser: argparse.ArgumentParser) -> None:
     """The input, output and detector options of the commands that read JSON lines."""
     parser.add_argument("input", help="JSON lines file, - for stdin")
     parser.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing output file that neardup did not write (refused without it)",
+    )
     parser.add_argument("--text-field", default="text", help="field holding the text to judge (default: text)")
     parser.add_argument(
         "--html-field",
@@ -246,6 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     dump = commands.add_parser("export", help="write every stored record as JSON lines")
     dump.add_argument("-o", "--output", default="-", help="output JSON lines file, - for stdout")
+    dump.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing output file that neardup did not write (refused without it)",
+    )
     _store_options(dump)
     dump.set_defaults(func=_command("inspection", "export"))
 

@@ -477,7 +477,7 @@ def test_a_run_stopped_early_keeps_the_old_output_and_leaves_no_partial_file(tmp
     target = tmp_path / "out.jsonl"
     target.write_text("yesterday's output\n")
     process = subprocess.Popen(
-        [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(target), "--no-progress"],
+        [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(target), "--overwrite", "--no-progress"],
         stdin=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -502,7 +502,18 @@ def test_a_stopped_run_keeps_the_lines_of_the_stories_its_store_took(tmp_path, w
     target, store = tmp_path / "out.jsonl", f"leveldb://{tmp_path / 'store'}"
     target.write_text("yesterday's output\n")
     records = [{"id": f"story/{n}", "text": news} for n, news in enumerate(random_news(150))]
-    command = [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(target), "--store", store]
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy_neardup.cli",
+        "dedup",
+        "-",
+        "-o",
+        str(target),
+        "--overwrite",
+        "--store",
+        store,
+    ]
     process = subprocess.Popen(
         [*command, "--no-progress", *workers], stdin=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )

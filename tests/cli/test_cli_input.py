@@ -62,13 +62,13 @@ def test_the_output_appears_whole_at_the_end_and_a_failed_run_keeps_the_old_one(
 
     db = plyvel.DB(str(held), create_if_missing=True)
     try:
-        result = neardup("dedup", source, "-o", target, "--store", f"leveldb://{held}")
+        result = neardup("dedup", source, "-o", target, "--overwrite", "--store", f"leveldb://{held}")
     finally:
         db.close()
     assert result.returncode == 2
     assert target.read_bytes() == b"yesterday's output\n"
     assert result.stderr.count(b"\n") == 1
-    result = neardup("dedup", source, "-o", target)
+    result = neardup("dedup", source, "-o", target, "--overwrite")
     assert result.returncode == 0
     assert len(target.read_bytes().splitlines()) == 2 * len(NAMES)
     assert os.stat(target).st_mode & 0o777 == 0o640

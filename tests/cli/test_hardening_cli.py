@@ -467,3 +467,56 @@ def test_the_commands_that_only_look_work_on_a_read_only_replica(tmp_path, capsy
     assert main(["query", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "q.jsonl"), *on_replica]) == 0
     code, err = neardup(capsys, "dedup", tmp_path / "in.jsonl", "-o", tmp_path / "again.jsonl", *on_replica)
     assert code == 3 and "is a read-only replica: point the URI at the primary" in err
+
+
+# -- an output file neardup did not write ----------------------------------------------------
+
+
+def _marks_files(folder: Path) -> bool:
+    """Whether files here can carry the extended attribute neardup marks its outputs with."""
+    probe = folder / "probe"
+    probe.write_bytes(b"")
+    try:
+        os.setxattr(probe, "user.scrapy-neardup", b"probe")
+    except (AttributeError, OSError):
+        return False
+    finally:
+        probe.unlink()
+    return True
+
+
+@pytest.mark.parametrize("command", ["dedup", "export"])
+def test_an_output_neardup_did_not_write_is_refused_unless_overwrite_is_given(tmp_path, capsys, command):
+    source, target, store = tmp_path / "in.jsonl", tmp_path / "notes.jsonl", tmp_path / "store"
+    write_lines(source, records())
+    target.write_bytes(b"a file of the user's\n")
+    if command == "export":
+        assert neardup(capsys, "dedup", source, "-o", os.devnull, "--store", f"leveldb://{store}")[0] == 0
+    arguments = [source] if command == "dedup" else []
+    code, err = neardup(capsys, command, *arguments, "-o", target, "--store", f"leveldb://{store}")
+    assert code == 2
+    assert one_line(err).endswith(
+        "notes.jsonl exists and neardup did not write it: name another file, or add --overwrite to replace it"
+    )
+    assert target.read_bytes() == b"a file of the user's\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        ["in.jsonl", "notes.jsonl"] + (["store"] if command == "export" else [])
+    )
+    code, err = neardup(capsys, command, *arguments, "-o", target, "--store", f"leveldb://{store}", "--overwrite")
+    assert code == 0, err
+    assert target.read_bytes() != b"a file of the user's\n"
+    assert len(target.read_bytes().splitlines()) == (len(records()) if command == "dedup" else len(ARTICLES))
+
+
+def test_an_empty_file_and_neardups_own_output_are_replaced(tmp_path, capsys):
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    write_lines(source, records())
+    target.write_bytes(b"")  # made by mktemp for the output
+    assert neardup(capsys, "dedup", source, "-o", target)[0] == 0
+    first = target.read_bytes()
+    assert len(first.splitlines()) == len(records())
+    if not _marks_files(tmp_path):
+        pytest.skip("this file system keeps no extended attributes: a rerun needs --overwrite")
+    write_lines(source, records()[:2])
+    assert neardup(capsys, "dedup", source, "-o", target)[0] == 0  # its own output of the run before
+    assert len(target.read_bytes().splitlines()) == 2
