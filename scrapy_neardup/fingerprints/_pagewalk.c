@@ -983,6 +983,23 @@ static PyObject *py_child_divs_by_blocks(PyObject *self, PyObject *obj) {
     return result;
 }
 
+/* Has the <div> anything that readability's second <div> step (readable.py's
+ * _wrap_loose_text) changes: text of its own or a child's tail that is not blank, a <br>
+ * child, or an inline child? */
+static PyObject *py_loose_parts(PyObject *self, PyObject *obj) {
+    LxmlElement *div = as_element(obj);
+    if (!div) return NULL;
+    for (xmlNode *child = div->c_node->children; child; child = child->next) {
+        if (is_text(child)) {
+            if (measure(child->content).solid) Py_RETURN_TRUE;
+        } else if (child->type == XML_ELEMENT_NODE) {
+            int tag = tag_of(child->name);
+            if (tag == T_BR || is_inline(tag)) Py_RETURN_TRUE;
+        }
+    }
+    Py_RETURN_FALSE;
+}
+
 /* ------------------------------------------------------------------ short paragraphs */
 
 /* <p> elements (document order) holding text and nothing else, whose length as readability
@@ -1289,6 +1306,9 @@ static PyMethodDef methods[] = {
     {"score", py_score, METH_VARARGS,
      "score(root, ruthless, min_length) -> (dropped, candidates): readability's unlikely candidates "
      "(with ruthless) and its candidates with their scores, in the order readability makes them."},
+    {"loose_parts", py_loose_parts, METH_O,
+     "loose_parts(div) -> bool: the <div> has text or a child's tail that is not blank, a <br> child or "
+     "an inline child (readability's inline tags)."},
     {"short_paragraphs", py_short_paragraphs, METH_VARARGS,
      "short_paragraphs(root, least) -> <p>s of text only, shorter than least as readability measures."},
     {"flat_text", py_flat_text, METH_VARARGS,

@@ -470,13 +470,31 @@ class _TreeDocument(Document):
                 return candidate
         return best
 
+    def get_semantic_article_candidate(self, candidates: dict, best_candidate: dict) -> dict:
+        """readability looks for an <article> to stand in for a choice inside a <form>, an
+        <aside> or a <nav>; whether it is inside one is asked of the tags, not of an XPath
+        compiled at each call."""
+        element = best_candidate["elem"]
+        if element.tag not in _FRAMES and next(element.iterancestors(*_FRAMES), None) is None:
+            return best_candidate
+        return super().get_semantic_article_candidate(candidates, best_candidate)
+
+    def get_preserved_elements(self, node: Any) -> dict:
+        """readability's blocks that its clean-up keeps: tables of contents, and the lead of a
+        quote (a block followed by one holding a <blockquote>; readability asks it of every
+        <div> and <section> and each of their ancestors). In an article apart from the page
+        without a <blockquote>, no block is followed by one."""
+        if node.getparent() is None and next(node.iter("blockquote"), None) is None:
+            return {element: True for element in self.tags(node, "ul") if self.is_toc_list(element)}
+        return super().get_preserved_elements(node)
+
     def sanitize(self, node: Any, candidates: dict, keep_all_images: bool = False) -> str:
         cut_at_trailing_label(node)  # before the clean-up weighs blocks against the article's length
         for header in list(node.iter("h1", "h2", "h3", "h4", "h5", "h6")):
             if self.class_weight(header) < 0 or self.get_link_density(header) > 0.33:
                 header.drop_tree()
         call_to_action = REGEXES["callToActionRe"]
-        if _CALL_TO_ACTION_ANYWHERE is None or _CALL_TO_ACTION_ANYWHERE.search(node.text_content()):
+        if _may_call_to_action(node.text_content()):
             for paragraph in list(node.iter("p")):
                 if call_to_action.search(paragraph.text_content()) and self.get_link_density(paragraph) > 0.2:
                     paragraph.drop_tree()
@@ -539,6 +557,7 @@ class _TreeDocument(Document):
         return lxml.html.tostring(self.html, encoding="unicode")
 
 
+_FRAMES = ("form", "aside", "nav")  # a choice inside one may give way to an <article>
 _COUNTED = ("p", "img", "li", "input", "embed")
 
 
@@ -562,6 +581,41 @@ def _anywhere(pattern: re.Pattern) -> re.Pattern | None:
 
 
 _CALL_TO_ACTION_ANYWHERE = _anywhere(REGEXES["callToActionRe"])
+
+# Letters that a case-blind regex also matches with a character outside ASCII (ı and İ for i,
+# ſ for s, the Kelvin sign for k).
+_FOLDING = re.compile("[iks]+")
+
+
+def _ascii_cores(pattern: re.Pattern | None) -> tuple[bytes, ...] | None:
+    """For ``pattern`` of the shape ``(?:word|word ...)\\b`` (words of ASCII letters and
+    spaces), each word's longest part without :data:`_FOLDING`'s letters: only ASCII characters
+    match it, so a text where the pattern finds a word holds its part, in some case. None for
+    another shape."""
+    if pattern is None or not (pattern.pattern.startswith("(?:") and pattern.pattern.endswith(")\\b")):
+        return None
+    words = pattern.pattern[3:-3].split("|")
+    if not all(re.fullmatch("[a-z ]+", word) for word in words):
+        return None
+    return tuple(max(_FOLDING.split(word), key=len).encode() for word in words)
+
+
+_CALL_TO_ACTION_CORES = _ascii_cores(_CALL_TO_ACTION_ANYWHERE)
+
+
+def _may_call_to_action(text: str) -> bool:
+    """May a paragraph of a block with the text ``text`` start with readability's call to
+    action (sign up, subscribe...)? A case-blind regex reads CJK text slowly, character by
+    character, so its words are first looked for as bytes in the text's ASCII characters."""
+    if _CALL_TO_ACTION_ANYWHERE is None:
+        return True
+    if _CALL_TO_ACTION_CORES is not None:
+        ascii_text = text.encode("ascii", "ignore").lower()
+        if not any(core in ascii_text for core in _CALL_TO_ACTION_CORES):
+            return False
+    return _CALL_TO_ACTION_ANYWHERE.search(text) is not None
+
+
 _TAKEN_OUT = frozenset(NEVER_TEXT)  # by parse_page: readability's tags() need not look for them
 
 
@@ -609,7 +663,10 @@ def _holding_blocks(root: Any) -> set:
 
 def _wrap_loose_text(div: Any, holds_block: Container) -> None:
     """readability's second step for a <div> with blocks: its loose text and runs of inline
-    children become paragraphs of their own, <br>s go."""
+    children become paragraphs of their own, <br>s go. (Most <div>s holding blocks have none:
+    the C walks say so first.)"""
+    if _walker is not None and not _walker.loose_parts(div):
+        return
     paragraph = None
     if div.text and div.text.strip():
         paragraph = div.makeelement("p")
