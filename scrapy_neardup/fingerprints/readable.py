@@ -479,6 +479,15 @@ class _TreeDocument(Document):
             return best_candidate
         return super().get_semantic_article_candidate(candidates, best_candidate)
 
+    def merge_article_segments(self, candidates: dict, best_candidate: dict, score_threshold: float) -> None:
+        """readability adds to its choice the blocks like it elsewhere on the page: candidates
+        of its tag outside its parent, scoring at least 10 or an <article>. It looks for them
+        from each of the choice's ancestors in turn, over every candidate; where there is none
+        on the page, it is not asked."""
+        best = best_candidate["elem"]
+        if any(_may_be_segment(element, candidate, best) for element, candidate in candidates.items()):
+            super().merge_article_segments(candidates, best_candidate, score_threshold)
+
     def get_preserved_elements(self, node: Any) -> dict:
         """readability's blocks that its clean-up keeps: tables of contents, and the lead of a
         quote (a block followed by one holding a <blockquote>; readability asks it of every
@@ -555,6 +564,20 @@ class _TreeDocument(Document):
         if len(text) >= self.retry_length:
             return text
         return lxml.html.tostring(self.html, encoding="unicode")
+
+
+_SEGMENT_SCORE = 10  # the least score of a segment readability adds to its choice
+
+
+def _may_be_segment(element: Any, candidate: dict, best: Any) -> bool:
+    """May readability add ``element`` to its choice ``best`` as a segment of the article?
+    Only a candidate of its tag outside its parent, scoring at least 10, or an <article>."""
+    return (
+        element is not best
+        and element.tag == best.tag
+        and (candidate["content_score"] >= _SEGMENT_SCORE or element.tag == "article")
+        and element.getparent() is not best.getparent()
+    )
 
 
 _FRAMES = ("form", "aside", "nav")  # a choice inside one may give way to an <article>
@@ -723,15 +746,16 @@ class _WalkedDocument(_TreeDocument):
     def get_article(self, candidates: dict, best_candidate: dict, html_partial: bool = False) -> Any:
         """Before readability puts the article together, the places it takes elements from
         are turned into paragraphs as readability would have: the choice and its siblings,
-        and, where it may merge segments of the article, the parents of blocks like the
-        choice (a moved element leaves its loose tail behind, as a paragraph)."""
+        and, where it may merge segments of the article, the parents of the blocks it may
+        add (:func:`_may_be_segment`; a moved element leaves its loose tail behind, as a
+        paragraph)."""
         best = best_candidate["elem"]
         self._turned: set = set()
         self._turn(best.getparent())
         self._turn(best)
         if _may_merge_segments(best):
-            for element in candidates:
-                if element.tag == best.tag and element is not best:
+            for element, candidate in candidates.items():
+                if _may_be_segment(element, candidate, best):
                     parent = element.getparent()
                     self._turn(parent)
                     self._turn(parent.getparent() if parent is not None else None)
