@@ -28,7 +28,7 @@ from readability import Document
 from readability.readability import REGEXES
 
 from .article_end import cut_at_trailing_label, opening_post
-from .headline_script import CJK_SAMPLE, cjk_share
+from .headline_script import CJK_SAMPLE, cjk_count, cjk_share
 from .markup import EMPTIED_TAGS, NEVER_TEXT, lighter_markup
 from .shallow import shallow_html
 
@@ -250,9 +250,6 @@ _NAMED = lxml.etree.XPath("//*[@class or @id]")
 _INLINE = frozenset(["a", "b", "cite", "code", "em", "font", "i", "small", "span", "strong", "sub", "sup", "u"])
 
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
 def _pauses(text: str) -> int:
     return text.count(",") + text.count("，")
 
@@ -261,7 +258,7 @@ def _weighs(text: str, least: int) -> bool:
     """Is readability's length of ``text``, CJK characters counted twice (as
     ``score_paragraphs``), at least ``least``? CJK characters are counted only when needed."""
     text = " ".join(text.split())
-    return len(text) >= least or len(text) + len(_CJK.findall(text)) >= least
+    return len(text) >= least or len(text) + cjk_count(text) >= least
 
 
 def _length(text: str) -> int:
@@ -292,7 +289,7 @@ def _measures(element: Any) -> tuple[int, int, int, int]:
     if _walker is not None:
         return _walker.measures(element)
     text = element.text_content()
-    return _length(text), len(_CJK.findall(text)), _pauses(text), _solid_length(text)
+    return _length(text), cjk_count(text), _pauses(text), _solid_length(text)
 
 
 _NEARLY_ALL = 0.9  # of the chosen block's text: a block inside it holding this much is the story
@@ -420,7 +417,7 @@ class _TreeDocument(Document):
             if parent is None:
                 continue
             text = " ".join(paragraph.text_content().split())
-            weighted = len(text) + len(_CJK.findall(text))
+            weighted = len(text) + cjk_count(text)
             if weighted < self.min_text_length:
                 continue
             score = 1 + _pauses(text) + 1 + min(weighted / 100, 3)
@@ -482,11 +479,14 @@ class _TreeDocument(Document):
     def merge_article_segments(self, candidates: dict, best_candidate: dict, score_threshold: float) -> None:
         """readability adds to its choice the blocks like it elsewhere on the page: candidates
         of its tag outside its parent, scoring at least 10 or an <article>. It looks for them
-        from each of the choice's ancestors in turn, over every candidate; where there is none
-        on the page, it is not asked."""
+        from each of the choice's ancestors in turn, over every candidate; it is handed only
+        the candidates that may be one (it reads no other), and not asked where there is none."""
         best = best_candidate["elem"]
-        if any(_may_be_segment(element, candidate, best) for element, candidate in candidates.items()):
-            super().merge_article_segments(candidates, best_candidate, score_threshold)
+        segments = {
+            element: candidate for element, candidate in candidates.items() if _may_be_segment(element, candidate, best)
+        }
+        if segments:
+            super().merge_article_segments(segments, best_candidate, score_threshold)
 
     def get_preserved_elements(self, node: Any) -> dict:
         """readability's blocks that its clean-up keeps: tables of contents, and the lead of a
