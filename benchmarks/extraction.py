@@ -20,7 +20,8 @@ the story (bag precision under 0.5: navigation, link lists, another story's lead
 Speed is the CPU time of ``html_to_text`` on the page as a ``str``, the least of
 ``--repeat`` runs, median and mean over the pages of a set. With several ``--tree`` options
 each tree runs in its own process, every tree once per round, rounds in turn (``--rounds``),
-each page's time the least over the rounds. With ``--interleave`` the trees' processes take
+each page's time the least over the rounds, and each tree's texts are compared page by page
+with the first tree's. With ``--interleave`` the trees' processes take
 turns page by page instead (speed only): a load that comes and goes falls on every tree alike,
 so the ratio of their times holds on a shared machine.
 """
@@ -28,6 +29,7 @@ so the ratio of their times holds on a shared machine.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -85,7 +87,12 @@ def measure(sets: dict[str, list[tuple[str, str, str]]], repeat: int) -> dict:
                 started = time.process_time()
                 text = html_to_text(html)
                 best = min(best, time.process_time() - started)
-            row = {"id": page_id, "ms": 1000 * best, "chars": len(text)}
+            row = {
+                "id": page_id,
+                "ms": 1000 * best,
+                "chars": len(text),
+                "sha1": hashlib.sha1(text.encode()).hexdigest(),
+            }
             if truth:
                 row["precision"], row["recall"], row["f1"] = bag_f1(text, truth)
             results.append(row)
@@ -280,6 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|")
     for label, results in combined.items():
         print("\n".join(report(label, results, args.show)))
+    first = next(iter(combined))
+    for label, results in list(combined.items())[1:]:
+        pages = [(a, b) for name in results for a, b in zip(combined[first][name], results[name])]
+        differ = [f"{b['id']}" for a, b in pages if a.get("sha1") != b.get("sha1")]
+        print(f"\n{label}: the same text as {first} on {len(pages) - len(differ)} of {len(pages)} pages", end="")
+        print(f" (differ: {', '.join(differ[:10])}{' ...' if len(differ) > 10 else ''})" if differ else "")
     ok = True
     for results in combined.values():
         for name, (mean_floor, p10_floor) in FLOORS.items():

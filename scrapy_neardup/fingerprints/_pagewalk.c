@@ -41,6 +41,8 @@ static PyTypeObject *element_type = NULL;     /* lxml.etree._Element */
 typedef struct {
     char **words; /* lower-case ASCII words; a value matches when it holds one of them */
     Py_ssize_t count;
+    size_t *sizes;         /* their lengths (set_words), or NULL: measured at each search */
+    unsigned char *starts; /* 256 flags: a word starts with this byte (set_words), or NULL */
 } Words;
 
 static Words unlikely_words, maybe_words, positive_words, negative_words, hint_words;
@@ -51,7 +53,11 @@ static unsigned char hint_plane[0x10000 / 8]; /* the hint characters below U+100
 static void free_words(Words *w) {
     for (Py_ssize_t i = 0; i < w->count; i++) PyMem_Free(w->words[i]);
     PyMem_Free(w->words);
+    PyMem_Free(w->sizes);
+    PyMem_Free(w->starts);
     w->words = NULL;
+    w->sizes = NULL;
+    w->starts = NULL;
     w->count = 0;
 }
 
@@ -79,14 +85,53 @@ static int set_words(Words *w, PyObject *seq) {
         words[i][size] = 0;
     }
     Py_DECREF(fast);
+    size_t *sizes = PyMem_Calloc(n ? n : 1, sizeof(size_t));
+    unsigned char *starts = PyMem_Calloc(256, 1);
+    if (!sizes || !starts) {
+        for (Py_ssize_t j = 0; j < n; j++) PyMem_Free(words[j]);
+        PyMem_Free(words);
+        PyMem_Free(sizes);
+        PyMem_Free(starts);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        sizes[i] = strlen(words[i]);
+        if (sizes[i]) starts[(unsigned char)words[i][0]] = 1;
+    }
     free_words(w);
     w->words = words;
     w->count = n;
+    w->sizes = sizes;
+    w->starts = starts;
     return 0;
 }
 
-/* Does `text` (`size` bytes) hold one of the words, ASCII case ignored? */
+/* Does `text` (`size` bytes) hold one of the words, ASCII case ignored? Where the words
+ * were set by set_words, each place of the text is tried only with the words starting with
+ * its byte (a class is read once, not once a word). */
 static int holds_word(const Words *w, const unsigned char *text, size_t size) {
+    if (w->starts) {
+        for (size_t start = 0; start < size; start++) {
+            unsigned char first = text[start];
+            if (first >= 'A' && first <= 'Z') first += 32;
+            if (!w->starts[first]) continue;
+            for (Py_ssize_t i = 0; i < w->count; i++) {
+                const char *word = w->words[i];
+                size_t n = w->sizes[i];
+                if (!n || (unsigned char)word[0] != first || n > size - start) continue;
+                size_t k = 1;
+                while (k < n) {
+                    unsigned char c = text[start + k];
+                    if (c >= 'A' && c <= 'Z') c += 32;
+                    if (c != (unsigned char)word[k]) break;
+                    k++;
+                }
+                if (k == n) return 1;
+            }
+        }
+        return 0;
+    }
     for (Py_ssize_t i = 0; i < w->count; i++) {
         const char *word = w->words[i];
         size_t n = strlen(word);
@@ -660,7 +705,7 @@ done:
 static int hiding_style(const xmlNode *node) {
     const xmlChar *style = attribute(node, "style", NULL);
     static const char *const mentions[] = {"none", "hidden"};
-    static Words words = {(char **)mentions, 2};
+    static Words words = {(char **)mentions, 2, NULL, NULL};
     return style && holds_word(&words, style, length(style));
 }
 
@@ -983,6 +1028,23 @@ static PyObject *py_child_divs_by_blocks(PyObject *self, PyObject *obj) {
     return result;
 }
 
+/* Has the <div> anything that readability's second <div> step (readable.py's
+ * _wrap_loose_text) changes: text of its own or a child's tail that is not blank, a <br>
+ * child, or an inline child? */
+static PyObject *py_loose_parts(PyObject *self, PyObject *obj) {
+    LxmlElement *div = as_element(obj);
+    if (!div) return NULL;
+    for (xmlNode *child = div->c_node->children; child; child = child->next) {
+        if (is_text(child)) {
+            if (measure(child->content).solid) Py_RETURN_TRUE;
+        } else if (child->type == XML_ELEMENT_NODE) {
+            int tag = tag_of(child->name);
+            if (tag == T_BR || is_inline(tag)) Py_RETURN_TRUE;
+        }
+    }
+    Py_RETURN_FALSE;
+}
+
 /* ------------------------------------------------------------------ short paragraphs */
 
 /* <p> elements (document order) holding text and nothing else, whose length as readability
@@ -1289,6 +1351,9 @@ static PyMethodDef methods[] = {
     {"score", py_score, METH_VARARGS,
      "score(root, ruthless, min_length) -> (dropped, candidates): readability's unlikely candidates "
      "(with ruthless) and its candidates with their scores, in the order readability makes them."},
+    {"loose_parts", py_loose_parts, METH_O,
+     "loose_parts(div) -> bool: the <div> has text or a child's tail that is not blank, a <br> child or "
+     "an inline child (readability's inline tags)."},
     {"short_paragraphs", py_short_paragraphs, METH_VARARGS,
      "short_paragraphs(root, least) -> <p>s of text only, shorter than least as readability measures."},
     {"flat_text", py_flat_text, METH_VARARGS,

@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["CJK_SAMPLE", "cjk_headline", "cjk_share", "without_foreign_lines"]
+__all__ = ["CJK_SAMPLE", "cjk_count", "cjk_headline", "cjk_share", "without_foreign_lines"]
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK_RUN = re.compile(f"{_CJK.pattern}+")
 _HEADLINE_SHARE = 0.5  # a headline at least this much CJK is a Chinese (or Japanese) one
 _STORY_CJK = 50  # CJK characters a text needs before its lines without one are dropped
 _A_STORY_OF_CJK = re.compile(f"(?:[^{_CJK.pattern[1:-1]}]*{_CJK.pattern}){{{_STORY_CJK}}}")
@@ -24,11 +25,17 @@ _WORD = re.compile(r"[^\W\d_]{2,}")  # a word of letters (a line of figures, tim
 _WORDS = 2  # words a line without CJK needs to be taken for prose in another language
 
 
+def cjk_count(text: str) -> int:
+    """The CJK characters in ``text``: the length its runs of them take (counted by taking
+    them out; a regex's list of matches makes a string of each character, four times slower)."""
+    return len(text) - len(_CJK_RUN.sub("", text))
+
+
 def cjk_share(text: str) -> float:
     """The share of CJK characters among the characters of ``text`` that are not white space,
     judged on its first ``CJK_SAMPLE`` characters (a block's script shows from its start)."""
     solid = "".join(text[:CJK_SAMPLE].split())
-    return len(_CJK.findall(solid)) / len(solid) if solid else 0.0
+    return cjk_count(solid) / len(solid) if solid else 0.0
 
 
 def cjk_headline(root: Any) -> bool:

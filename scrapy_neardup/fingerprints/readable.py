@@ -28,7 +28,7 @@ from readability import Document
 from readability.readability import REGEXES
 
 from .article_end import cut_at_trailing_label, opening_post
-from .headline_script import CJK_SAMPLE, cjk_share
+from .headline_script import CJK_SAMPLE, cjk_count, cjk_share
 from .markup import EMPTIED_TAGS, NEVER_TEXT, lighter_markup
 from .shallow import shallow_html
 
@@ -250,9 +250,6 @@ _NAMED = lxml.etree.XPath("//*[@class or @id]")
 _INLINE = frozenset(["a", "b", "cite", "code", "em", "font", "i", "small", "span", "strong", "sub", "sup", "u"])
 
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
 def _pauses(text: str) -> int:
     return text.count(",") + text.count("，")
 
@@ -261,7 +258,7 @@ def _weighs(text: str, least: int) -> bool:
     """Is readability's length of ``text``, CJK characters counted twice (as
     ``score_paragraphs``), at least ``least``? CJK characters are counted only when needed."""
     text = " ".join(text.split())
-    return len(text) >= least or len(text) + len(_CJK.findall(text)) >= least
+    return len(text) >= least or len(text) + cjk_count(text) >= least
 
 
 def _length(text: str) -> int:
@@ -292,7 +289,7 @@ def _measures(element: Any) -> tuple[int, int, int, int]:
     if _walker is not None:
         return _walker.measures(element)
     text = element.text_content()
-    return _length(text), len(_CJK.findall(text)), _pauses(text), _solid_length(text)
+    return _length(text), cjk_count(text), _pauses(text), _solid_length(text)
 
 
 _NEARLY_ALL = 0.9  # of the chosen block's text: a block inside it holding this much is the story
@@ -420,7 +417,7 @@ class _TreeDocument(Document):
             if parent is None:
                 continue
             text = " ".join(paragraph.text_content().split())
-            weighted = len(text) + len(_CJK.findall(text))
+            weighted = len(text) + cjk_count(text)
             if weighted < self.min_text_length:
                 continue
             score = 1 + _pauses(text) + 1 + min(weighted / 100, 3)
@@ -470,13 +467,43 @@ class _TreeDocument(Document):
                 return candidate
         return best
 
+    def get_semantic_article_candidate(self, candidates: dict, best_candidate: dict) -> dict:
+        """readability looks for an <article> to stand in for a choice inside a <form>, an
+        <aside> or a <nav>; whether it is inside one is asked of the tags, not of an XPath
+        compiled at each call."""
+        element = best_candidate["elem"]
+        if element.tag not in _FRAMES and next(element.iterancestors(*_FRAMES), None) is None:
+            return best_candidate
+        return super().get_semantic_article_candidate(candidates, best_candidate)
+
+    def merge_article_segments(self, candidates: dict, best_candidate: dict, score_threshold: float) -> None:
+        """readability adds to its choice the blocks like it elsewhere on the page: candidates
+        of its tag outside its parent, scoring at least 10 or an <article>. It looks for them
+        from each of the choice's ancestors in turn, over every candidate; it is handed only
+        the candidates that may be one (it reads no other), and not asked where there is none."""
+        best = best_candidate["elem"]
+        segments = {
+            element: candidate for element, candidate in candidates.items() if _may_be_segment(element, candidate, best)
+        }
+        if segments:
+            super().merge_article_segments(segments, best_candidate, score_threshold)
+
+    def get_preserved_elements(self, node: Any) -> dict:
+        """readability's blocks that its clean-up keeps: tables of contents, and the lead of a
+        quote (a block followed by one holding a <blockquote>; readability asks it of every
+        <div> and <section> and each of their ancestors). In an article apart from the page
+        without a <blockquote>, no block is followed by one."""
+        if node.getparent() is None and next(node.iter("blockquote"), None) is None:
+            return {element: True for element in self.tags(node, "ul") if self.is_toc_list(element)}
+        return super().get_preserved_elements(node)
+
     def sanitize(self, node: Any, candidates: dict, keep_all_images: bool = False) -> str:
         cut_at_trailing_label(node)  # before the clean-up weighs blocks against the article's length
         for header in list(node.iter("h1", "h2", "h3", "h4", "h5", "h6")):
             if self.class_weight(header) < 0 or self.get_link_density(header) > 0.33:
                 header.drop_tree()
         call_to_action = REGEXES["callToActionRe"]
-        if _CALL_TO_ACTION_ANYWHERE is None or _CALL_TO_ACTION_ANYWHERE.search(node.text_content()):
+        if _may_call_to_action(node.text_content()):
             for paragraph in list(node.iter("p")):
                 if call_to_action.search(paragraph.text_content()) and self.get_link_density(paragraph) > 0.2:
                     paragraph.drop_tree()
@@ -539,6 +566,21 @@ class _TreeDocument(Document):
         return lxml.html.tostring(self.html, encoding="unicode")
 
 
+_SEGMENT_SCORE = 10  # the least score of a segment readability adds to its choice
+
+
+def _may_be_segment(element: Any, candidate: dict, best: Any) -> bool:
+    """May readability add ``element`` to its choice ``best`` as a segment of the article?
+    Only a candidate of its tag outside its parent, scoring at least 10, or an <article>."""
+    return (
+        element is not best
+        and element.tag == best.tag
+        and (candidate["content_score"] >= _SEGMENT_SCORE or element.tag == "article")
+        and element.getparent() is not best.getparent()
+    )
+
+
+_FRAMES = ("form", "aside", "nav")  # a choice inside one may give way to an <article>
 _COUNTED = ("p", "img", "li", "input", "embed")
 
 
@@ -562,6 +604,41 @@ def _anywhere(pattern: re.Pattern) -> re.Pattern | None:
 
 
 _CALL_TO_ACTION_ANYWHERE = _anywhere(REGEXES["callToActionRe"])
+
+# Letters that a case-blind regex also matches with a character outside ASCII (ı and İ for i,
+# ſ for s, the Kelvin sign for k).
+_FOLDING = re.compile("[iks]+")
+
+
+def _ascii_cores(pattern: re.Pattern | None) -> tuple[bytes, ...] | None:
+    """For ``pattern`` of the shape ``(?:word|word ...)\\b`` (words of ASCII letters and
+    spaces), each word's longest part without :data:`_FOLDING`'s letters: only ASCII characters
+    match it, so a text where the pattern finds a word holds its part, in some case. None for
+    another shape."""
+    if pattern is None or not (pattern.pattern.startswith("(?:") and pattern.pattern.endswith(")\\b")):
+        return None
+    words = pattern.pattern[3:-3].split("|")
+    if not all(re.fullmatch("[a-z ]+", word) for word in words):
+        return None
+    return tuple(max(_FOLDING.split(word), key=len).encode() for word in words)
+
+
+_CALL_TO_ACTION_CORES = _ascii_cores(_CALL_TO_ACTION_ANYWHERE)
+
+
+def _may_call_to_action(text: str) -> bool:
+    """May a paragraph of a block with the text ``text`` start with readability's call to
+    action (sign up, subscribe...)? A case-blind regex reads CJK text slowly, character by
+    character, so its words are first looked for as bytes in the text's ASCII characters."""
+    if _CALL_TO_ACTION_ANYWHERE is None:
+        return True
+    if _CALL_TO_ACTION_CORES is not None:
+        ascii_text = text.encode("ascii", "ignore").lower()
+        if not any(core in ascii_text for core in _CALL_TO_ACTION_CORES):
+            return False
+    return _CALL_TO_ACTION_ANYWHERE.search(text) is not None
+
+
 _TAKEN_OUT = frozenset(NEVER_TEXT)  # by parse_page: readability's tags() need not look for them
 
 
@@ -609,7 +686,10 @@ def _holding_blocks(root: Any) -> set:
 
 def _wrap_loose_text(div: Any, holds_block: Container) -> None:
     """readability's second step for a <div> with blocks: its loose text and runs of inline
-    children become paragraphs of their own, <br>s go."""
+    children become paragraphs of their own, <br>s go. (Most <div>s holding blocks have none:
+    the C walks say so first.)"""
+    if _walker is not None and not _walker.loose_parts(div):
+        return
     paragraph = None
     if div.text and div.text.strip():
         paragraph = div.makeelement("p")
@@ -666,15 +746,16 @@ class _WalkedDocument(_TreeDocument):
     def get_article(self, candidates: dict, best_candidate: dict, html_partial: bool = False) -> Any:
         """Before readability puts the article together, the places it takes elements from
         are turned into paragraphs as readability would have: the choice and its siblings,
-        and, where it may merge segments of the article, the parents of blocks like the
-        choice (a moved element leaves its loose tail behind, as a paragraph)."""
+        and, where it may merge segments of the article, the parents of the blocks it may
+        add (:func:`_may_be_segment`; a moved element leaves its loose tail behind, as a
+        paragraph)."""
         best = best_candidate["elem"]
         self._turned: set = set()
         self._turn(best.getparent())
         self._turn(best)
         if _may_merge_segments(best):
-            for element in candidates:
-                if element.tag == best.tag and element is not best:
+            for element, candidate in candidates.items():
+                if _may_be_segment(element, candidate, best):
                     parent = element.getparent()
                     self._turn(parent)
                     self._turn(parent.getparent() if parent is not None else None)

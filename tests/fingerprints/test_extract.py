@@ -203,3 +203,28 @@ def test_mislabelled_gbk_and_utf16_pages_are_decoded_not_counted_as_errors():
         assert prepared.status == OK, prepared.error
         assert prepared.fingerprint.sentence_keys == reference.fingerprint.sentence_keys
     assert preparer(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 20, True).status != OK
+
+
+def test_the_call_to_action_is_looked_for_as_readabilitys_pattern_finds_it():
+    """The cheap test before readability's call-to-action pattern (its words' parts in the
+    text's ASCII characters) lets every text through that the pattern finds a word in,
+    case-blind letters outside ASCII included (ſ for s, İ and ı for i)."""
+    from scrapy_neardup.fingerprints import readable
+
+    pattern = readable._CALL_TO_ACTION_ANYWHERE
+    assert readable._CALL_TO_ACTION_CORES is not None
+    texts = [
+        "市政府今天发布通知。",
+        "请 SUBSCRIBE 我们的频道",
+        "ſubſcribe today",
+        "Sİgn up for news",
+        "sıgn up",
+        "Download。",
+        "get THE latest 新闻",
+        "sign_up",
+        "designers sign upward",
+        "",
+    ]
+    for text in texts:
+        assert readable._may_call_to_action(text) == (pattern.search(text) is not None), text
+    assert not readable._may_call_to_action("市政府今天发布通知，要求各区加强防汛工作。" * 50)

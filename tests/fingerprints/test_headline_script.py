@@ -4,6 +4,7 @@ it are left out; an English page is left as readability reads it."""
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 import pytest
@@ -11,7 +12,7 @@ from support.python_rules import in_python
 
 from scrapy_neardup.fingerprints import readable
 from scrapy_neardup.fingerprints.extract import _parse, html_to_text
-from scrapy_neardup.fingerprints.headline_script import cjk_headline, cjk_share, without_foreign_lines
+from scrapy_neardup.fingerprints.headline_script import cjk_count, cjk_headline, cjk_share, without_foreign_lines
 
 STORY = [
     "西岭县今年新建的十二座乡村水厂日前全部通水，全县二十一万农村群众喝上了自来水。",
@@ -99,3 +100,19 @@ def test_a_text_without_a_story_of_cjk_is_left_as_it_is():
     text = "Share on facebook\n第一段\nBy Jane Porter"
     assert without_foreign_lines(text) == text
     assert cjk_share("abc 中文") == pytest.approx(2 / 5)
+
+
+def test_cjk_characters_are_counted_one_by_one():
+    """Every character of the CJK ranges counts once, in runs or alone, and nothing else does
+    (Latin, digits, full-width punctuation, kana)."""
+    one_by_one = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+    for text in [
+        "",
+        "abc",
+        "市政府今天发布通知，要求各区加强防汛工作。",
+        "a市b政c",
+        "ひらがな漢字",
+        "\uf900\u3400\u9fff\ua000",
+    ]:
+        assert cjk_count(text) == len(one_by_one.findall(text)), text
+    assert cjk_count("市政府 said 今天") == 5

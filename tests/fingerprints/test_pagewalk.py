@@ -359,3 +359,17 @@ def test_short_texts_leave_out_links_and_count_code_points():
     assert found == [("p", "相关新闻"), ("p", "𠀀" + "字" * 39), ("p", "读者评论"), ("b", "读者")]
     assert found == [(e.tag, t) for e, t in in_python(article_end._short_texts, root.find(".//div"))]
     assert readable._walker.short_texts(root.find(".//span"), 40) == []
+
+
+@pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
+def test_a_div_without_loose_parts_is_left_as_it_is(name, html):
+    """Where the C walk finds in a <div> no text or tail that is not blank, no <br> and no
+    inline child, readability's second <div> step (in Python) changes nothing in it."""
+    tree = readable.parse_page(html)
+    holding = readable._holding_blocks(tree)
+    for div in list(tree.iter("div")):
+        before = lxml.html.tostring(div, encoding="unicode")
+        loose = readable._walker.loose_parts(div)
+        in_python(readable._wrap_loose_text, div, holding)
+        if not loose:
+            assert lxml.html.tostring(div, encoding="unicode") == before
