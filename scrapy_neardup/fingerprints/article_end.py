@@ -74,10 +74,10 @@ def cut_at_trailing_label(article: Any) -> None:
 def _short_texts(article: Any) -> list:
     """The elements of ``article`` short enough to be a label, each with its text: read in one
     walk by the C module where it is built."""
-    from .readable import _walker  # readable imports this module
+    from .pagewalk import walker  # readability is imported on first use, not at start-up
 
-    if _walker is not None:
-        return _walker.short_texts(article, _LABEL_LONGEST)
+    if walker is not None:
+        return walker.short_texts(article, _LABEL_LONGEST)
     return [(element, element.text_content()) for element in _SHORT_ELEMENTS(article)]
 
 

@@ -154,9 +154,9 @@ def _as_text(html: str | bytes, encoding: str | None = None) -> str:
 
 def _flatten(root: Any) -> str:
     """Text of ``root`` with a line break at every block element, white space collapsed."""
-    from .readable import _walker  # readability is imported on first use, not at start-up
+    from .pagewalk import walker  # readability is imported on first use, not at start-up
 
-    joined = _walker.flat_text(root, _SKIP, _BLOCKS) if _walker is not None else _joined_text(root)
+    joined = walker.flat_text(root, _SKIP, _BLOCKS) if walker is not None else _joined_text(root)
     lines = map(str.strip, _LINE_SPACE.sub(" ", joined).split("\n"))  # one sub, not one a line
     return "\n".join(filter(None, lines))  # no generator's frame a line: a page has hundreds
 
@@ -199,9 +199,9 @@ def _drop_link_lists(root: Any) -> None:
     Old table layouts put the side column next to the article in one row, and readability
     keeps the whole row.
     """
-    from .readable import _walker
+    from .pagewalk import walker
 
-    doomed = _walker.link_lists(root, _LISTY, _LINKED) if _walker is not None else _link_lists(root)
+    doomed = walker.link_lists(root, _LISTY, _LINKED) if walker is not None else _link_lists(root)
     for element in doomed:
         if element.getparent() is not None:
             element.drop_tree()

@@ -17,7 +17,6 @@ paragraphs of the region that becomes the article). Without it, the same rules r
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 from collections.abc import Callable, Container
 from typing import Any
@@ -27,9 +26,11 @@ import lxml.html
 from readability import Document
 from readability.readability import REGEXES
 
+from . import pagewalk
 from .article_end import cut_at_trailing_label, opening_post
 from .headline_script import CJK_SAMPLE, cjk_count, cjk_share
 from .markup import EMPTIED_TAGS, NEVER_TEXT, lighter_markup
+from .pagewalk import LABEL_HINT_CHARS, LABEL_HINT_WORDS
 from .shallow import shallow_html
 
 __all__ = ["drop_unseen", "parse_page", "readable_article"]
@@ -60,10 +61,8 @@ _LABEL = re.compile(
     re.IGNORECASE,
 )
 # A character or word that every label above holds: a cheap test before the full one.
-_LABEL_HINT_CHARS = "关荐热评留帖复读排多猜看延闻章道链题讯图视"
-_LABEL_HINT_WORDS = ["elated", "ecommend", "ore", "opular", "rending", "ead", "omment", "ike"]
-_LABEL_HINT = re.compile(f"[{_LABEL_HINT_CHARS}]")
-_LABEL_HINT_LATIN = re.compile("|".join(_LABEL_HINT_WORDS), re.IGNORECASE)
+_LABEL_HINT = re.compile(f"[{LABEL_HINT_CHARS}]")
+_LABEL_HINT_LATIN = re.compile("|".join(LABEL_HINT_WORDS), re.IGNORECASE)
 _LABEL_TRIM = "()（）[]【】「」:：0123456789 \t\r\n\xa0\u3000|>›»"
 _LONG_TEXT = 150  # a block holding a run of text this long may be the body: never taken out by its label
 _LONG_BLOCK = 1000  # nor one with this much text, most of it outside links
@@ -80,8 +79,8 @@ def parse_page(html: str) -> Any:
     if any(_TOO_DEEP in error.message for error in _PARSER.error_log):
         root = lxml.html.document_fromstring(shallow_html(html), parser=_PARSER)
     drop_unseen(root)
-    if _walker is not None:
-        labelled = _walker.labelled(root, _is_label, _LONG_TEXT, _LONG_BLOCK)
+    if pagewalk.walker is not None:
+        labelled = pagewalk.walker.labelled(root, _is_label, _LONG_TEXT, _LONG_BLOCK)
     else:
         labelled = _labelled_blocks(root)
     for block in labelled:
@@ -97,7 +96,9 @@ def drop_unseen(root: Any) -> None:
     never text (:data:`.markup.EMPTIED_TAGS`) and the hidden ones (a ``hidden`` attribute, a
     ``display: none`` or ``visibility: hidden`` style)."""
     lxml.etree.strip_elements(root, *EMPTIED_TAGS, with_tail=False)
-    hidden, styled = _walker.hidden(root) if _walker is not None else (_WITH_HIDDEN(root), _WITH_STYLE(root))
+    hidden, styled = (
+        pagewalk.walker.hidden(root) if pagewalk.walker is not None else (_WITH_HIDDEN(root), _WITH_STYLE(root))
+    )
     for element in [*hidden, *(e for e in styled if _hidden_style(e.get("style")))]:
         if element.getparent() is not None:
             element.drop_tree()
@@ -176,8 +177,8 @@ def _join_short_lines(root: Any) -> None:
 def _short_paragraphs(root: Any) -> list:
     """The <p>s that hold text only (no markup inside: links, pictures) and are too short
     for readability to count."""
-    if _walker is not None:
-        return _walker.short_paragraphs(root, _SHORT_LINE)
+    if pagewalk.walker is not None:
+        return pagewalk.walker.short_paragraphs(root, _SHORT_LINE)
     return [p for p in root.iter("p") if not len(p) and p.text and not _weighs(p.text, _SHORT_LINE)]
 
 
@@ -190,8 +191,8 @@ def _heads_siblings(block: Any) -> bool:
 def _solid_at_most(element: Any, most: int) -> bool:
     """Has the text below ``element`` at most ``most`` characters that are not white space?
     (Counted in C until passed: a labelled block may be a long list.)"""
-    if _walker is not None:
-        return _walker.solid_length(element, most) <= most
+    if pagewalk.walker is not None:
+        return pagewalk.walker.solid_length(element, most) <= most
     return _solid_length(element.text_content()) <= most
 
 
@@ -269,16 +270,16 @@ def _length(text: str) -> int:
 def _text_start(element: Any, most: int) -> str:
     """The first ``most`` characters of the text below ``element``; in C where the module is
     built (the rest of the text is not made)."""
-    if _walker is not None:
-        return _walker.text_start(element, most)
+    if pagewalk.walker is not None:
+        return pagewalk.walker.text_start(element, most)
     return element.text_content()[:most]
 
 
 def _linked_solid_length(element: Any) -> int:
     """The characters of the text inside the links below ``element`` that are not white
     space; in C where the module is built (the texts are not made)."""
-    if _walker is not None:
-        return _walker.linked_solid_length(element)
+    if pagewalk.walker is not None:
+        return pagewalk.walker.linked_solid_length(element)
     return _solid_length("".join(_LINK_TEXTS(element)))
 
 
@@ -286,8 +287,8 @@ def _measures(element: Any) -> tuple[int, int, int, int]:
     """The text below ``element`` (``text_content()``) measured: its :func:`_length`, its
     CJK characters, its pauses and its characters that are not white space; in C where the
     module is built (the text is not made)."""
-    if _walker is not None:
-        return _walker.measures(element)
+    if pagewalk.walker is not None:
+        return pagewalk.walker.measures(element)
     text = element.text_content()
     return _length(text), cjk_count(text), _pauses(text), _solid_length(text)
 
@@ -688,7 +689,7 @@ def _wrap_loose_text(div: Any, holds_block: Container) -> None:
     """readability's second step for a <div> with blocks: its loose text and runs of inline
     children become paragraphs of their own, <br>s go. (Most <div>s holding blocks have none:
     the C walks say so first.)"""
-    if _walker is not None and not _walker.loose_parts(div):
+    if pagewalk.walker is not None and not pagewalk.walker.loose_parts(div):
         return
     paragraph = None
     if div.text and div.text.strip():
@@ -738,7 +739,7 @@ class _WalkedDocument(_TreeDocument):
         return scored if scored is not None else self._walk(ruthless=False)
 
     def _walk(self, ruthless: bool) -> dict:
-        dropped, scored = _walker.score(self.html, ruthless, self.min_text_length)
+        dropped, scored = pagewalk.walker.score(self.html, ruthless, self.min_text_length)
         for element in dropped:
             element.drop_tree()
         return {element: {"content_score": score, "elem": element} for element, score in scored}
@@ -801,8 +802,8 @@ def _turn_children_into_paragraphs(parent: Any) -> None:
     """readability's <div>-to-paragraph rules on ``parent`` and its children only: a child
     <div> without blocks below it becomes a <p>; the loose text of a <div> parent with a block
     child, or a child of any kind with blocks below it, becomes <p>s."""
-    if _walker is not None:
-        plain, holds = _walker.child_divs_by_blocks(parent)
+    if pagewalk.walker is not None:
+        plain, holds = pagewalk.walker.child_divs_by_blocks(parent)
         for div in plain:
             div.tag = "p"
         if holds and parent.tag == "div":
@@ -828,8 +829,8 @@ def _divs_into_paragraphs(root: Any) -> None:
     nothing that holds blocks (a <p> is one too), nor does wrapping loose text (a <div>'s
     inline children move into new <p>s), so the C walk sorts the <div>s in one read of the
     tree and an inline child is asked whether it holds blocks when its turn comes."""
-    if _walker is not None:
-        plain, holding = _walker.divs_by_blocks(root)
+    if pagewalk.walker is not None:
+        plain, holding = pagewalk.walker.divs_by_blocks(root)
         for div in plain:
             div.tag = "p"
         for div in holding:
@@ -847,7 +848,7 @@ class _HoldingBlocks:
     """The elements with a block element below them, asked of the C walk one at a time."""
 
     def __contains__(self, element: Any) -> bool:
-        return bool(_walker.blocks_below(element))
+        return bool(pagewalk.walker.blocks_below(element))
 
 
 _HOLDING_BLOCKS = _HoldingBlocks()
@@ -859,27 +860,6 @@ def readable_article(tree: Any, fresh_tree: Callable[[], Any], cjk_headline: boo
     ``fresh_tree`` gives the same page again, for readability's second pass; on a page whose
     headline is CJK (``cjk_headline``), a block of Latin text is not taken for the story.
     """
-    document = (_WalkedDocument if _walker is not None else _TreeDocument)(tree, fresh_tree, cjk_headline)
+    document = (_WalkedDocument if pagewalk.walker is not None else _TreeDocument)(tree, fresh_tree, cjk_headline)
     document.summary(html_partial=True)
     return document.article
-
-
-def _load_walker() -> Any:
-    """The C module ``_pagewalk`` set up with readability's words, or None where it is not
-    built or readability's patterns are not plain word lists."""
-    try:
-        walker = importlib.import_module(f"{__package__}._pagewalk")
-    except ImportError:  # pragma: no cover - installs without a compiler run the rules in Python
-        return None
-    words = []
-    for name in ("unlikelyCandidatesRe", "okMaybeItsACandidateRe", "positiveRe", "negativeRe"):
-        pattern = REGEXES[name]
-        listed = pattern.pattern.split("|")
-        if not pattern.flags & re.IGNORECASE or not all(re.fullmatch(r"[a-z -]+", word) for word in listed):
-            return None  # a readability whose patterns are more than words: its rules in Python
-        words.append(listed)
-    walker.configure(*words, _LABEL_HINT_CHARS, _LABEL_HINT_WORDS)
-    return walker
-
-
-_walker = _load_walker()

@@ -17,12 +17,12 @@ import pytest
 from support.python_rules import in_python
 from support.real_template_pages import article_page, long_page, menu_page, script_page, short_stories, template
 
-from scrapy_neardup.fingerprints import readable
+from scrapy_neardup.fingerprints import pagewalk, readable
 from scrapy_neardup.fingerprints.extract import html_to_text
 from scrapy_neardup.newsworld.templated import TemplateSite
 
 pytestmark = pytest.mark.skipif(
-    readable._walker is None and not os.environ.get("NEARDUP_REQUIRE_KERNEL"),
+    pagewalk.walker is None and not os.environ.get("NEARDUP_REQUIRE_KERNEL"),
     reason="the C walks were not built (no compiler at install time)",
 )
 
@@ -130,7 +130,7 @@ def _python_scores(html: str, ruthless: bool) -> list:
 def _c_scores(html: str, ruthless: bool) -> list:
     tree = _keyed(readable.parse_page(html))
     tree.find("body").set("id", "readabilityBody")
-    _, scored = readable._walker.score(tree, ruthless, 25)
+    _, scored = pagewalk.walker.score(tree, ruthless, 25)
     return [(element.get("data-k"), score) for element, score in scored]
 
 
@@ -157,7 +157,7 @@ def test_the_pages_give_candidates_and_take_out_unlikely_ones():
     dropped = 0
     for _, html in PAGES:
         tree = readable.parse_page(html)
-        dropped += len(readable._walker.score(tree, True, 25)[0])
+        dropped += len(pagewalk.walker.score(tree, True, 25)[0])
     assert with_candidates > 0.7 * len(PAGES)
     assert dropped > 50
 
@@ -182,7 +182,7 @@ def test_short_paragraphs_are_found_as_in_python():
     root = lxml.html.document_fromstring(html)
     for hidden in root.xpath("//*[@hidden]"):
         hidden.drop_tree()
-    found = [lxml.html.tostring(p, encoding="unicode") for p in readable._walker.short_paragraphs(root, 25)]
+    found = [lxml.html.tostring(p, encoding="unicode") for p in pagewalk.walker.short_paragraphs(root, 25)]
     expected = [lxml.html.tostring(p, encoding="unicode") for p in in_python(readable._short_paragraphs, root)]
     assert found == expected
     assert len(found) == 5  # 12 CJK, the English line, the white space ones, the one whose span went
@@ -233,12 +233,12 @@ def test_the_flat_text_is_made_as_in_python():
     )
     block = page.find(".//div")
     lxml.etree.SubElement(block, "{urn:x}p").text = "命名空间"
-    joined = readable._walker.flat_text(block, extract._SKIP, extract._BLOCKS)
+    joined = pagewalk.walker.flat_text(block, extract._SKIP, extract._BLOCKS)
     assert joined == extract._joined_text(block)
     assert "脚本之后" in joined and "var x" not in joined and "注释" not in joined.replace("注释之后", "")
     assert joined.endswith("块之后的字") and "\n段落\n" in joined and "\n一\n" in joined
     for element in page.iter(lxml.etree.Element):
-        assert readable._walker.flat_text(element, extract._SKIP, extract._BLOCKS) == extract._joined_text(element)
+        assert pagewalk.walker.flat_text(element, extract._SKIP, extract._BLOCKS) == extract._joined_text(element)
 
 
 def test_labels_are_found_as_in_python():
@@ -267,7 +267,7 @@ def test_labels_are_found_as_in_python():
     html = f"<html><body><div>{story}{blocks}</div></body></html>"
     found = [
         lxml.html.tostring(element)
-        for element in readable._walker.labelled(
+        for element in pagewalk.walker.labelled(
             _keyed(lxml.html.document_fromstring(html)), readable._is_label, readable._LONG_TEXT, readable._LONG_BLOCK
         )
     ]
@@ -305,12 +305,12 @@ def test_divs_are_sorted_by_the_blocks_below_them():
         "<section><div id='e'><div id='f'></div></div></section></div></body></html>"
     )
     root = lxml.html.document_fromstring(html)
-    without, holding = readable._walker.divs_by_blocks(root.find("body"))
+    without, holding = pagewalk.walker.divs_by_blocks(root.find("body"))
     assert [div.get("id") for div in without] == ["c", "f"]
     assert [div.get("id") for div in holding] == ["a", "b", "d", "e"]
-    plain, holds = readable._walker.child_divs_by_blocks(root.find("body/div/section"))
+    plain, holds = pagewalk.walker.child_divs_by_blocks(root.find("body/div/section"))
     assert plain == [] and holds
-    plain, holds = readable._walker.child_divs_by_blocks(root.find("body/div"))
+    plain, holds = pagewalk.walker.child_divs_by_blocks(root.find("body/div"))
     assert [div.get("id") for div in plain] == ["c"] and holds
 
 
@@ -325,9 +325,9 @@ def test_texts_below_elements_are_measured_as_in_python(name, html):
     root = readable.parse_page(html)
     for element in root.iter(lxml.etree.Element):
         solid = readable._solid_length(element.text_content())
-        assert readable._walker.solid_length(element) == solid
-        assert (readable._walker.solid_length(element, 40) <= 40) == (solid <= 40)
-        assert readable._walker.short_texts(element, 40) == in_python(article_end._short_texts, element)
+        assert pagewalk.walker.solid_length(element) == solid
+        assert (pagewalk.walker.solid_length(element, 40) <= 40) == (solid <= 40)
+        assert pagewalk.walker.short_texts(element, 40) == in_python(article_end._short_texts, element)
         assert readable._measures(element) == in_python(readable._measures, element)
         assert readable._linked_solid_length(element) == in_python(readable._linked_solid_length, element)
         for most in (0, 1, 40, 500):
@@ -341,7 +341,7 @@ def test_link_lists_are_found_as_in_python(name, html):
 
     root = readable.parse_page(html)
     for element in root.iter("body", "div", "section", "ul"):
-        found = readable._walker.link_lists(element, extract._LISTY, extract._LINKED)
+        found = pagewalk.walker.link_lists(element, extract._LISTY, extract._LINKED)
         assert found == extract._link_lists(element)
 
 
@@ -355,10 +355,10 @@ def test_short_texts_leave_out_links_and_count_code_points():
         "<p>𠀀" + "字" * 39 + "</p><p>" + "字" * 41 + "</p><p><b>读者</b>评论</p></div></body></html>"
     )
     root = lxml.html.document_fromstring(html)
-    found = [(element.tag, text) for element, text in readable._walker.short_texts(root.find(".//div"), 40)]
+    found = [(element.tag, text) for element, text in pagewalk.walker.short_texts(root.find(".//div"), 40)]
     assert found == [("p", "相关新闻"), ("p", "𠀀" + "字" * 39), ("p", "读者评论"), ("b", "读者")]
     assert found == [(e.tag, t) for e, t in in_python(article_end._short_texts, root.find(".//div"))]
-    assert readable._walker.short_texts(root.find(".//span"), 40) == []
+    assert pagewalk.walker.short_texts(root.find(".//span"), 40) == []
 
 
 @pytest.mark.parametrize(("name", "html"), PAGES[:60] + PAGES[-5:], ids=[name for name, _ in PAGES[:60] + PAGES[-5:]])
@@ -369,7 +369,7 @@ def test_a_div_without_loose_parts_is_left_as_it_is(name, html):
     holding = readable._holding_blocks(tree)
     for div in list(tree.iter("div")):
         before = lxml.html.tostring(div, encoding="unicode")
-        loose = readable._walker.loose_parts(div)
+        loose = pagewalk.walker.loose_parts(div)
         in_python(readable._wrap_loose_text, div, holding)
         if not loose:
             assert lxml.html.tostring(div, encoding="unicode") == before

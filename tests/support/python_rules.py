@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scrapy_neardup.fingerprints import readable
+from scrapy_neardup.fingerprints import pagewalk
 
 
 def in_python(function: Callable[..., Any], *args: Any) -> Any:
     """``function(*args)`` with the C walks (``_pagewalk``) switched off."""
-    walker, readable._walker = readable._walker, None
+    walker, pagewalk.walker = pagewalk.walker, None
     try:
         return function(*args)
     finally:
-        readable._walker = walker
+        pagewalk.walker = walker
