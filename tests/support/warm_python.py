@@ -20,7 +20,7 @@ new session, ...), or an environment whose variables Python reads at start-up (`
 other than ``PYTHONPATH``, the locale's) differ from the tests'.
 
 Some tests keep ``subprocess`` so that the real start-up stays covered, each once at least:
-tests/cli/test_first_hour_cli.py (``python -m scrapy_neardup`` as a user types it),
+a test of tests/cli/test_first_hour_cli.py (``python -m scrapy_neardup``, started anew),
 tests/crawl/test_example_project.py and test_distributed_crawl.py (``scrapy crawl`` and the
 example project's scripts, as a user runs them), and the tests about what a fresh process
 imports or loads (test_rules_cache.py, test_prepared.py, test_workers.py).
