@@ -113,3 +113,10 @@ def test_what_a_fork_cannot_honour_runs_as_a_real_python(args, options):
     running = warm_python.popen([sys.executable, *args], **options)
     assert type(running) is subprocess.Popen
     assert running.wait(120) == 0
+
+
+def test_the_tests_support_modules_are_not_left_imported_in_the_command(tmp_path):
+    code = "import sys; print(sorted(name for name in sys.modules if name.split('.')[0] == 'support'))"
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    done = warm_python.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "[]\n")

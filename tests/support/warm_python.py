@@ -74,7 +74,7 @@ class Popen(subprocess.Popen):
         # The rest of subprocess's arguments: startupinfo, creationflags, shell, then the six
         # pipe ends, then options run() and Popen() refuse for a fork (see forkable).
         p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite = rest[3:9]
-        command = _command(list(args))
+        command = _command([os.fspath(arg) for arg in args])
         if command is None:
             raise ValueError(f"not a python command the warm server runs: {args!r}")
         environment = dict(os.environ if env is None else env)
@@ -197,6 +197,8 @@ def _run_command(
 ) -> None:
     """The forked process: becomes ``python`` running ``command``, then exits as it would."""
     _become_main_process()
+    for name in [name for name in sys.modules if name == "support" or name.startswith("support.")]:
+        del sys.modules[name]  # this module's own, imported to run it: the command imports its own
     for target, fd in enumerate(streams):
         os.dup2(fd, target)
         os.close(fd)
