@@ -33,6 +33,9 @@ README_COMMAND = ["-q", "-n", "auto", "--dist", "load", "--maxschedchunk", "1"]
 
 # Kind of a process, by the first word found in its command line.
 KINDS = [
+    # The tests' server and the commands and racers forked from it (tests/support/processes.py):
+    # a fork keeps its server's command line.
+    ("multiprocessing.forkserver", "forked from the tests' server"),
     ("crawl.worker", "crawl worker"),
     ("-m scrapy_neardup", "neardup command"),
     ("scrapy", "scrapy crawl or script"),

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import pytest
 from support.folders import read_only_folder  # noqa: F401
 from support.local_site import LocalSite
+from support.processes import stop_server
 from support.redis_cluster import cluster_url, redis_cluster  # noqa: F401
 from support.redis_server import redis_server, redis_url  # noqa: F401
 
@@ -32,6 +33,12 @@ def pytest_xdist_auto_num_workers(config) -> int:
     crawl, a server, a browser) for much of their time; with one worker a core those waits
     leave a core idle."""
     return (os.cpu_count() or 1) + 2
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The server of the forked processes (support.processes) stops and is waited for, so its
+    CPU counts in this process's children, as a child process's does."""
+    stop_server()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

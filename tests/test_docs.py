@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import re
 from pathlib import Path
 
@@ -117,9 +118,11 @@ def slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-def anchors(page: Path) -> set[str]:
-    """The anchors of the headings of a rendered markdown page (not of lines inside code blocks)."""
-    return {slug(text) for _, text in headings(page)}
+@functools.cache
+def anchors(page: Path) -> frozenset[str]:
+    """The anchors of the headings of a rendered markdown page (not of lines inside code blocks).
+    Kept for the run: a page's links to another page's anchors render that page once."""
+    return frozenset(slug(text) for _, text in headings(page))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -7,6 +7,7 @@ import sys
 import time
 
 import pytest
+from support import warm_python
 from support.corpus import ARTICLES, random_news, reprint, text, with_disclaimer
 from support.news_corpus import ARTICLES as NEWS
 from support.two_feeds import EAST, WEST, feed, reprinted
@@ -188,7 +189,7 @@ def test_bad_lines_are_reported_counted_and_passed_through(tmp_path, capsys):
 
 def test_stdin_to_stdout(tmp_path):
     payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus_records())
-    done = subprocess.run(
+    done = warm_python.run(
         [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "--drop", "--no-progress"],
         input=payload,
         capture_output=True,
@@ -203,7 +204,7 @@ def test_stdin_to_stdout(tmp_path):
 def test_the_package_runs_as_the_command():
     """``python -m scrapy_neardup`` is the ``neardup`` command too."""
     payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus_records())
-    done = subprocess.run(
+    done = warm_python.run(
         [sys.executable, "-m", "scrapy_neardup", "dedup", "-", "--drop", "--no-progress"],
         input=payload,
         capture_output=True,
@@ -233,7 +234,7 @@ def test_a_run_killed_halfway_leaves_a_store_that_knows_everything_written(tmp_p
             record = {"id": f"doc-{i}", "text": f"第{i}号稿件。编号{i * 7919}的报道内容如下。\n{body}"}
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     store = tmp_path / "db"
-    process = subprocess.Popen(
+    process = warm_python.popen(
         [
             sys.executable,
             "-m",
@@ -298,7 +299,7 @@ def test_a_store_lost_mid_run_stops_at_the_first_line_not_written(tmp_path):
         json.dumps({"id": f"doc-{i}", "text": f"第{i}号稿件。\n" + text(names[i % len(names)])}, ensure_ascii=False)
         for i in range(600)
     ]
-    process = subprocess.Popen(
+    process = warm_python.popen(
         [
             sys.executable,
             "-m",
@@ -420,7 +421,7 @@ def test_info_shows_a_store_of_another_recipe_with_what_differs(tmp_path, capsys
 
 
 def run_cli(*args, stdin=None, stdout=None):
-    return subprocess.run(
+    return warm_python.run(
         [sys.executable, "-m", "scrapy_neardup.cli", *map(str, args), "--no-progress"],
         stdin=stdin,
         stdout=stdout if stdout is not None else subprocess.PIPE,
@@ -434,7 +435,7 @@ def test_a_device_or_pipe_output_is_written_not_replaced(tmp_path):
     source, pipe = tmp_path / "in.jsonl", tmp_path / "pipe"
     write_lines(source, corpus_records())
     os.mkfifo(pipe)
-    reader = subprocess.Popen(["cat", str(pipe)], stdout=subprocess.PIPE)
+    reader = warm_python.popen(["cat", str(pipe)], stdout=subprocess.PIPE)
     done = run_cli("dedup", source, "-o", pipe)
     received = reader.communicate(timeout=60)[0].decode().splitlines()
     assert done.returncode == 0 and len(received) == len(corpus_records())
@@ -476,7 +477,7 @@ def test_lines_too_deep_or_with_huge_numbers_pass_through(tmp_path):
 def test_a_run_stopped_early_keeps_the_old_output_and_leaves_no_partial_file(tmp_path, stop):
     target = tmp_path / "out.jsonl"
     target.write_text("yesterday's output\n")
-    process = subprocess.Popen(
+    process = warm_python.popen(
         [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(target), "--overwrite", "--no-progress"],
         stdin=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -3,10 +3,10 @@ erase their input. Each case runs the real ``neardup`` in a subprocess, as a use
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
+from support import warm_python
 from support.corpus import ARTICLES, reprint, with_disclaimer
 
 NAMES = list(ARTICLES)
@@ -15,7 +15,7 @@ NAMES = list(ARTICLES)
 def neardup(*args, stdin=None, env=None):
     quiet = ["--no-progress"] if args[0] == "dedup" else []
     command = [sys.executable, "-m", "scrapy_neardup.cli", *map(str, args), *quiet]
-    return subprocess.run(command, input=stdin, capture_output=True, timeout=120, env={**os.environ, **(env or {})})
+    return warm_python.run(command, input=stdin, capture_output=True, timeout=120, env={**os.environ, **(env or {})})
 
 
 def line(record: dict) -> bytes:
@@ -40,7 +40,7 @@ def test_an_output_that_is_the_input_is_refused_and_the_input_kept(tmp_path, how
         result = neardup("dedup", tmp_path / "link.jsonl", "-o", source)
     else:
         with open(source, "rb") as handle:
-            result = subprocess.run(
+            result = warm_python.run(
                 [sys.executable, "-m", "scrapy_neardup.cli", "dedup", "-", "-o", str(source)],
                 stdin=handle,
                 capture_output=True,

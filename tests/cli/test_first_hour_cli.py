@@ -1,5 +1,5 @@
 """A crawler engineer's first hour with the ``neardup`` command, run as a user runs it: a
-subprocess, its exit status and what it prints, on records written here (a crawl's feed: url,
+process of its own, its exit status and what it prints, on records written here (a crawl's feed: url,
 title, text or html; reprints and a Traditional copy among them).
 """
 
@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import warm_python
 from support.redis_server import start_redis
 
 # One story, a reprint of it, its Traditional-script copy, and another story.
@@ -40,10 +41,16 @@ MUSEUM = (
 )
 
 
-def neardup(*args: str, stdin: str | None = None, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """``neardup ARGS`` in a subprocess (``prefix``: a command that runs it, such as setpriv)."""
+def neardup(
+    *args: str, stdin: str | None = None, prefix: tuple[str, ...] = (), fresh: bool = False
+) -> subprocess.CompletedProcess:
+    """``neardup ARGS`` in a process of its own, forked from the tests' warm server
+    (support.warm_python), or ``fresh``: a python started anew, as a user's is, so that the
+    command's own start-up stays covered (``prefix``: a command that runs it, such as setpriv;
+    such a command always starts anew)."""
     command = [*prefix, sys.executable, "-m", "scrapy_neardup", *args]
-    return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=240)
+    runner = subprocess.run if fresh else warm_python.run
+    return runner(command, input=stdin, capture_output=True, text=True, timeout=240)
 
 
 def jsonl(path: Path, records: list[dict]) -> Path:
@@ -153,7 +160,7 @@ def test_a_leveldb_folder_that_cannot_be_made_is_not_sent_to_repair(tmp_path):
 
 def test_dedup_keys_records_by_url_and_says_so(tmp_path):
     out = tmp_path / "out.jsonl"
-    done = neardup("dedup", str(feed(tmp_path)), "-o", str(out), "--no-progress")
+    done = neardup("dedup", str(feed(tmp_path)), "-o", str(out), "--no-progress", fresh=True)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[0] == "neardup: records are keyed by their 'url' field (--key-field names another)"
     written = read_jsonl(out)

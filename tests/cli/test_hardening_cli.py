@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 import unicodedata
 from pathlib import Path
 
 import pytest
+from support import warm_python
 from support.corpus import ARTICLES, random_news, reprint, text
 
 from scrapy_neardup import Detector, Recipe, open_store
@@ -273,7 +273,7 @@ def test_explain_reads_a_device_no_further_than_it_judges(tmp_path, device):
     """/dev/zero once ran out of memory (a MemoryError traceback), /dev/urandom never ended."""
     a = tmp_path / "a.txt"
     a.write_text(text("rice"), encoding="utf-8")
-    done = subprocess.run(
+    done = warm_python.run(
         [sys.executable, "-m", "scrapy_neardup", "explain", str(a), device],
         capture_output=True,
         text=True,

@@ -14,7 +14,7 @@ import pytest
 import pytest_twisted
 from itemadapter import ItemAdapter
 from scrapy.crawler import CrawlerRunner
-from support import child_env
+from support import child_env, warm_python
 from support.crawls import (
     COMPAT,
     LATER,
@@ -248,7 +248,7 @@ sys.stdin.read()
 def test_store_held_by_another_process_stops_the_crawl_clearly(local_site, tmp_path, caplog):
     caplog.set_level(logging.INFO)
     store = tmp_path / "store"
-    holder = subprocess.Popen(
+    holder = warm_python.popen(
         [sys.executable, "-c", HOLDER, str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
@@ -480,7 +480,7 @@ if __name__ == "__main__":
 def test_crawler_process_with_two_spiders_and_the_addon(tmp_path):
     script = tmp_path / "run.py"
     script.write_text(SCRIPT.format(store=f"leveldb://{tmp_path / 'store'}", extra={**COMPAT, **LEAN}))
-    done = subprocess.run(
+    done = warm_python.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path, env=child_env()
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -501,7 +501,7 @@ def test_unguarded_script_with_workers_crawls_with_its_workers(tmp_path):
     unguarded = lines[:guard] + [line[4:] for line in lines[guard + 1 :]]
     script = tmp_path / "run.py"
     script.write_text("\n".join(unguarded) + "\n")
-    done = subprocess.run(
+    done = warm_python.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path, env=child_env()
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -542,7 +542,7 @@ def test_scrapy_runspider_with_spider_arguments(local_site, tmp_path):
         "-O",
         str(out),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path, env=child_env())
+    done = warm_python.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path, env=child_env())
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["duplicate_of"] for r in rows] == [None, local_site.url("/a/metro.html"), local_site.url("/a/metro.html")]

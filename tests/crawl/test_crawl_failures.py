@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import child_env
+from support import child_env, warm_python
 from support.crawls import COMPAT, LEAN, settings_lines
 from support.redis_server import free_port
 
@@ -63,7 +63,7 @@ def scrapy_crawl(project: Path, root: str, *options: str) -> subprocess.Complete
         "paths=/a/metro.html,/b/metro.html",
         *options,
     ]
-    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=240)
+    return warm_python.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=240)
 
 
 def lines_at(level: str, output: str) -> list[str]:
@@ -116,7 +116,7 @@ sys.stdin.read()
 
 def test_a_held_leveldb_store_exits_with_status_1(project, local_site):
     store = project / "store"
-    holder = subprocess.Popen(
+    holder = warm_python.popen(
         [sys.executable, "-c", HOLDER, str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import ROOT, child_env
+from support import ROOT, child_env, warm_python
 from support.crawls import COMPAT, LEAN, settings_lines
 from support.redis_server import free_port
 
@@ -152,7 +152,7 @@ def scrapy_crawl(project: Path, *options: str, spider: str = "news") -> subproce
     env = child_env(project)
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     command = [sys.executable, "-m", "scrapy.cmdline", "crawl", spider, *options]
-    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=240)
+    return warm_python.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=240)
 
 
 def lines_at(level: str, output: str) -> list[str]:
@@ -353,7 +353,7 @@ def test_neardup_dedup_judges_the_crawls_html_feed_as_the_crawl_did(project, loc
     )  # fmt: skip
     assert tagged.returncode == 0, tagged.stderr[-3000:]
     command = [sys.executable, "-m", "scrapy_neardup", "dedup", "feed.jsonl", "-o", "marked.jsonl", "--no-progress"]
-    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=240)
+    done = warm_python.run(command, cwd=project, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[0] == "neardup: records are keyed by their 'url' field (--key-field names another)"
     reprints = sum(path in ARTICLES for path in REPRINT_OF)
@@ -370,7 +370,7 @@ def test_neardup_dedup_judges_the_crawls_html_feed_as_the_crawl_did(project, loc
     assert by_cli == by_crawl == {path: REPRINT_OF.get(path) for path in ARTICLES}
     # Without the HTML field the same feed gives nothing to judge: exit 4, and why.
     command += ["--html-field", ""]
-    none = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=240)
+    none = warm_python.run(command, cwd=project, capture_output=True, text=True, timeout=240)
     assert none.returncode == 4
     assert none.stderr.splitlines()[-1].startswith(
         f"neardup: no record was judged: {len(ARTICLES)} of {len(ARTICLES)} lines skipped "

@@ -6,13 +6,13 @@ from __future__ import annotations
 import logging
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 import pytest_twisted
 from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
+from support import warm_python
 from support.crawls import COMPAT, LEAN, OTHERS, SITE_A, crawl, run, run_failing_open, settings_for
 from support.local_site import ARTICLES, NewsSpider
 
@@ -260,7 +260,7 @@ def test_an_empty_crawl_with_workers_ends_without_a_traceback(tmp_path):
     BrokenPipeError traceback as it said it was ready to a crawler that had gone."""
     script = tmp_path / "empty.py"
     script.write_text(EMPTY_CRAWL.format(extra={**COMPAT, **LEAN}), encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    done = warm_python.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "2 worker processes" in done.stderr and "Spider closed (finished)" in done.stderr
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr[-3000:]

@@ -4,11 +4,11 @@ page nested past the HTML parser's depth gives its story."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 
 import pytest
+from support import warm_python
 
 from scrapy_neardup import Fingerprinter
 from scrapy_neardup.crawl.settings import NearDupConfig
@@ -86,7 +86,7 @@ def test_a_deep_copy_of_a_story_is_judged_a_duplicate_of_it(tmp_path):
     ]
     feed.write_text("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records), encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    done = subprocess.run(
+    done = warm_python.run(
         [sys.executable, "-m", "scrapy_neardup.cli", "dedup", str(feed), "-o", str(out), "--drop", "--no-progress"],
         capture_output=True,
         text=True,

@@ -1,3 +1,4 @@
+import functools
 import random
 import unicodedata
 
@@ -98,9 +99,15 @@ def test_jieba_and_rjieba_cut_our_news_alike():
 
 # Copies made with OpenCC's own conversions, as Hong Kong and Taiwan sites make them.
 def _converted(config: str, value: str) -> str:
+    return _converter(config).convert(value)
+
+
+@functools.cache
+def _converter(config: str):
+    """One converter a configuration: making one loads its dictionaries."""
     import opencc
 
-    return opencc.OpenCC(config).convert(value)
+    return opencc.OpenCC(config)
 
 
 @pytest.mark.parametrize("config", ["s2t", "s2hk", "s2tw"])

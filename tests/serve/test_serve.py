@@ -8,13 +8,13 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
 import time
 import unicodedata
 from urllib.parse import quote
 
 import pytest
+from support import warm_python
 from support.corpus import reprint, text
 from support.redis_server import start_redis
 from support.serve_process import start_service
@@ -183,7 +183,7 @@ def test_a_token_is_required_when_set_and_the_page_asks_for_it():
 
 
 def test_without_a_token_it_refuses_to_listen_beyond_loopback():
-    done = subprocess.run(
+    done = warm_python.run(
         [sys.executable, "-m", "scrapy_neardup", "serve", "--store", "memory://", "--host", "0.0.0.0", "--port", "0"],
         check=False,
         capture_output=True,

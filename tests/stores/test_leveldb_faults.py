@@ -11,6 +11,7 @@ from pathlib import Path
 import plyvel
 import pytest
 import pytest_twisted
+from support import warm_python
 from support.corpus import ARTICLES, random_news, reprint, text
 from support.crawls import run_failing_open, settings_for
 from support.folders import mounted_tmpfs
@@ -61,7 +62,7 @@ def test_a_new_store_opens_in_an_empty_folder_and_never_among_other_files(tmp_pa
 
 
 def neardup(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    return warm_python.run(
         [sys.executable, "-m", "scrapy_neardup.cli", *args], capture_output=True, text=True, timeout=120
     )
 
@@ -164,7 +165,7 @@ def test_a_full_disk_stops_with_one_line_keeps_what_was_stored_and_reopens(tmp_p
     assert 0 < len(written) < len(texts)
     assert not [name for name in os.listdir(store) if name.endswith(".partial")]
 
-    subprocess.run(["mount", "-o", "remount,size=16m", str(small_disk)], check=True)  # space freed
+    warm_python.run(["mount", "-o", "remount,size=16m", str(small_disk)], check=True)  # space freed
     with open_store(f"leveldb://{store}") as reopened:
         assert reopened.count() >= len(written)
         detector = Detector(reopened)
@@ -178,7 +179,7 @@ def test_a_full_disk_stops_with_one_line_keeps_what_was_stored_and_reopens(tmp_p
 
 def test_a_store_held_by_another_process_is_one_line_naming_the_path_and_what_to_do(tmp_path):
     path = tmp_path / "db"
-    holder = subprocess.Popen(
+    holder = warm_python.popen(
         [
             sys.executable,
             "-c",

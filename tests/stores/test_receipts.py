@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-import subprocess
 import sys
 
 import pytest
+from support import warm_python
 from support.news_corpus import ARTICLES
 from support.redis_server import start_redis
 
@@ -122,7 +122,7 @@ def test_neardup_says_what_was_lost(tmp_path):
     shutil.rmtree(path)
     (tmp_path / "in.jsonl").write_text(json.dumps({"id": "a", "text": STORIES[0]}) + "\n", encoding="utf-8")
     command = [sys.executable, "-m", "scrapy_neardup", "dedup", str(tmp_path / "in.jsonl"), "--namespace", "kept"]
-    ran = subprocess.run(
+    ran = warm_python.run(
         [*command, "--no-progress", "--store", f"leveldb://{path}"], capture_output=True, text=True, timeout=120
     )
     assert ran.returncode == 0, ran.stderr

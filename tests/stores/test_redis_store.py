@@ -11,6 +11,7 @@ import time
 
 import pytest
 import redis
+from support import warm_python
 from support.news_corpus import ARTICLES, corpus, edited
 from support.redis_server import start_redis
 from support.verdicts import checked_in_batches, renamed
@@ -123,7 +124,7 @@ def test_two_dedup_runs_share_one_server(redis_url, tmp_path):
         inputs[run] = tmp_path / f"in{run}.jsonl"
         inputs[run].write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
     runs = [
-        subprocess.Popen(
+        warm_python.popen(
             [
                 sys.executable,
                 "-m",

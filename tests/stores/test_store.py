@@ -10,7 +10,7 @@ from pathlib import Path
 
 import plyvel
 import pytest
-from support import child_env
+from support import child_env, warm_python
 from support.corpus import random_news, reprint, text
 
 from scrapy_neardup import Detector, StoreFormatError, StoreUnavailable, open_store
@@ -38,7 +38,7 @@ def test_leveldb_ids_are_never_given_twice_after_a_killed_run(tmp_path):
     """A new document writes only its record; the counter is saved at close and with every
     removal. A run that dies after releasing its highest id must not hand that id out again."""
     uri = f"leveldb://{tmp_path}/db"
-    run = subprocess.run(
+    run = warm_python.run(
         [
             sys.executable,
             "-c",
@@ -73,7 +73,7 @@ def test_leveldb_ids_are_never_given_twice_after_a_killed_run(tmp_path):
 
 def test_a_store_held_by_another_process_is_a_clear_error(tmp_path):
     path = tmp_path / "db"
-    holder = subprocess.Popen(
+    holder = warm_python.popen(
         [
             sys.executable,
             "-c",
@@ -349,7 +349,7 @@ def test_a_run_killed_while_its_index_writes_and_merges_runs_loses_no_stored_doc
     """SIGKILL while the index writes a run (small tables: a run is written every few
     documents, merged every few runs): every document the run had stored is found at open."""
     uri, log = f"leveldb://{tmp_path}/db", tmp_path / "stored"
-    killed = subprocess.Popen(
+    killed = warm_python.popen(
         [
             sys.executable,
             "-c",

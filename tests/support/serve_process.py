@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from support import warm_python
+
 LISTENING = re.compile(r"neardup serve: http://127\.0\.0\.1:(\d+)/")
 
 
@@ -108,7 +110,7 @@ def start_service(store: str, *options: str, token_env: str | None = None, timeo
     if token_env is not None:
         environment["NEARDUP_SERVE_TOKEN"] = token_env
     command = [sys.executable, "-m", "scrapy_neardup", "serve", "--store", store, "--port", "0", *options]
-    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=environment)
+    process = warm_python.popen(command, stdout=handle, stderr=subprocess.STDOUT, env=environment)
     os.close(handle)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -14,6 +14,7 @@ from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from support import warm_python
 from support.crawls import LEAN
 from support.news_corpus import ARTICLES, PROMOTION
 
@@ -148,7 +149,7 @@ if __name__ == "__main__":  # the pipeline's worker pool re-imports this script
 def crawl(tmp_path: Path, name: str, root: str, store: str, **settings) -> subprocess.Popen:
     script = tmp_path / "crawl.py"
     script.write_text(CRAWL)
-    return subprocess.Popen(
+    return warm_python.popen(
         [
             sys.executable,
             str(script),
