@@ -331,8 +331,16 @@ class LocalStore(Store):
         filed_buckets = [sentence_buckets[i] for i in kept[: probe.nshash_n]]
         candidates = {doc_id for i in kept for doc_id in found[i]}
         own_key = key_buckets(record.key)
-        for members in self._members_of(probe.simhash_buckets + own_key, probe.bucket_read_limit):
+        table_members = self._members_of(probe.simhash_buckets + own_key, probe.bucket_read_limit)
+        nearby = {doc_id for members in table_members[: len(probe.simhash_buckets)] for doc_id in members}
+        under_key = table_members[len(probe.simhash_buckets) :]
+        for members in under_key:
             candidates.update(members)
+        boilerplate = [sentence_buckets[i] for i, members in enumerate(found) if len(members) >= limit]
+        nearby -= self._passed_over(
+            nearby - candidates, record.simhash, boilerplate, under_key, probe.bucket_read_limit
+        )
+        candidates |= nearby
         records = self._records(candidates) if candidates else []
         record.sentence_keys = filed_keys
         if confirm is not None and confirm(records):
@@ -341,6 +349,29 @@ class LocalStore(Store):
         # The probe's SimHash buckets are the record's own (empty when SimHash is not a method).
         self._save(record, filed_buckets + (probe.simhash_buckets or self.tables.keys(record.simhash)) + own_key)
         return Reservation(record.doc_id, records, filed_keys)
+
+    def _passed_over(
+        self, doc_ids: set[int], simhash: int, boilerplate: list[bytes], under_key: list[list[int]], read_limit: int
+    ) -> set[int]:
+        """Those of ``doc_ids`` (members of SimHash buckets only) whose records the verdict rule
+        would pass over, so need not be read: a SimHash farther than k, no key shared with the
+        document (it would be in that key's bucket; a boilerplate bucket, not read as evidence,
+        is read here in full), not a copy replacing another (a pending one matters), and not
+        under the document's own key (that bucket was read in full)."""
+        far = self._far_by_simhash(doc_ids, simhash)
+        if not far or any(len(members) >= read_limit for members in under_key):
+            return set()
+        far -= set(self._claims().values())
+        for members in self._members_of(boilerplate, read_limit) if boilerplate else []:
+            if len(members) >= read_limit:
+                return set()
+            far.difference_update(members)
+        return far
+
+    def _far_by_simhash(self, doc_ids: set[int], simhash: int) -> set[int]:
+        """Those of ``doc_ids`` known, without reading their records, to have a SimHash farther
+        than the recipe's distance from ``simhash``; none here (every record is read)."""
+        return set()
 
     def find_candidates(self, probes: list[Probe]) -> list[list[DocRecord]]:
         return [self._records(self._candidate_ids(probe)) for probe in probes]

@@ -48,6 +48,7 @@ from ..pacing import Pace
 from ..record import COMMITTED, PENDING, DocRecord, pack_text, unpack_text
 from .bucketindex import BucketIndex
 from .bucketruns import RunDamaged
+from .simhashes import SimHashes
 from .tieredindex import IndexDamaged, TieredIndex
 
 try:
@@ -95,6 +96,7 @@ class _Shared:
         self.users = 0
         self.last_ids: dict[bytes, list[int]] = {}  # namespace prefix -> [last document id]
         self.indexes: dict[bytes, TieredIndex] = {}  # namespace prefix -> its buckets
+        self.simhashes: dict[bytes, SimHashes] = {}  # namespace prefix -> its documents' SimHashes
         # namespace prefix -> copies being replaced -> the pending copy replacing each; like
         # the pending copies themselves, they do not outlive the process
         self.claims: dict[bytes, dict[int, int]] = {}
@@ -273,10 +275,13 @@ def index_path(db_path: str, prefix: bytes) -> str:
 
 
 def _save_indexes(path: str, entry: _Shared) -> None:
-    """Close each bucket index, writing its table as a run; a failure costs a refiling at open."""
-    for index in entry.indexes.values():
+    """Close each bucket index, writing its table as a run, with its documents' SimHashes; a
+    failure costs a refiling at open (the SimHashes: record reads until they are known again)."""
+    for prefix, index in entry.indexes.items():
         try:
             index.close()
+            if prefix in entry.simhashes:
+                entry.simhashes[prefix].save(index.folder)
         except OSError as exc:
             logger.warning(
                 "LevelDB store %s: bucket index not saved (%s); the next open files the documents "
@@ -365,8 +370,12 @@ class LevelDBStore(LocalStore):
     def open(self, recipe, create: bool = True) -> None:
         super().open(recipe, create)
         if self._prefix not in self._shared.indexes:  # once the format is known to be ours
+            folder = index_folder(self.path, self._prefix)
+            self._shared.simhashes[self._prefix] = SimHashes.load(folder, self._last[0])
+            self._simhashes = self._shared.simhashes[self._prefix]
             self._shared.indexes[self._prefix] = self._load_index()
         self._index = self._shared.indexes[self._prefix]
+        self._simhashes = self._shared.simhashes[self._prefix]
         self._drop_stale_reservations()
 
     @_guarded
@@ -404,6 +413,7 @@ class LevelDBStore(LocalStore):
         for _, data in recent:
             record = DocRecord.from_bytes(data)
             index.add(self.buckets_of(record), record.doc_id)
+            self._simhashes.put(record.doc_id, record.simhash)
             filed += 1
         if filed:  # a run that did not close the store: say why opening took long
             logger.info(
@@ -459,7 +469,10 @@ class LevelDBStore(LocalStore):
     def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]:
         get, prefix = self._get, self._doc_prefix
         found = [get(prefix + _u64(doc_id), verify_checksums=_VERIFY) for doc_id in doc_ids]
-        return [DocRecord.from_bytes(data) for data in found if data is not None]
+        records = [DocRecord.from_bytes(data) for data in found if data is not None]
+        for record in records:  # a store saved by an earlier version learns them as it reads
+            self._simhashes.put(record.doc_id, record.simhash)
+        return records
 
     def _next_id(self) -> int:
         self._last[0] += 1
@@ -479,6 +492,10 @@ class LevelDBStore(LocalStore):
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")
         self._index.add(buckets, record.doc_id)
+        self._simhashes.put(record.doc_id, record.simhash)
+
+    def _far_by_simhash(self, doc_ids: set[int], simhash: int) -> set[int]:
+        return self._simhashes.far(doc_ids, simhash, self.recipe.simhash_k)
 
     @_guarded
     def commit(self, doc_id: int) -> None:
@@ -573,6 +590,7 @@ class LevelDBStore(LocalStore):
                 batch.put(b"n", _u64(self._last[0]))
             after = int.from_bytes(gone[-1][1:], "big")
             self._index.set_floor(after + 1)
+            self._simhashes.forget_below(after + 1)
             removed += len(gone)
             if left is not None:
                 break

@@ -1,0 +1,105 @@
+"""Each stored document's SimHash by id, kept beside the bucket index, so that a check need not
+read the record of a SimHash bucket member only to find it farther than the distance allowed.
+
+At millions of documents most members of a lookup's SimHash buckets share the bucket's bits by
+chance and differ in the others; the verdict rule passes over them, but each cost a record read
+(a LevelDB read and a parse). A document's SimHash never changes and an id is never given out
+twice, so a value once known stays true: the file saved at close may lack the newest documents
+(a run that was killed) but holds nothing wrong, and an id it does not know is read as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+from collections.abc import Iterable
+
+import numpy as np
+import xxhash
+
+FILE = "simhashes"
+_HEAD = struct.Struct("<8sQQQ")  # magic, first id held, ids held, checksum of the values
+_MAGIC = b"NDSIMH01"
+_UNKNOWN = 0  # a SimHash of 0 is taken as unknown: that document's record is read
+
+
+class SimHashes:
+    """SimHashes of ids ``base`` on, in one array (8 bytes a document)."""
+
+    def __init__(self, base: int = 1, values: np.ndarray | None = None) -> None:
+        self._base = base
+        self._values = values if values is not None else np.zeros(0, dtype=np.uint64)
+        self._used = len(self._values)
+
+    def put(self, doc_id: int, simhash: int) -> None:
+        at = doc_id - self._base
+        if at < 0:
+            return
+        if at >= len(self._values):
+            grown = np.zeros(max(at + 1, 2 * len(self._values), 1024), dtype=np.uint64)
+            grown[: self._used] = self._values[: self._used]
+            self._values = grown
+        self._values[at] = simhash
+        self._used = max(self._used, at + 1)
+
+    def far(self, doc_ids: Iterable[int], simhash: int, k: int) -> set[int]:
+        """Those of ``doc_ids`` whose SimHash is known and differs from ``simhash`` in more than
+        ``k`` bits."""
+        base, values, used = self._base, self._values, self._used
+        out = set()
+        for doc_id in doc_ids:
+            at = doc_id - base
+            if 0 <= at < used:
+                value = int(values[at])
+                if value != _UNKNOWN and (value ^ simhash).bit_count() > k:
+                    out.add(doc_id)
+        return out
+
+    def forget_below(self, floor: int) -> None:
+        """Let go of ids below ``floor`` (purged), once they are half of what is held."""
+        drop = floor - self._base
+        if drop <= 0 or drop < self._used // 2:
+            return
+        drop = min(drop, self._used)
+        self._values, self._used, self._base = self._values[drop : self._used].copy(), self._used - drop, floor
+
+    @property
+    def memory_bytes(self) -> int:
+        return self._values.nbytes
+
+    def save(self, folder: str) -> None:
+        """Write the values, through a new file renamed over the old one."""
+        values = self._values[: self._used].astype("<u8").tobytes()
+        path = os.path.join(folder, FILE)
+        partial = path + ".partial"
+        try:
+            with open(partial, "wb") as handle:
+                handle.write(_HEAD.pack(_MAGIC, self._base, self._used, xxhash.xxh64_intdigest(values)))
+                handle.write(values)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(partial, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+            raise
+
+    @classmethod
+    def load(cls, folder: str, last_id: int) -> SimHashes:
+        """The saved values; none (every id unknown) when the file is missing, damaged, or holds
+        ids the store never gave out (a store restored from an older copy)."""
+        try:
+            with open(os.path.join(folder, FILE), "rb") as handle:
+                head = handle.read(_HEAD.size)
+                values = handle.read()
+        except OSError:
+            return cls()
+        if len(head) < _HEAD.size:
+            return cls()
+        magic, base, count, checksum = _HEAD.unpack(head)
+        if magic != _MAGIC or len(values) != 8 * count or base + count - 1 > last_id:
+            return cls()
+        if xxhash.xxh64_intdigest(values) != checksum:
+            return cls()
+        return cls(base, np.frombuffer(values, dtype="<u8").astype(np.uint64))
