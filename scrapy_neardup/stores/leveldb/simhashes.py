@@ -25,28 +25,33 @@ _UNKNOWN = 0  # a SimHash of 0 is taken as unknown: that document's record is re
 
 
 class SimHashes:
-    """SimHashes of ids ``base`` on, in one array (8 bytes a document)."""
+    """SimHashes of ids ``base`` on, in one array (8 bytes a document).
+
+    The first id, the array and how much of it is used are one tuple, replaced whole: a purge
+    in another thread (:meth:`forget_below`) never pairs an array with another's first id. A
+    value written meanwhile into the array being replaced is lost, which makes it unknown, not
+    wrong."""
 
     def __init__(self, base: int = 1, values: np.ndarray | None = None) -> None:
-        self._base = base
-        self._values = values if values is not None else np.zeros(0, dtype=np.uint64)
-        self._used = len(self._values)
+        values = values if values is not None else np.zeros(0, dtype=np.uint64)
+        self._state = (base, values, len(values))
 
     def put(self, doc_id: int, simhash: int) -> None:
-        at = doc_id - self._base
+        base, values, used = self._state
+        at = doc_id - base
         if at < 0:
             return
-        if at >= len(self._values):
-            grown = np.zeros(max(at + 1, 2 * len(self._values), 1024), dtype=np.uint64)
-            grown[: self._used] = self._values[: self._used]
-            self._values = grown
-        self._values[at] = simhash
-        self._used = max(self._used, at + 1)
+        if at >= len(values):
+            grown = np.zeros(max(at + 1, 2 * len(values), 1024), dtype=np.uint64)
+            grown[:used] = values[:used]
+            values = grown
+        values[at] = simhash
+        self._state = (base, values, max(used, at + 1))
 
     def far(self, doc_ids: Iterable[int], simhash: int, k: int) -> set[int]:
         """Those of ``doc_ids`` whose SimHash is known and differs from ``simhash`` in more than
         ``k`` bits."""
-        base, values, used = self._base, self._values, self._used
+        base, values, used = self._state
         out = set()
         for doc_id in doc_ids:
             at = doc_id - base
@@ -58,24 +63,26 @@ class SimHashes:
 
     def forget_below(self, floor: int) -> None:
         """Let go of ids below ``floor`` (purged), once they are half of what is held."""
-        drop = floor - self._base
-        if drop <= 0 or drop < self._used // 2:
+        base, values, used = self._state
+        drop = floor - base
+        if drop <= 0 or drop < used // 2:
             return
-        drop = min(drop, self._used)
-        self._values, self._used, self._base = self._values[drop : self._used].copy(), self._used - drop, floor
+        drop = min(drop, used)
+        self._state = (base + drop, values[drop:used].copy(), used - drop)
 
     @property
     def memory_bytes(self) -> int:
-        return self._values.nbytes
+        return self._state[1].nbytes
 
     def save(self, folder: str) -> None:
         """Write the values, through a new file renamed over the old one."""
-        values = self._values[: self._used].astype("<u8").tobytes()
+        base, held, used = self._state
+        values = held[:used].astype("<u8").tobytes()
         path = os.path.join(folder, FILE)
         partial = path + ".partial"
         try:
             with open(partial, "wb") as handle:
-                handle.write(_HEAD.pack(_MAGIC, self._base, self._used, xxhash.xxh64_intdigest(values)))
+                handle.write(_HEAD.pack(_MAGIC, base, used, xxhash.xxh64_intdigest(values)))
                 handle.write(values)
                 handle.flush()
                 os.fsync(handle.fileno())
