@@ -25,16 +25,16 @@ _UNKNOWN = 0  # a SimHash of 0 is taken as unknown: that document's record is re
 
 
 class SimHashes:
-    """SimHashes of ids ``base`` on, in one array (8 bytes a document).
+    """SimHashes of ids ``base`` on, in one array (8 bytes a document, grown by an eighth).
 
     The first id, the array and how much of it is used are one tuple, replaced whole: a purge
     in another thread (:meth:`forget_below`) never pairs an array with another's first id. A
     value written meanwhile into the array being replaced is lost, which makes it unknown, not
     wrong."""
 
-    def __init__(self, base: int = 1, values: np.ndarray | None = None) -> None:
+    def __init__(self, base: int = 1, values: np.ndarray | None = None, used: int = 0) -> None:
         values = values if values is not None else np.zeros(0, dtype=np.uint64)
-        self._state = (base, values, len(values))
+        self._state = (base, values, used)
 
     def put(self, doc_id: int, simhash: int) -> None:
         base, values, used = self._state
@@ -42,7 +42,7 @@ class SimHashes:
         if at < 0:
             return
         if at >= len(values):
-            grown = np.zeros(max(at + 1, 2 * len(values), 1024), dtype=np.uint64)
+            grown = np.zeros(max(at + 1, len(values) + len(values) // 8, 1024), dtype=np.uint64)
             grown[:used] = values[:used]
             values = grown
         values[at] = simhash
@@ -109,4 +109,6 @@ class SimHashes:
             return cls()
         if xxhash.xxh64_intdigest(values) != checksum:
             return cls()
-        return cls(base, np.frombuffer(values, dtype="<u8").astype(np.uint64))
+        held = np.zeros(count + count // 8 + 1024, dtype=np.uint64)  # room for the documents to come
+        held[:count] = np.frombuffer(values, dtype="<u8")
+        return cls(base, held, count)
