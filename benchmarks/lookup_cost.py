@@ -9,6 +9,7 @@ on a LevelDB store that ``speed.py --keep`` filled, and for each stream prints:
 - the same count as the store would have answered when it held only its first 1M, 2M, ...
   documents (candidates whose id is at most that; a bucket the larger store finds
   boilerplate is left out at every size), so that one store shows how candidates grow;
+- the records read a lookup (a store may pass over candidates it knows the verdict rule would);
 - the share of candidates that confirmed a duplicate;
 - CPU a document (this thread's) by stage: fingerprint, key reads (bucket members), candidate
   reads (records), confirmation (the verdict rule on the candidates), write (filing a new
@@ -21,7 +22,8 @@ length, each reprinted 1 to 20 articles later: real text, none of it in the stor
 stores is taken out again afterwards, so the store ends as it started; still, run it on a copy
 of a store you keep (it writes while it runs).
 
-    python benchmarks/lookup_cost.py --store /tmp/neardup-speed-rjieba-PID --count 2000
+    python benchmarks/lookup_cost.py --store /tmp/neardup-speed-rjieba-PID --count 400
+    python benchmarks/lookup_cost.py --store COPY --learn-simhashes   # a store saved by an earlier version
 """
 
 from __future__ import annotations
