@@ -366,13 +366,15 @@ class LevelDBStore(LocalStore):
             self._shared.last_ids[prefix] = [self._highest_id()]
         self._last = self._shared.last_ids[prefix]
         self._prefix = prefix
+        # Known once the store is open (open() loads them); a read before that learns nothing.
+        self._simhashes = self._shared.simhashes.get(prefix, SimHashes())
 
     def open(self, recipe, create: bool = True) -> None:
         super().open(recipe, create)
         if self._prefix not in self._shared.indexes:  # once the format is known to be ours
             folder = index_folder(self.path, self._prefix)
-            self._shared.simhashes[self._prefix] = SimHashes.load(folder, self._last[0])
-            self._simhashes = self._shared.simhashes[self._prefix]
+            self._simhashes = SimHashes.load(folder, self._last[0])
+            self._shared.simhashes[self._prefix] = self._simhashes
             self._shared.indexes[self._prefix] = self._load_index()
         self._index = self._shared.indexes[self._prefix]
         self._simhashes = self._shared.simhashes[self._prefix]
