@@ -17,7 +17,6 @@ same table (tests compare the two).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
 import sys
@@ -25,6 +24,7 @@ import sys
 import xxhash
 
 from ...fingerprints.kernel import kernel
+from .indexfiles import NOFOLLOW, replace_whole
 
 MIN_SLOTS = 1 << 12
 MAX_LOAD = 0.75  # linear probing stays short (a few slots, one cache line) below this
@@ -33,7 +33,6 @@ BUCKET_CAP = 1000  # a bucket this full (a degenerate SimHash) takes no more mem
 _MAGIC = b"NDIX" + (b"L" if sys.byteorder == "little" else b"B") + b"\x01"
 _HEAD = struct.Struct(">6sQQQQ")  # magic, last document id covered, entries, slots, checksum
 # A link planted at the index's names is never followed (where the OS can tell).
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
 class BucketIndex:
@@ -106,30 +105,16 @@ class BucketIndex:
         self.table = bigger
 
     def save(self, path: str) -> None:
-        """Write the table to ``path`` through a new file beside it, renamed over it when whole:
-        a crash leaves the old one, and a failed write leaves nothing. The new file is created,
-        never opened through a link someone left at its name, so it is written in the folder."""
+        """Write the table to ``path``, whole or not at all (``indexfiles.replace_whole``)."""
         head = _HEAD.pack(_MAGIC, self.last_id, self.entries, self.slots, xxhash.xxh64_intdigest(self.table))
-        partial = path + ".partial"
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(partial)  # a stale one (or a link: unlink removes the link itself)
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(head)
-                handle.write(self.table)
-            os.replace(partial, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(partial)
-            raise
+        replace_whole(path, [head, self.table], sync=False)
         self.unsaved = False
 
     @classmethod
     def load(cls, path: str) -> BucketIndex | None:
         """The saved index, or None when there is none or it is not whole (then file again)."""
         try:
-            with os.fdopen(os.open(path, os.O_RDONLY | _NOFOLLOW), "rb") as handle:
+            with os.fdopen(os.open(path, os.O_RDONLY | NOFOLLOW), "rb") as handle:
                 head = handle.read(_HEAD.size)
                 if len(head) != _HEAD.size:
                     return None

@@ -27,6 +27,7 @@ import numpy as np
 import xxhash
 
 from ...fingerprints.kernel import kernel
+from .indexfiles import NOFOLLOW
 
 PAGE = 512  # entries a page: 4 KB
 BLOOM_BITS = 10  # filter bits a key: about 1% of absent buckets cost a page read
@@ -37,7 +38,6 @@ _MAGIC = b"NDRUN\x00\x00\x01"
 _FOOTER = struct.Struct("<8sQQQQQQ")
 _ENTRY = np.dtype("<u8")
 _LOW = np.uint64(0xFFFFFFFF)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 MERGE_CHUNK = 1 << 22  # entries sorted at once while merging: 32 MB
 
 
@@ -189,7 +189,7 @@ class Run:
     def open(cls, path: str) -> Run:
         """A run written whole, or :class:`RunDamaged`."""
         try:
-            fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+            fd = os.open(path, os.O_RDONLY | NOFOLLOW)
         except OSError as exc:
             raise RunDamaged(f"bucket run {path} cannot be opened ({exc})") from exc
         try:
@@ -236,7 +236,7 @@ class Run:
         partial = path + ".partial"
         with contextlib.suppress(FileNotFoundError):
             os.unlink(partial)  # a stale one, or a link left there (unlink removes the link)
-        fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+        fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
         try:
             if compiled and kernel is not None:
                 specs = [s.spec() if isinstance(s, Run) else np.ascontiguousarray(s, dtype=_ENTRY) for s in sources]

@@ -10,13 +10,14 @@ twice, so a value once known stays true: the file saved at close may lack the ne
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
 from collections.abc import Iterable
 
 import numpy as np
 import xxhash
+
+from .indexfiles import replace_whole
 
 FILE = "simhashes"
 _HEAD = struct.Struct("<8sQQQ")  # magic, first id held, ids held, checksum of the values
@@ -78,19 +79,8 @@ class SimHashes:
         """Write the values, through a new file renamed over the old one."""
         base, held, used = self._state
         values = held[:used].astype("<u8").tobytes()
-        path = os.path.join(folder, FILE)
-        partial = path + ".partial"
-        try:
-            with open(partial, "wb") as handle:
-                handle.write(_HEAD.pack(_MAGIC, base, used, xxhash.xxh64_intdigest(values)))
-                handle.write(values)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(partial, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(partial)
-            raise
+        head = _HEAD.pack(_MAGIC, base, used, xxhash.xxh64_intdigest(values))
+        replace_whole(os.path.join(folder, FILE), [head, values], sync=True)
 
     @classmethod
     def load(cls, folder: str, last_id: int) -> SimHashes:

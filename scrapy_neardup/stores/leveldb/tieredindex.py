@@ -35,6 +35,7 @@ import numpy as np
 from ...fingerprints.kernel import kernel
 from .bucketindex import BUCKET_CAP, BucketIndex
 from .bucketruns import Run, RunDamaged, bucket_keys
+from .indexfiles import replace_whole
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,6 @@ FLUSH_ENTRIES = 1 << 18  # entries of the newest table written as a run: about 1
 MERGE_RATIO = 4  # newer runs are merged into an older one once they hold 1/MERGE_RATIO of it
 _VERSION = 1
 _MANIFEST = "MANIFEST.json"
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
 class IndexDamaged(OSError):
@@ -345,21 +345,7 @@ class TieredIndex:
                 "dead": sorted(self.dead),
                 "next_run": self._next_run,
             }
-        path = os.path.join(self.folder, _MANIFEST)
-        partial = path + ".partial"
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(partial)
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(json.dumps(manifest).encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(partial, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(partial)
-            raise
+        replace_whole(os.path.join(self.folder, _MANIFEST), [json.dumps(manifest).encode("utf-8")], sync=True)
 
     def flush(self) -> None:
         """Write the newest table as a run now, and wait for the work in hand."""
