@@ -27,7 +27,7 @@ from ..fingerprints.article import site_of
 from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 from ..fingerprints.passages import passages_of
 from ..fingerprints.prepare import ERROR, NO_TEXT, NOT_ARTICLE, TIMEOUT, Prepared, Preparer
-from ..fingerprints.text import get_tokenizer
+from ..fingerprints.text import check_tokenizer, get_tokenizer
 from ..stores import redact
 from .compat import closing_result
 from .failures import BAD_SETTING, CrawlStopper, Outages, open_failure, stop_at_open
@@ -151,8 +151,10 @@ class NearDupPipeline:
             reason, message = open_failure(exc)
             return self._fail(f"cannot open its store: {message}", reason)
         try:
-            get_tokenizer(recipe.tokenizer)
-            if not config.workers:  # with workers, pages are fingerprinted there only
+            if config.workers:  # pages are fingerprinted in the workers only: not loaded here
+                check_tokenizer(recipe.tokenizer)
+            else:
+                get_tokenizer(recipe.tokenizer)
                 self.preparer = Preparer(recipe, config.extractor)
         except ValueError as exc:
             release_store(self._shared)

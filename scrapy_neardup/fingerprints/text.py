@@ -496,6 +496,20 @@ def loaded_tokenizer(name: str) -> Tokenizer | None:
     return _CACHE.get(name)
 
 
+def check_tokenizer(name: str | None = None) -> None:
+    """Raise the ValueError ``get_tokenizer`` would for a tokenizer that is unknown or not
+    installed, without loading it: a process that fingerprints nothing itself (a crawl whose
+    workers do) need not pay for the dictionary."""
+    if name in (None, "", "auto"):
+        return  # the fastest installed; jieba is a dependency
+    if name not in _TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {name!r}; choose one of {sorted(_TOKENIZERS)} or 'auto'")
+    if importlib.util.find_spec(name) is None:
+        raise ValueError(
+            f"tokenizer {name!r} is not installed (No module named {name!r}); pip install scrapy-neardup[fast]"
+        )
+
+
 def get_tokenizer(name: str | None = None) -> Tokenizer:
     """Return the shared tokenizer called ``name`` (``auto`` or None: the fastest installed)."""
     if name in (None, "", "auto"):
