@@ -21,7 +21,7 @@ from ..engine.fields import check_fields
 from ..engine.verdicts import Thresholds
 from ..fingerprints.article import site_of
 from ..fingerprints.fingerprint import Fingerprint, Recipe
-from ..stores import StoreError, open_store, scheme_of
+from ..stores import StoreError, open_store
 from ..stores.record import content_key
 from .common import CommandError, store_flags, warn
 from .files import Output, check_run_files, open_input
@@ -178,7 +178,7 @@ def run_lines(
             except KeyboardInterrupt:
                 while handed:  # a second stop ends this at once
                     write_first()
-                _stopped(args, output, done, summary, kept=create and scheme_of(args.store) != "memory")
+                _stopped(args, output, done, summary, kept=create and store.lasting)
                 raise
         except StoreError as exc:
             warn(

@@ -496,29 +496,34 @@ def loaded_tokenizer(name: str) -> Tokenizer | None:
     return _CACHE.get(name)
 
 
+def _tokenizer_name(name: str | None) -> str:
+    """``name``, or the fastest installed for ``auto`` or None; an unknown name is refused."""
+    if name in (None, "", "auto"):
+        return default_tokenizer_name()
+    if name not in _TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {name!r}; choose one of {sorted(_TOKENIZERS)} or 'auto'")
+    return name
+
+
+def _not_installed(name: str, why: object) -> ValueError:
+    return ValueError(f"tokenizer {name!r} is not installed ({why}); pip install scrapy-neardup[fast]")
+
+
 def check_tokenizer(name: str | None = None) -> None:
     """Raise the ValueError ``get_tokenizer`` would for a tokenizer that is unknown or not
     installed, without loading it: a process that fingerprints nothing itself (a crawl whose
     workers do) need not pay for the dictionary."""
-    if name in (None, "", "auto"):
-        return  # the fastest installed; jieba is a dependency
-    if name not in _TOKENIZERS:
-        raise ValueError(f"unknown tokenizer {name!r}; choose one of {sorted(_TOKENIZERS)} or 'auto'")
-    if importlib.util.find_spec(name) is None:
-        raise ValueError(
-            f"tokenizer {name!r} is not installed (No module named {name!r}); pip install scrapy-neardup[fast]"
-        )
+    name = _tokenizer_name(name)
+    if not package_dir(name):
+        raise _not_installed(name, f"No module named {name!r}")
 
 
 def get_tokenizer(name: str | None = None) -> Tokenizer:
     """Return the shared tokenizer called ``name`` (``auto`` or None: the fastest installed)."""
-    if name in (None, "", "auto"):
-        name = default_tokenizer_name()
-    if name not in _TOKENIZERS:
-        raise ValueError(f"unknown tokenizer {name!r}; choose one of {sorted(_TOKENIZERS)} or 'auto'")
+    name = _tokenizer_name(name)
     if name not in _CACHE:
         try:
             _CACHE[name] = _TOKENIZERS[name]()
         except ImportError as exc:
-            raise ValueError(f"tokenizer {name!r} is not installed ({exc}); pip install scrapy-neardup[fast]") from exc
+            raise _not_installed(name, exc) from exc
     return _CACHE[name]

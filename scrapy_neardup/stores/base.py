@@ -81,6 +81,9 @@ class Store(ABC):
     # inline, one check at a time; a server store (False) gets a crawl's checks in batches,
     # one round trip each. Set by the class, so a store a user registers says it too.
     local = False
+    # Its records outlive the process (memory's do not): what a stopped run stored is found by
+    # the next run over it.
+    lasting = True
 
     uri: str = ""
     namespace: str = "default"

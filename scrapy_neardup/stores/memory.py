@@ -14,6 +14,8 @@ _SHARED: dict[tuple[str, str], dict] = {}
 
 
 class MemoryStore(LocalStore):
+    lasting = False
+
     @classmethod
     def from_uri(cls, uri: str, namespace: str = "default", **options: Any) -> MemoryStore:
         """``memory://`` is private to the store object; ``memory://NAME`` is shared by every
