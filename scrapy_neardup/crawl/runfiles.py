@@ -1,6 +1,6 @@
 """The files a crawl names besides Scrapy's: the review page (``NEARDUP_REPORT``) and a LevelDB
-store's folder, checked at open against the feeds (``FEEDS``) and each other, before anything is
-opened (:func:`~scrapy_neardup.review.files.check_distinct` is the rule, shared with the
+store's folder, checked at open against the feeds (``FEEDS``), Scrapy's job folder (``JOBDIR``)
+and each other, before anything is opened (:func:`~scrapy_neardup.review.files.check_distinct` is the rule, shared with the
 command line).
 
 A feed's path may hold placeholders (``%(name)s``, ``%(time)s``): those a spider's attributes
@@ -17,7 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from ..review.files import check_distinct, check_page, same_file
+from ..review.files import check_distinct, check_page, same_file, within
 from ..stores import store_folder
 
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ __all__ = ["claim_page", "crawl_files", "release_page"]
 
 PAGE = "the review page"
 STORE_FOLDER = "the store's folder"
+# What Scrapy writes in JOBDIR: the seen requests and the spider's state (files), the request queue (a folder).
+_JOB_FILES = ("requests.seen", "spider.state")
+_JOB_QUEUE = "requests.queue"
 # A feed URI's placeholder, as Scrapy fills it with %-formatting.
 _PLACEHOLDER = re.compile(r"%\((\w+)\)[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]")
 # Placeholders Scrapy fills at export time, whatever the spider's attributes are.
@@ -72,14 +75,30 @@ def _pattern(template: str, spider: Spider | None) -> re.Pattern | None:
     return re.compile("".join(parts))
 
 
+def _job_paths(settings: BaseSettings) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The files and folders Scrapy keeps in JOBDIR, each with what names it; none without JOBDIR."""
+    jobdir = settings.get("JOBDIR")
+    if not jobdir:
+        return [], []
+    files = [(f"the job's {name} (JOBDIR)", os.path.join(jobdir, name)) for name in _JOB_FILES]
+    return files, [(f"the job's {_JOB_QUEUE} (JOBDIR)", os.path.join(jobdir, _JOB_QUEUE))]
+
+
 def crawl_files(config: NearDupConfig, settings: BaseSettings, spider: Spider | None, store_uri: str) -> str:
     """Check the crawl's files before anything is opened; the review page's path ("" for none).
     ValueError, naming the setting, when one is another or cannot be written."""
     feeds = local_feeds(settings)
     folder = store_folder(store_uri, config.stores)
+    job_files, job_folders = _job_paths(settings)
     try:
         for feed in feeds:
             check_distinct([("the feed", feed)], [(STORE_FOLDER, folder)])
+        if folder:
+            jobdir = settings.get("JOBDIR")
+            if jobdir and within(jobdir, folder):
+                where = STORE_FOLDER if same_file(jobdir, folder) else f"inside {STORE_FOLDER} ({folder})"
+                raise ValueError(f"the job folder {jobdir} (JOBDIR) is {where}: name another folder")
+            check_distinct([(STORE_FOLDER, folder), *job_files], job_folders)
     except ValueError as exc:
         raise ValueError(f"NEARDUP_STORE: {exc}") from None
     if not config.report:
@@ -93,7 +112,7 @@ def crawl_files(config: NearDupConfig, settings: BaseSettings, spider: Spider | 
             )
             if named or (pattern is None and same_file(path, feed)):
                 raise ValueError(f"{PAGE} {path} is a file the feed {feed} (FEEDS) writes: name another file")
-        check_distinct([(PAGE, path)], [(STORE_FOLDER, folder)])
+        check_distinct([(PAGE, path), *job_files], [(STORE_FOLDER, folder), *job_folders])
         check_page(path, PAGE)
     except ValueError as exc:
         raise ValueError(f"NEARDUP_REPORT: {exc}") from None

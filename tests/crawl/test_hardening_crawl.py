@@ -178,6 +178,40 @@ def test_a_page_or_feed_inside_the_leveldb_folder_is_refused(local_site, tmp_pat
     assert os.listdir(store) == ([] if inside == "page" else ["items.jsonl"])
 
 
+@pytest.mark.parametrize("jobdir", ["store", "store/job", "job/requests.queue/store"])
+@pytest_twisted.inlineCallbacks
+def test_a_job_folder_sharing_the_leveldb_folder_is_refused(local_site, tmp_path, caplog, jobdir):
+    """JOBDIR equal to the store's folder had a second crawl run with Scrapy's queue among LevelDB's
+    files. Scrapy makes its job folder before a pipeline opens; the store is then not opened."""
+    store = tmp_path / "store"
+    yield run(settings_for(store), NewsSpider, root=local_site.root, paths=ARTICLES)  # the store exists
+    kept = sorted(os.listdir(store))
+    job = tmp_path / ("job" if jobdir.startswith("job/") else jobdir)
+    store_uri = tmp_path / "job/requests.queue/store" if jobdir.startswith("job/") else store
+    yield run_failing_open(settings_for(store_uri, JOBDIR=str(job)), local_site.root, "neardup_bad_setting")
+    errors = neardup_errors(caplog)
+    assert len(errors) == 1 and errors[0].startswith("scrapy-neardup: NEARDUP_STORE: "), errors
+    said = {
+        "store": "(JOBDIR) is the store's folder",
+        "store/job": "(JOBDIR) is inside the store's folder",
+        "job/requests.queue/store": "is inside the job's requests.queue (JOBDIR)",
+    }[jobdir]
+    assert said in errors[0], errors
+    scrapys = {"requests.seen", "requests.queue", "spider.state", "job"}  # Scrapy's, made before the pipeline opens
+    assert sorted(set(os.listdir(store)) - scrapys) == kept  # the store's files untouched
+    assert not (tmp_path / "job/requests.queue/store/CURRENT").exists()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_store_and_a_page_inside_the_job_folder_are_taken(local_site, tmp_path):
+    job = tmp_path / "job"
+    settings = settings_for(job / "store", JOBDIR=str(job), NEARDUP_REPORT=str(job / "review.html"))
+    result = yield run(settings, NewsSpider, root=local_site.root, paths=ARTICLES)
+    assert result.stats["finish_reason"] == "finished" and result.items
+    assert (job / "store" / "CURRENT").exists() and (job / "requests.seen").exists()
+    assert is_own_page(str(job / "review.html"))
+
+
 @pytest_twisted.inlineCallbacks
 def test_a_file_at_the_page_path_that_neardup_did_not_write_is_left_alone(local_site, tmp_path, caplog):
     page = tmp_path / "notes.html"
