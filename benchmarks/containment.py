@@ -10,10 +10,12 @@ title, see :func:`single_story`, and no briefs side by side under one dateline, 
   article. One story: each order should find the second a duplicate of the first.
 - quotes: a commentary on its own subject (an article giving none of the story's rare names),
   written around one whole short story it quotes (most often in its middle, sometimes at its
-  start or end), with at least as much text of its own as the story; and the story alone.
-  Other stories, in either order.
+  start or end), with at least as much text of its own as the story; and the story alone,
+  a share of them (``--declared``, half by default) as a portal's repost under a "来源：…
+  原标题：…" line of their own, as excerpts are. Other stories, in either order.
 - digests: a roundup ("新闻早班车") carrying 3-8 short stories in full under headings of
-  several styles (or none), and each of those stories alone. Other stories, in either order.
+  several styles (or none), and each of those stories alone, a share of them under a
+  repost's head as above. Other stories, in either order.
 - template reports: reports of six kinds written from one template each with other facts
   (place, date, figures, names): none a duplicate of another; and reposts of some of them
   (a source line, an editor line, commas changed), each to be matched to its own report.
@@ -59,6 +61,7 @@ FLOOR_LONGEST = 0.95  # with longest, the complete article replaces its excerpt 
 LONGEST_SHARE = (0.20, 0.95)
 
 EXCERPT_SHARE = (0.20, 0.60)
+DECLARED = 0.5  # quoted stories and digest items standing alone as a portal's repost (原标题)
 DIGEST_ITEMS = (3, 8)
 MEAN_DELAY = 20.0  # documents between the two of a pair, on average
 _DATELINE = re.compile(r"(本报|新华社|中新社)[^，。：]{0,16}(电|讯)")
@@ -217,14 +220,35 @@ def excerpt_pairs(
     return pairs
 
 
+def repost_head(title: str, rng: random.Random) -> str:
+    """A portal's head naming the original title (来源：…  原标题：…), in one of two orders."""
+    source = rng.choice([s[1] for s in SITES])
+    return rng.choice([f"来源：{source}  原标题：{title}", f"原标题：{title}\n来源：{source}"])
+
+
+def declared(story: dict, rng: random.Random, share: float) -> str:
+    """The story's text alone, as a portal's repost under its own head for ``share`` of them:
+    a text that declares itself a repost, as an excerpt does, and is quoted or collected
+    whole elsewhere. ``rng`` is the heads' own, so the other families are drawn alike."""
+    text = story["text"].strip()
+    return f"{repost_head(story['title'], rng)}\n{text}" if rng.random() < share else text
+
+
 QUOTE_INTROS = ["近日，一则新闻引起了笔者的注意：", "据媒体报道：", "先来看一则报道。", "读报时看到这样一条消息："]
 QUOTE_OUTROS = ["读罢这则消息，笔者想到的却是另一件事。", "这条新闻让人感慨良多。", "由此说开去。"]
 
 
 def quote_pairs(
-    longs: list[dict], shorts: list[dict], rng: random.Random, count: int, reserve: list[dict] | None = None
+    longs: list[dict],
+    shorts: list[dict],
+    rng: random.Random,
+    count: int,
+    reserve: list[dict] | None = None,
+    heads: tuple[random.Random, float] | None = None,
 ) -> list[tuple[str, str, str]]:
-    """(the story, the commentary quoting it whole, where the quote sits: start, middle, end).
+    """(the story alone, the commentary quoting it whole, where the quote sits: start, middle,
+    end). With ``heads`` (their generator, the share), the story alone is a repost under its
+    own head for that share (:func:`declared`); the commentary quotes its text.
     The commentary's own text is an article on another subject, at least as long as the story:
     one that gives none of the story's rare names (:class:`RareNames`). An article drawn that
     gives one (the same event reported from another side, the same province's policy) is
@@ -269,7 +293,8 @@ def quote_pairs(
             )
         quoted = [rng.choice(QUOTE_INTROS), story_text, rng.choice(QUOTE_OUTROS)]
         paragraphs = own_paragraphs[:at] + quoted + own_paragraphs[at:]
-        pairs.append((story_text, "\n".join(paragraphs), where))
+        alone = declared(story, *heads) if heads else story_text
+        pairs.append((alone, "\n".join(paragraphs), where))
     return pairs
 
 
@@ -277,9 +302,12 @@ def _heading(style: str, number: int, title: str) -> str:
     return {"number": f"{number}. {title}", "bracket": f"【{title}】", "square": f"■{title}", "none": ""}[style]
 
 
-def digest_groups(shorts: list[dict], rng: random.Random, count: int) -> list[tuple[str, list[str]]]:
-    """(the digest, the stories it carries in full). No story is more than half of its digest:
-    the rest is the digest's own text, other stories, at least as much as the story."""
+def digest_groups(
+    shorts: list[dict], rng: random.Random, count: int, heads: tuple[random.Random, float] | None = None
+) -> list[tuple[str, list[str]]]:
+    """(the digest, the stories it carries in full, each as it stands alone: with ``heads``, a
+    repost under its own head for that share, :func:`declared`). No story is more than half of
+    its digest: the rest is the digest's own text, other stories, at least as much as the story."""
     groups = []
     at = 0
     for _ in range(count):
@@ -306,7 +334,8 @@ def digest_groups(shorts: list[dict], rng: random.Random, count: int) -> list[tu
             heading = _heading(style, i, item["title"])
             lines += ([heading] if heading else []) + [item["text"].strip()]
         lines.append(rng.choice(["（本期编辑：王某）", "以上为今日要闻，明天见。", ""]))
-        groups.append(("\n".join(line for line in lines if line), [item["text"].strip() for item in items]))
+        alone = [declared(item, *heads) if heads else item["text"].strip() for item in items]
+        groups.append(("\n".join(line for line in lines if line), alone))
     return groups
 
 
@@ -419,7 +448,9 @@ def _share(hit: int, total: int) -> str:
     return f"{hit}/{total} = {100.0 * hit / max(1, total):.2f}%"
 
 
-def run(data: Path, seed: int, store_uri: str, sizes: dict[str, int], missed: bool = False) -> bool:
+def run(
+    data: Path, seed: int, store_uri: str, sizes: dict[str, int], missed: bool = False, share_declared: float = DECLARED
+) -> bool:
     rng = random.Random(seed)
     longs, shorts = _pools(data, rng)
     fingerprinter = Fingerprinter()
@@ -473,7 +504,9 @@ def run(data: Path, seed: int, store_uri: str, sizes: dict[str, int], missed: bo
     floor("longest: copies of one length that replace the stored one", flipped, len(seconds), 0.0, at_least=False)
 
     # Quoting texts and their stories, each order.
-    quotes = quote_pairs(longs[half:], shorts, rng, sizes["quotes"], reserve=longs[:half])
+    # The repost heads have a generator of their own: the share changes no other draw.
+    heads = (random.Random(seed + 4), share_declared)
+    quotes = quote_pairs(longs[half:], shorts, rng, sizes["quotes"], reserve=longs[:half], heads=heads)
     where_of = [w for _, _, w in quotes]
     for order, roles in (("story first", ("story", "quoting")), ("quoting text first", ("quoting", "story"))):
         pairs = [(s, q) if roles[0] == "story" else (q, s) for s, q, _ in quotes]
@@ -485,7 +518,7 @@ def run(data: Path, seed: int, store_uri: str, sizes: dict[str, int], missed: bo
             rows.append(f"| (where the quote sits in those) | {dict(Counter(where_of[p] for p in dup))} | |")
 
     # Digests and the stories they carry, each order.
-    groups = digest_groups(shorts[len(quotes) :], rng, sizes["digests"])
+    groups = digest_groups(shorts[len(quotes) :], rng, sizes["digests"], heads=heads)
     for order in ("stories first", "digest first"):
         docs = []
         for number, (digest, items) in enumerate(groups):
@@ -549,7 +582,9 @@ def run(data: Path, seed: int, store_uri: str, sizes: dict[str, int], missed: bo
     print(f"## seed {seed}, {store_uri.split('://')[0]}:// ({time.perf_counter() - started:.0f} s)")
     print(
         f"{len(excerpts)} excerpt pairs (of a pool of {len(longs)} long articles, half drawn), {len(quotes)} quoting texts ({dict(Counter(where_of))}), "
-        f"{len(groups)} digests carrying {sum(len(i) for _, i in groups)} stories, "
+        f"{len(groups)} digests carrying {sum(len(i) for _, i in groups)} stories "
+        f"({sum('原标题' in alone for alone, _, _ in quotes)} quoted stories and "
+        f"{sum('原标题' in item for _, items in groups for item in items)} digest items alone under a repost head), "
         f"{sizes['reports']} reports of each of {len(templates.KINDS)} kinds"
     )
     print("| figure | measured | floor |\n|---|---|---|")
@@ -574,6 +609,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quotes", type=int, default=300)
     parser.add_argument("--digests", type=int, default=60)
     parser.add_argument("--reports", type=int, default=120, help="reports of each kind")
+    parser.add_argument(
+        "--declared",
+        type=float,
+        default=DECLARED,
+        help="share of quoted stories and digest items standing alone as a repost under a 原标题 head",
+    )
     parser.add_argument("--missed", action="store_true", help="list each excerpt pair missed, and the rule's answer")
     parser.add_argument("--pool", action="store_true", help="only the rule on an excerpt of every article of the pool")
     args = parser.parse_args(argv)
@@ -584,7 +625,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(pool_figure(args.data, seed) for seed in args.seed))
         return 0
     sizes = {"excerpts": args.excerpts, "quotes": args.quotes, "digests": args.digests, "reports": args.reports}
-    ok = all([run(args.data, seed, args.store, sizes, args.missed) for seed in args.seed])  # noqa: C419 (every seed runs)
+    ok = all([run(args.data, seed, args.store, sizes, args.missed, args.declared) for seed in args.seed])  # noqa: C419 (every seed runs)
     return 0 if ok else 1
 
 

@@ -19,6 +19,10 @@ So: a smaller text holding at most ``quote_share`` of the larger is the same sto
 lead excerpt (the lead test and the continuity test below); a larger share is a reprint when
 the usual containment and Jaccard floors hold; and either is another story when the smaller
 text's figures are missing from the larger (:class:`Thresholds` ``other_figures``).
+
+A text's own claim to be a repost (an excerpt's 原标题 line, cut as a notice) is not taken as a
+sign of a lead excerpt: a short story reposted under such a line is quoted whole at the start of
+a commentary too, so the claim is also on the smaller text of a pair that is two stories.
 """
 
 from __future__ import annotations
