@@ -30,8 +30,8 @@ def framed(obj: Any) -> bytes:
 
 def page_frame(source: str | bytes, is_html: bool, key: str, site: str) -> bytes:
     """A page as one message: its other fields pickled, then the page itself as bytes, not
-    pickled (a str encoded once, lone surrogates kept). Handing a page over then costs the
-    crawler one encode and one copy of it."""
+    pickled (a str encoded once, lone surrogates kept): pickling a str leaves its UTF-8 form
+    cached in it, a second copy of the page held as long as the item."""
     is_str = isinstance(source, str)
     body = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     fields = pickle.dumps((is_str, is_html, key, site), protocol=pickle.HIGHEST_PROTOCOL)

@@ -282,8 +282,8 @@ PIPE_SIZE = 1 << 20  # bytes: Linux's default limit for a process that is not pr
 
 def widen_pipe(fd: int) -> None:
     """Let the pipe ``fd`` hold a few whole pages (Linux; elsewhere, or past the system's
-    limit, it keeps its size). A page of 100-300 KB then goes in one write, where a pipe of
-    64 KB takes it in pieces, a turn of the reactor and a wake of the worker each."""
+    limit, it keeps its size): a pipe of 64 KB takes a page of 100-300 KB in pieces, a turn of
+    the reactor and a wake of the worker each."""
     try:
         import fcntl
 
