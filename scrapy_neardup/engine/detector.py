@@ -88,8 +88,8 @@ class Detector:
         self.prefer = prefer  # None: first seen wins
         self._policy_failed = False
 
-    def fingerprint(self, text: str) -> Fingerprint:
-        return self.fingerprinter.fingerprint(text)
+    def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
+        return self.fingerprinter.fingerprint(text, title)
 
     def check(self, key: str, text: str, reserve: bool = False, source: str = "") -> Verdict:
         """Judge ``text`` and store it if it is a new story.
@@ -405,6 +405,8 @@ class Detector:
             source=source if self.prefer is not None else "",
             story_words=fp.story_words,
             digest=fp.digest,
+            title=fp.title,
+            declared=fp.declared,
         )
         sketch_keys = self.thresholds.sketch_keys(fp, self.recipe) if "sketch" in self.methods else []
         probe = Probe(
