@@ -169,7 +169,9 @@ def run(method: Method, docs: list[Doc]) -> tuple[list[Outcome], float]:
     method.warm_up()
     start = time.perf_counter()
     outcomes = [
-        method.check(d.key, d.text, d.title or None) if isinstance(method, EngineMethod) else method.check(d.key, d.text)
+        method.check(d.key, d.text, d.title or None)
+        if isinstance(method, EngineMethod)
+        else method.check(d.key, d.text)
         for d in docs
     ]
     return outcomes, time.perf_counter() - start

@@ -91,9 +91,7 @@ class Detector:
     def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
         return self.fingerprinter.fingerprint(text, title)
 
-    def check(
-        self, key: str, text: str, reserve: bool = False, source: str = "", title: str | None = None
-    ) -> Verdict:
+    def check(self, key: str, text: str, reserve: bool = False, source: str = "", title: str | None = None) -> Verdict:
         """Judge ``text`` and store it if it is a new story.
 
         With ``reserve`` the document is stored as pending until :meth:`commit`; a pending
