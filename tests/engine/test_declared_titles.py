@@ -123,3 +123,29 @@ def test_explain_says_the_declared_title_decided(tmp_path, capsys):
     assert "rule: lead excerpt: B is the opening" in shown and "(原标题) is the other's headline" in shown
     main(["explain", *files])
     assert "rule: quoted story" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("title_field", ["title", "headline"])
+def test_dedup_judges_each_record_with_its_title_field(tmp_path, title_field):
+    """``neardup dedup`` reads the headline from --title-field: the excerpt is a duplicate of
+    the essay with headlines, a record of its own without (a field that is not there)."""
+    import json
+
+    from scrapy_neardup.cli import main
+
+    records = [
+        {"url": "https://daily.example/essay", "text": essay(), title_field: ESSAY_TITLE},
+        {"url": "https://portal.example/excerpt", "text": essay(2), title_field: PORTAL_TITLE},
+    ]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    outputs = {}
+    for given in (title_field, "none"):
+        target = tmp_path / f"out-{given}.jsonl"
+        store = f"leveldb://{tmp_path}/store-{given}"
+        assert main(["dedup", str(source), "-o", str(target), "--store", store, "--title-field", given]) == 0
+        outputs[given] = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+    excerpt = outputs[title_field][1]
+    assert excerpt["duplicate_of"] == records[0]["url"]
+    assert excerpt["similar_id"] == outputs[title_field][0]["similar_id"]
+    assert outputs["none"][1]["duplicate_of"] is None
