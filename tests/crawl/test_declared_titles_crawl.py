@@ -62,12 +62,24 @@ class HeadlinedSpider(scrapy.Spider):
             yield scrapy.Request(self.root + self.page_paths[index + 1], cb_kwargs={"index": index + 1})
 
 
-@pytest.mark.parametrize("excerpt_first", [True, False])
-@pytest.mark.parametrize("title_field", ["headline", ""])
+@pytest.mark.parametrize(
+    ("excerpt_first", "title_field", "workers"),
+    [
+        (True, "headline", 0),
+        (False, "headline", 0),
+        (True, "headline", 1),
+        (False, "headline", 1),
+        (True, "", 0),
+        (False, "", 0),
+    ],
+)
 @pytest_twisted.inlineCallbacks
-def test_the_crawl_judges_an_excerpt_by_the_headline_it_declares(essay_site, tmp_path, excerpt_first, title_field):
+def test_the_crawl_judges_an_excerpt_by_the_headline_it_declares(
+    essay_site, tmp_path, excerpt_first, title_field, workers
+):
+    """With worker processes the page is fingerprinted there; its headline joins the check here."""
     paths = tuple(PAGES)[::-1] if excerpt_first else tuple(PAGES)
-    settings = settings_for(tmp_path / "store", NEARDUP_TITLE_FIELD=title_field)
+    settings = settings_for(tmp_path / "store", NEARDUP_TITLE_FIELD=title_field, NEARDUP_WORKERS=workers)
     result = yield run(settings, HeadlinedSpider, root=essay_site, paths=paths)
     kept = [url_path(ItemAdapter(item)["url"]) for item in result.items]
     if title_field:
