@@ -86,8 +86,8 @@ class EngineMethod(Method):
     def warm_up(self) -> None:
         self.detector.fingerprint("新华社北京电 今天天气晴朗，各地气温回升。" * 3)
 
-    def check(self, key: str, text: str) -> Outcome:
-        v = self.detector.check(key, text)
+    def check(self, key: str, text: str, title: str | None = None) -> Outcome:
+        v = self.detector.check(key, text, title=title)
         info = {
             "status": v.status,
             "method": v.method,
@@ -168,7 +168,12 @@ def score(name: str, docs: list[Doc], dup: list[bool], outcomes: list[Outcome], 
 def run(method: Method, docs: list[Doc]) -> tuple[list[Outcome], float]:
     method.warm_up()
     start = time.perf_counter()
-    outcomes = [method.check(d.key, d.text) for d in docs]
+    outcomes = [
+        method.check(d.key, d.text, d.title or None)
+        if isinstance(method, EngineMethod)
+        else method.check(d.key, d.text)
+        for d in docs
+    ]
     return outcomes, time.perf_counter() - start
 
 
@@ -318,7 +323,7 @@ SWEEP_SHORT = ((0.7, 0.4), (0.8, 0.4), (0.8, 0.5), (0.9, 0.6))  # (short contain
 def sweep(docs: list[Doc], dup: list[bool], recipe: Recipe, base: Thresholds, boilerplate_limit: int) -> str:
     """The combined detector over a grid of thresholds, fingerprints computed once."""
     fingerprinter = Fingerprinter(recipe)
-    fps = [fingerprinter.fingerprint(d.text) for d in docs]
+    fps = [fingerprinter.fingerprint(d.text, d.title or None) for d in docs]
     rows = []
     for c, j, (sc, sj) in itertools.product((0.4, 0.5, 0.6, 0.7, 0.8), (0.2, 0.3, 0.4), SWEEP_SHORT):
         thresholds = replace(base, containment=c, jaccard=j, short_containment=sc, short_jaccard=sj)

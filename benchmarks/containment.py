@@ -7,7 +7,11 @@ title, see :func:`single_story`, and no briefs side by side under one dateline, 
 
 - excerpts: a portal's excerpt of an article, its lead paragraphs holding 20-60% of the
   article's content (cut at a sentence end) under a "来源：… 原标题：…" line, and the complete
-  article. One story: each order should find the second a duplicate of the first.
+  article. One story: each order should find the second a duplicate of the first. Each text
+  has a headline, as an item's title field gives it: the article its own, the excerpt the
+  article's (half of them) or one the portal wrote (its lead's first words); a quoted story
+  or a digest item its own, a commentary its own article's, a digest its date line
+  (``--no-titles``: none, as a stream without titles).
 - quotes: a commentary on its own subject (an article giving none of the story's rare names),
   written around one whole short story it quotes (most often in its middle, sometimes at its
   start or end), with at least as much text of its own as the story; and the story alone,
@@ -62,6 +66,8 @@ LONGEST_SHARE = (0.20, 0.95)
 
 EXCERPT_SHARE = (0.20, 0.60)
 DECLARED = 0.5  # quoted stories and digest items standing alone as a portal's repost (原标题)
+KEPT_TITLE = 0.5  # excerpts headlined with their article's title; the others with the portal's own
+PORTAL_TITLE_CHARS = 18  # a portal's own headline: its lead's first words
 DIGEST_ITEMS = (3, 8)
 MEAN_DELAY = 20.0  # documents between the two of a pair, on average
 _DATELINE = re.compile(r"(本报|新华社|中新社)[^，。：]{0,16}(电|讯)")
@@ -200,9 +206,14 @@ def _pools(data: Path, rng: random.Random) -> tuple[list[dict], list[dict]]:
 
 
 def excerpt_pairs(
-    longs: list[dict], rng: random.Random, count: int, shares: tuple[float, float] = EXCERPT_SHARE
+    longs: list[dict],
+    rng: random.Random,
+    count: int,
+    shares: tuple[float, float] = EXCERPT_SHARE,
+    titles: Titles | None = None,
 ) -> list[tuple[str, str, float]]:
-    """(excerpt, complete article, share of the article's content in the excerpt)."""
+    """(excerpt, complete article, share of the article's content in the excerpt). With
+    ``titles``, each text's headline is noted there (:class:`Titles`)."""
     pairs = []
     for article in longs[:count]:
         text = article["text"].strip()
@@ -217,7 +228,31 @@ def excerpt_pairs(
             ]
         )
         pairs.append((f"{head}\n{body}", text, _content_length(body) / max(1, _content_length(text))))
+        if titles is not None:
+            titles.excerpt(pairs[-1][0], body, text, article["title"])
     return pairs
+
+
+class Titles:
+    """Each text's headline, as an item's title field would give it, by its text. The choices
+    have a generator of their own, so that titles change no other draw."""
+
+    def __init__(self, seed: int, enabled: bool = True) -> None:
+        self.rng = random.Random(seed)
+        self.enabled = enabled
+        self.of: dict[str, str] = {}
+
+    def note(self, text: str, title: str) -> None:
+        self.of[text] = title
+
+    def excerpt(self, excerpt: str, body: str, article: str, title: str) -> None:
+        """An article keeps its title; its excerpt has that title, or one the portal wrote."""
+        self.note(article, title)
+        kept = self.rng.random() < KEPT_TITLE
+        self.note(excerpt, title if kept else transforms.sentences(body)[0][:PORTAL_TITLE_CHARS])
+
+    def __call__(self, text: str) -> str | None:
+        return self.of.get(text) if self.enabled else None
 
 
 def repost_head(title: str, rng: random.Random) -> str:
@@ -245,6 +280,7 @@ def quote_pairs(
     count: int,
     reserve: list[dict] | None = None,
     heads: tuple[random.Random, float] | None = None,
+    titles: Titles | None = None,
 ) -> list[tuple[str, str, str]]:
     """(the story alone, the commentary quoting it whole, where the quote sits: start, middle,
     end). With ``heads`` (their generator, the share), the story alone is a repost under its
@@ -295,6 +331,9 @@ def quote_pairs(
         paragraphs = own_paragraphs[:at] + quoted + own_paragraphs[at:]
         alone = declared(story, *heads) if heads else story_text
         pairs.append((alone, "\n".join(paragraphs), where))
+        if titles is not None:
+            titles.note(alone, story["title"])
+            titles.note(pairs[-1][1], own["title"])
     return pairs
 
 
@@ -303,7 +342,11 @@ def _heading(style: str, number: int, title: str) -> str:
 
 
 def digest_groups(
-    shorts: list[dict], rng: random.Random, count: int, heads: tuple[random.Random, float] | None = None
+    shorts: list[dict],
+    rng: random.Random,
+    count: int,
+    heads: tuple[random.Random, float] | None = None,
+    titles: Titles | None = None,
 ) -> list[tuple[str, list[str]]]:
     """(the digest, the stories it carries in full, each as it stands alone: with ``heads``, a
     repost under its own head for that share, :func:`declared`). No story is more than half of
@@ -336,6 +379,10 @@ def digest_groups(
         lines.append(rng.choice(["（本期编辑：王某）", "以上为今日要闻，明天见。", ""]))
         alone = [declared(item, *heads) if heads else item["text"].strip() for item in items]
         groups.append(("\n".join(line for line in lines if line), alone))
+        if titles is not None:
+            titles.note(groups[-1][0], lines[0])
+            for item, text in zip(items, alone):
+                titles.note(text, item["title"])
     return groups
 
 
@@ -383,8 +430,15 @@ def report_streams(rng: random.Random, per_kind: int, reposts: float) -> tuple[l
     return streams[0], streams[1]
 
 
-def check(docs: list[Doc], store_uri: str, fingerprinter: Fingerprinter, prefer: str | None = None) -> list:
-    """Every document's verdict in arrival order, in a new namespace, batches of 64."""
+def check(
+    docs: list[Doc],
+    store_uri: str,
+    fingerprinter: Fingerprinter,
+    prefer: str | None = None,
+    titles: Titles | None = None,
+) -> list:
+    """Every document's verdict in arrival order, in a new namespace, batches of 64, each with
+    its headline from ``titles``."""
     from scrapy_neardup.engine.prefer import policy_from
 
     with open_store(store_uri, f"containment-{uuid.uuid4().hex[:8]}", fingerprinter.recipe) as store:
@@ -392,7 +446,9 @@ def check(docs: list[Doc], store_uri: str, fingerprinter: Fingerprinter, prefer:
         verdicts = []
         for start in range(0, len(docs), 64):
             chunk = docs[start : start + 64]
-            verdicts += detector.check_many([(d.key, fingerprinter.fingerprint(d.text)) for d in chunk])
+            verdicts += detector.check_many(
+                [(d.key, fingerprinter.fingerprint(d.text, titles(d.text) if titles else None)) for d in chunk]
+            )
     return verdicts
 
 
@@ -408,7 +464,10 @@ def second_verdicts(docs: list[Doc], verdicts: list) -> dict[int, object]:
 
 
 def missed_pairs(
-    excerpts: list[tuple[str, str, float]], found: dict[str, dict[int, bool]], fingerprinter: Fingerprinter
+    excerpts: list[tuple[str, str, float]],
+    found: dict[str, dict[int, bool]],
+    fingerprinter: Fingerprinter,
+    titles: Titles,
 ) -> list[str]:
     """Each excerpt pair not recognised in an order, with the rule's answer on the pair: the
     rule's reason when it says other stories, "never compared" when it says one story (the
@@ -418,7 +477,9 @@ def missed_pairs(
         orders = [order for order, hits in found.items() if not hits[p]]
         if not orders:
             continue
-        judgement = judge(fingerprinter.fingerprint(excerpt), fingerprinter.fingerprint(complete))
+        judgement = judge(
+            fingerprinter.fingerprint(excerpt, titles(excerpt)), fingerprinter.fingerprint(complete, titles(complete))
+        )
         why = (
             "never compared (the rule says one story)"
             if judgement.same_story
@@ -429,16 +490,19 @@ def missed_pairs(
     return lines
 
 
-def pool_figure(data: Path, seed: int) -> str:
+def pool_figure(data: Path, seed: int, with_titles: bool = True) -> str:
     """The rule's answer on an excerpt of every long article of the pool (one share drawn each),
     not on a seed's half of it: what a seed's figure is a draw from. The rule alone, on the
     pair (no lookup, so pairs never compared count as recognised)."""
     rng = random.Random(seed)
     longs, _ = _pools(data, rng)
     fingerprinter = Fingerprinter()
-    pairs = [pair for pair in excerpt_pairs(longs, rng, len(longs)) if not several_briefs(pair[1])]
+    titles = Titles(seed + 5, with_titles)
+    pairs = [pair for pair in excerpt_pairs(longs, rng, len(longs), titles=titles) if not several_briefs(pair[1])]
     missed = [
-        c for e, c, _ in pairs if not judge(fingerprinter.fingerprint(e), fingerprinter.fingerprint(c)).same_story
+        c
+        for e, c, _ in pairs
+        if not judge(fingerprinter.fingerprint(e, titles(e)), fingerprinter.fingerprint(c, titles(c))).same_story
     ]
     leads = "; ".join(c[:16].replace("\n", "/") for c in sorted(missed))
     return f"| {seed} | {len(longs)} | {_share(len(pairs) - len(missed), len(pairs))} | {leads} |"
@@ -449,7 +513,13 @@ def _share(hit: int, total: int) -> str:
 
 
 def run(
-    data: Path, seed: int, store_uri: str, sizes: dict[str, int], missed: bool = False, share_declared: float = DECLARED
+    data: Path,
+    seed: int,
+    store_uri: str,
+    sizes: dict[str, int],
+    missed: bool = False,
+    share_declared: float = DECLARED,
+    with_titles: bool = True,
 ) -> bool:
     rng = random.Random(seed)
     longs, shorts = _pools(data, rng)
@@ -469,12 +539,17 @@ def run(
     started = time.perf_counter()
     # Excerpts and complete articles, each order.
     half = len(longs) // 2
-    excerpts = [pair for pair in excerpt_pairs(longs[:half], rng, sizes["excerpts"]) if not several_briefs(pair[1])]
+    titles = Titles(seed + 5, with_titles)
+    excerpts = [
+        pair
+        for pair in excerpt_pairs(longs[:half], rng, sizes["excerpts"], titles=titles)
+        if not several_briefs(pair[1])
+    ]
     found = {}
     for order, roles in (("excerpt first", ("excerpt", "complete")), ("complete first", ("complete", "excerpt"))):
         pairs = [(e, c) if roles[0] == "excerpt" else (c, e) for e, c, _ in excerpts]
         docs = _stream(pairs, random.Random(seed), "x", roles)
-        seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter))
+        seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, titles=titles))
         found[order] = {p: v.status == DUPLICATE and v.duplicate_of == f"x/{p}-a" for p, v in seconds.items()}
         floor(
             f"excerpts: second copy recognised, {order}", sum(found[order].values()), len(found[order]), FLOOR_EXCERPT
@@ -486,39 +561,39 @@ def run(
         bucket = f"{int(share * 10) * 10}-{int(share * 10) * 10 + 10}%"
         by_share[bucket, "n"] += 1
         by_share[bucket, "both"] += found["excerpt first"][p] and found["complete first"][p]
-    misses = missed_pairs(excerpts, found, fingerprinter) if missed else []
+    misses = missed_pairs(excerpts, found, fingerprinter, titles) if missed else []
 
     # NEARDUP_PREFER = "longest": excerpts of 20-95% first, the complete article later takes
     # their place; a second copy of the same length (commas changed) never does.
-    wide = excerpt_pairs(longs[:half], random.Random(seed + 2), sizes["excerpts"], LONGEST_SHARE)
+    wide = excerpt_pairs(longs[:half], random.Random(seed + 2), sizes["excerpts"], LONGEST_SHARE, titles)
     # leads that left a sentence out, of articles that are one story
     wide = [(e, c, share) for e, c, share in wide if left_out_sentence(e, c) and not several_briefs(c)]
     docs = _stream([(e, c) for e, c, _ in wide], random.Random(seed + 2), "l", ("excerpt", "complete"))
-    seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, prefer="longest"))
+    seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, prefer="longest", titles=titles))
     replaced = sum(v.status != DUPLICATE and v.replaces == f"l/{p}-a" for p, v in seconds.items())
     floor("longest: the complete article replaces its excerpt (20-95%)", replaced, len(seconds), FLOOR_LONGEST)
     same = [(c, c.replace("，", ",")) for _, c, _ in wide]
     docs = _stream(same, random.Random(seed + 3), "s", ("complete", "complete"))
-    seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, prefer="longest"))
+    seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, prefer="longest", titles=titles))
     flipped = sum(v.replaces is not None for v in seconds.values())
     floor("longest: copies of one length that replace the stored one", flipped, len(seconds), 0.0, at_least=False)
 
     # Quoting texts and their stories, each order.
     # The repost heads have a generator of their own: the share changes no other draw.
     heads = (random.Random(seed + 4), share_declared)
-    quotes = quote_pairs(longs[half:], shorts, rng, sizes["quotes"], reserve=longs[:half], heads=heads)
+    quotes = quote_pairs(longs[half:], shorts, rng, sizes["quotes"], reserve=longs[:half], heads=heads, titles=titles)
     where_of = [w for _, _, w in quotes]
     for order, roles in (("story first", ("story", "quoting")), ("quoting text first", ("quoting", "story"))):
         pairs = [(s, q) if roles[0] == "story" else (q, s) for s, q, _ in quotes]
         docs = _stream(pairs, random.Random(seed + 1), "q", roles)
-        seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter))
+        seconds = second_verdicts(docs, check(docs, store_uri, fingerprinter, titles=titles))
         dup = [p for p, v in seconds.items() if v.status == DUPLICATE]
         floor(f"quoting texts called duplicates, {order}", len(dup), len(seconds), CEILING_QUOTE, at_least=False)
         if dup:
             rows.append(f"| (where the quote sits in those) | {dict(Counter(where_of[p] for p in dup))} | |")
 
     # Digests and the stories they carry, each order.
-    groups = digest_groups(shorts[len(quotes) :], rng, sizes["digests"], heads=heads)
+    groups = digest_groups(shorts[len(quotes) :], rng, sizes["digests"], heads=heads, titles=titles)
     for order in ("stories first", "digest first"):
         docs = []
         for number, (digest, items) in enumerate(groups):
@@ -535,7 +610,7 @@ def run(
                     )
                 )
         docs.sort(key=lambda d: d.time)
-        verdicts = check(docs, store_uri, fingerprinter)
+        verdicts = check(docs, store_uri, fingerprinter, titles=titles)
         judged = [v for d, v in zip(docs, verdicts) if (d.role == "story") == (order == "digest first")]
         dup = sum(v.status == DUPLICATE for v in judged)
         floor(
@@ -579,7 +654,10 @@ def run(
                 at_least=False,
             )
 
-    print(f"## seed {seed}, {store_uri.split('://')[0]}:// ({time.perf_counter() - started:.0f} s)")
+    print(
+        f"## seed {seed}, {store_uri.split('://')[0]}://{'' if with_titles else ', no titles'} "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
     print(
         f"{len(excerpts)} excerpt pairs (of a pool of {len(longs)} long articles, half drawn), {len(quotes)} quoting texts ({dict(Counter(where_of))}), "
         f"{len(groups)} digests carrying {sum(len(i) for _, i in groups)} stories "
@@ -615,6 +693,7 @@ def main(argv: list[str] | None = None) -> int:
         default=DECLARED,
         help="share of quoted stories and digest items standing alone as a repost under a 原标题 head",
     )
+    parser.add_argument("--no-titles", action="store_true", help="give no text its headline")
     parser.add_argument("--missed", action="store_true", help="list each excerpt pair missed, and the rule's answer")
     parser.add_argument("--pool", action="store_true", help="only the rule on an excerpt of every article of the pool")
     args = parser.parse_args(argv)
@@ -622,10 +701,15 @@ def main(argv: list[str] | None = None) -> int:
         print(
             "| seed (shares drawn) | long articles | excerpts the rule calls one story | articles missed |\n|---|---|---|---|"
         )
-        print("\n".join(pool_figure(args.data, seed) for seed in args.seed))
+        print("\n".join(pool_figure(args.data, seed, not args.no_titles) for seed in args.seed))
         return 0
     sizes = {"excerpts": args.excerpts, "quotes": args.quotes, "digests": args.digests, "reports": args.reports}
-    ok = all([run(args.data, seed, args.store, sizes, args.missed, args.declared) for seed in args.seed])  # noqa: C419 (every seed runs)
+    ok = all(
+        [  # noqa: C419 (every seed runs)
+            run(args.data, seed, args.store, sizes, args.missed, args.declared, not args.no_titles)
+            for seed in args.seed
+        ]
+    )
     return 0 if ok else 1
 
 

@@ -153,6 +153,7 @@ class Doc:
     partner_story: int | None = None  # topic: the other story of the pair
     time: float = 0.0
     script: str = ""  # originals published in Traditional: the conversion that made them
+    title: str = ""  # its headline, as an item's title field gives it: the story's own (a reprint keeps it)
 
     @property
     def disclaimer(self) -> bool:
@@ -526,6 +527,7 @@ def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED, scri
                 partner_story=story.partner_story,
                 time=when,
                 script=script,
+                title=story.title,
             )
         )
         if rng.random() >= REPRINTED_SHARE:
@@ -546,6 +548,7 @@ def build_stream(data: Path | str = DEFAULT_DATA, seed: int = DEFAULT_SEED, scri
                     length=story.length,
                     transforms=applied,
                     time=when + 0.01 * copy + rng.expovariate(1.0 / MEAN_DELAY),
+                    title=story.title,
                 )
             )
     docs.sort(key=lambda d: d.time)
@@ -562,7 +565,7 @@ def check_stream(
     started = time.perf_counter()
     for at in range(0, len(docs), batch):
         chunk = docs[at : at + batch]
-        documents = [(d.key, fingerprint(d.text)) for d in chunk]
+        documents = [(d.key, fingerprint(d.text, d.title or None)) for d in chunk]
         verdicts += detector.start_many(documents, **(extra(chunk) if extra else {}))()
     return verdicts, time.perf_counter() - started
 

@@ -63,8 +63,11 @@ def local_site() -> Iterator[LocalSite]:
 @pytest.fixture(autouse=True)
 def receipts_of_this_test(tmp_path_factory, monkeypatch):
     """Each test keeps its stores' receipts (stores/receipts.py) in a folder of its own, never
-    in the user's: a store one test made is not reported lost by another."""
-    monkeypatch.setenv("NEARDUP_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    in the user's: a store one test made is not reported lost by another. The folder is made
+    by the first receipt written: most tests write none, and every folder a run leaves is
+    removed one by one by a later run (pytest keeps the last three runs' folders)."""
+    folder = tmp_path_factory.getbasetemp() / "state" / uuid.uuid4().hex
+    monkeypatch.setenv("NEARDUP_STATE_DIR", str(folder))
 
 
 @pytest.fixture(params=["memory", "leveldb", "redis", "cluster"])

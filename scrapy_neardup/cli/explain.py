@@ -55,7 +55,7 @@ def explain_pair(args: argparse.Namespace) -> int:
                     **store_flags(args),
                 )
             )
-        found = explain(first, second, recipe, thresholds, store)
+        found = explain(first, second, recipe, thresholds, store, titles=(args.title_a, args.title_b))
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
     notes = [
         f"note: {name} ({path}) is larger than --max-bytes {args.max_bytes:,}: its first {cut:,} bytes were read and judged"

@@ -74,7 +74,7 @@ class Parsed:
     problem: str | None = None
     source: str | None = None  # what is fingerprinted: the text, or the HTML (``is_html``)
     is_html: bool = False
-    title: str | None = None  # the record's headline (--title-field), for the review page
+    title: str | None = None  # the record's headline (--title-field): judged with it, shown on the review page
 
 
 # Parsed lines with their fingerprints (or why there is none); each line's output (None:
@@ -132,6 +132,8 @@ def run_lines(
                     found, text = next(prints)
                     if item.is_html:
                         item.text = text  # the article body extracted from the record's HTML
+                    if isinstance(found, Fingerprint):
+                        found = found.with_title(item.title)  # judged with its headline (--title-field)
                 out.append((item, found))
             return out
 

@@ -129,7 +129,8 @@ def _line_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--title-field",
         default="title",
-        help="field holding the record's headline, shown on the review page (default: title)",
+        help="field holding the record's headline: a lead excerpt declaring it as its original title (原标题) "
+        "is one story with the record; shown on the review page (default: title)",
     )
     _judging_options(parser, "texts with fewer content characters are passed, not judged")
     parser.add_argument("--ttl", type=_seconds("no time window"), default=0, help="time window in seconds (0: none)")
@@ -275,6 +276,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto (default): HTML when a file starts with < or is named .htm/.html",
     )
     pair.add_argument("--html", metavar="PAGE", help="also write the two texts side by side, marked, to PAGE")
+    for name in ("a", "b"):
+        pair.add_argument(
+            f"--title-{name}",
+            metavar="HEADLINE",
+            help=f"{name.upper()}'s headline, as a crawl's title field gives it: judged with it (原标题 lines naming it)",
+        )
     pair.add_argument(
         "--max-bytes",
         type=_at_least_one,

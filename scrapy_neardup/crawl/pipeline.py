@@ -401,10 +401,11 @@ class NearDupPipeline:
         source = self.fields.source_name(item)
         text = _text_of(prepared, body) if self.config.keep_text else None
         assert prepared.fingerprint is not None  # prepared.status is OK
+        fingerprint = prepared.fingerprint.with_title(self.fields.title(ItemAdapter(item)))  # NEARDUP_TITLE_FIELD
         waited = False
         while True:
             try:
-                verdict = await self.access.check(key, prepared.fingerprint, source, text)
+                verdict = await self.access.check(key, fingerprint, source, text)
                 break
             except Exception as exc:
                 if await self.outages.may_retry(key, exc):
@@ -526,7 +527,7 @@ class _NoFingerprinter(Fingerprinter):
     def __init__(self, recipe: Recipe):
         self.recipe = recipe
 
-    def fingerprint(self, text: str) -> Fingerprint:
+    def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
         raise RuntimeError("fingerprints are computed by the worker processes")
 
 

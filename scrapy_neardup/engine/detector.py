@@ -88,17 +88,18 @@ class Detector:
         self.prefer = prefer  # None: first seen wins
         self._policy_failed = False
 
-    def fingerprint(self, text: str) -> Fingerprint:
-        return self.fingerprinter.fingerprint(text)
+    def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
+        return self.fingerprinter.fingerprint(text, title)
 
-    def check(self, key: str, text: str, reserve: bool = False, source: str = "") -> Verdict:
+    def check(self, key: str, text: str, reserve: bool = False, source: str = "", title: str | None = None) -> Verdict:
         """Judge ``text`` and store it if it is a new story.
 
         With ``reserve`` the document is stored as pending until :meth:`commit`; a pending
         document already catches its own copies, and :meth:`release` takes it out again.
-        ``source`` names the site for a ``source`` policy (default: the key's host).
+        ``source`` names the site for a ``source`` policy (default: the key's host); ``title`` is
+        the text's headline (a lead excerpt may declare it as its original title).
         """
-        return self.check_fingerprint(key, self.fingerprint(text), reserve, source)
+        return self.check_fingerprint(key, self.fingerprint(text, title), reserve, source)
 
     def check_fingerprint(
         self,
@@ -405,6 +406,8 @@ class Detector:
             source=source if self.prefer is not None else "",
             story_words=fp.story_words,
             digest=fp.digest,
+            title=fp.title,
+            declared=fp.declared,
         )
         sketch_keys = self.thresholds.sketch_keys(fp, self.recipe) if "sketch" in self.methods else []
         probe = Probe(

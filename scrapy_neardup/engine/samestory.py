@@ -20,9 +20,14 @@ lead excerpt (the lead test and the continuity test below); a larger share is a 
 the usual containment and Jaccard floors hold; and either is another story when the smaller
 text's figures are missing from the larger (:class:`Thresholds` ``other_figures``).
 
-A text's own claim to be a repost (an excerpt's 原标题 line, cut as a notice) is not taken as a
+A text's own claim to be a repost (an excerpt's 原标题 line, cut as a notice) is not by itself a
 sign of a lead excerpt: a short story reposted under such a line is quoted whole at the start of
-a commentary too, so the claim is also on the smaller text of a pair that is two stories.
+a commentary too, so the claim is also on the smaller text of a pair that is two stories. What
+the claim names is: "原标题：X" says "this text is the article headlined X", so when one text
+declares the other's own headline (both given: the item's title field) and the smaller text,
+held whole, opens the larger, the two are one story without the continuity test: a lead
+excerpt named by its article's title. A commentary quoting a reposted story has a headline of
+its own, not the story's.
 """
 
 from __future__ import annotations
@@ -109,6 +114,10 @@ class Traits(Protocol):
     def story_words(self) -> StoryWords | None: ...
     @property
     def digest(self) -> int: ...
+    @property
+    def title(self) -> int: ...
+    @property
+    def declared(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,7 @@ class Judgement:
     other_figures: int = 0  # figures of the smaller text missing from the larger
     figures: int = 0  # figures of the smaller text compared
     changed_figures: int = 0  # other_figures, and in texts of one length the larger's missing from the smaller
+    named: bool = False  # one text declares the other's headline as its original title (原标题)
     adds_story: Callable[[], bool] | None = field(default=None, repr=False, compare=False)
 
     @cached_property
@@ -162,6 +172,12 @@ class Judgement:
                 f"quoted story: {large} holds {small} ({100 * self.containment:.0f}% of it) amid text of its "
                 f"own ({small} is {percent} of {large}); the shared passage {where} {large}, and {goes_on}: "
                 f"a text quoting or collecting a story, not a copy of it"
+            )
+        if self.rule == LEAD_EXCERPT and self.named:
+            return (
+                f"lead excerpt: {small} is the opening {percent} of {large} ({100 * self.containment:.0f}% of it "
+                f"found there), and the original title one of them declares (原标题) is the other's headline: "
+                f"one story"
             )
         if self.rule == LEAD_EXCERPT:
             return (
@@ -269,10 +285,14 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
             (continuity >= floor and reach >= REACH)
             or (continuity >= max(floor, STRONG_CONTINUITY) and reach >= STRONG_REACH)
         )
-    same = held >= EXCERPT_WHOLE and goes_on and not another
+    # A smaller text held whole at the larger's start, one naming the other's headline as its
+    # original title: the article's lead, however the rest goes on.
+    named = where == OPENING and not another and _names(small, large)
+    same = held >= EXCERPT_WHOLE and (goes_on or named) and not another
     return found(
         LEAD_EXCERPT if same else QUOTED_STORY,
         same,
+        named=same and named and not goes_on,
         position=where,
         continuity=continuity,
         reach=reach,
@@ -347,6 +367,13 @@ def _sources(here: np.ndarray, there: np.ndarray, parts: int) -> dict[int, int]:
         high = BINS - 1 if last == len(here) else int(around.max()) * BINS // 256
         found[part] = (1 << (high + 1)) - (1 << low)
     return found
+
+
+def _names(small: Traits, large: Traits) -> bool:
+    """Whether one text declares the other's headline as its original title (原标题)."""
+    return bool(small.declared and small.declared == large.title) or bool(
+        large.declared and large.declared == small.title
+    )
 
 
 def _headline(chars: int, allowance: int) -> int:

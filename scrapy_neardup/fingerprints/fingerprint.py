@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 
 import numpy as np
@@ -38,6 +38,7 @@ from .text import (
     text_tables,
     to_text,
 )
+from .titles import declared_hash, title_hash
 
 # A word's SimHash weight is round(idf * (1 + ln tf) * WEIGHT_SCALE), an integer, so that its
 # sums are exact whatever the order; tf counts beyond the factor table share its last factor.
@@ -141,6 +142,16 @@ class Fingerprint:
     # The text itself, as normalised content characters: a page crawled again whose digest
     # differs was changed (an update), not seen again.
     digest: int = 0
+    # What names the article the text is (titles.py): its headline's hash, given by the caller
+    # (an item's title field), and the original title's its credit line declares (原标题：…);
+    # 0 for none. A lead excerpt declaring its article's headline is one story with it.
+    title: int = 0
+    declared: int = 0
+
+    def with_title(self, title: str | None) -> Fingerprint:
+        """This fingerprint with the hash of its text's headline ``title``; itself without one."""
+        value = title_hash(title)
+        return replace(self, title=value) if value and value != self.title else self
 
 
 def content_digest(content: np.ndarray) -> int:
@@ -315,7 +326,13 @@ class Fingerprinter:
         # compiled=False forces the numpy path (tests compare the two); None: C when built.
         self.compiled = kernel is not None if compiled is None else compiled and kernel is not None
 
-    def fingerprint(self, text: str) -> Fingerprint:
+    def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
+        """The fingerprint of ``text``, with its headline ``title`` when given (:mod:`.titles`)."""
+        found = self._fingerprint(text)
+        found.declared = declared_hash(text)
+        return found.with_title(title)
+
+    def _fingerprint(self, text: str) -> Fingerprint:
         codes = strip_notices(fold_codes(text, self.compiled))
         if self.compiled:
             return self._fingerprint_compiled(codes)

@@ -84,11 +84,12 @@ def explain(
     thresholds: Thresholds | None = None,
     store: Store | None = None,
     boilerplate_limit: int = 5,
+    titles: tuple[str | None, str | None] = (None, None),
 ) -> Explanation:
     """Judge ``b`` against ``a`` (A first) and gather the signals; ``store`` (read only)
-    supplies the boilerplate counts of a real run."""
+    supplies the boilerplate counts of a real run; ``titles`` are their headlines, if known."""
     fingerprinter = Fingerprinter(store.recipe if store is not None else recipe)
-    one, other = fingerprinter.fingerprint(a), fingerprinter.fingerprint(b)
+    one, other = fingerprinter.fingerprint(a, titles[0]), fingerprinter.fingerprint(b, titles[1])
     noise = set()
     if store is not None:
         asked = sorted(set(one.sentence_keys + one.sketch_keys) | set(other.sentence_keys + other.sketch_keys))

@@ -64,7 +64,7 @@ class Entries:
         text, extracted = _text_of(body)
         key = _optional_key(body)
         limit = _limit_of(body)
-        answer = self._similar(text, key, limit)
+        answer = self._similar(text, key, limit, _title_of(body))
         self.counts.checks += 1
         if extracted:
             answer["text"] = text  # the ranges are ranges of the extracted text
@@ -78,7 +78,7 @@ class Entries:
         force = body.get("force", False)
         if not isinstance(force, bool):
             raise EntryError(400, '"force" must be true or false')
-        fingerprint = self.detector.fingerprint(text)
+        fingerprint = self.detector.fingerprint(text, _title_of(body))
         if fingerprint.chars < self.detector.thresholds.min_chars:
             raise EntryError(400, _too_short(fingerprint.chars, self.detector.thresholds.min_chars))
         listed = self._listed(text, fingerprint, key, _limit_of(body))
@@ -138,8 +138,8 @@ class Entries:
 
     # -- the parts ------------------------------------------------------------------------
 
-    def _similar(self, text: str, key: str | None, limit: int) -> dict:
-        fingerprint = self.detector.fingerprint(text)
+    def _similar(self, text: str, key: str | None, limit: int, title: str | None = None) -> dict:
+        fingerprint = self.detector.fingerprint(text, title)
         min_chars = self.detector.thresholds.min_chars
         if fingerprint.chars < min_chars:
             return {
@@ -237,6 +237,14 @@ def _text_of(body: Any) -> tuple[str, bool]:
         except ExtractionError as exc:
             raise EntryError(400, f"no text could be extracted from the HTML: {exc}") from exc
     raise EntryError(400, 'the request needs a "text" (or "html") field')
+
+
+def _title_of(body: Any) -> str | None:
+    """The optional "title": the entry's headline, which a lead excerpt may declare (原标题)."""
+    title = body.get("title") if isinstance(body, dict) else None
+    if title is not None and not isinstance(title, str):
+        raise EntryError(400, '"title" must be a string')
+    return title
 
 
 def _required_key(body: Any) -> str:

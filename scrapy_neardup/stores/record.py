@@ -34,6 +34,10 @@ _STORY = struct.Struct("<QQB")  # story id, replaced id, length of the source
 # what tells a passage shared by two stories from one story told twice (engine.samestory).
 _WORDS_FLAG = 0x4000
 _WORDS = struct.Struct("<BBQH")  # story words, figures, the text's digest, its datelines
+# The next bit says that the titles follow the story fields: the hashes of the text's headline
+# and of the original title it declares (fingerprints.titles), either 0 for none.
+_TITLES_FLAG = 0x2000
+_TITLES = struct.Struct("<QQ")
 
 
 # The story words' arrays as stored: words, IDF bytes, spreads, figures (little-endian).
@@ -61,6 +65,8 @@ class DocRecord:
     source: str = ""  # the site it came from when given apart from its key (NEARDUP_SOURCE_FIELD)
     story_words: StoryWords | None = field(default=None, compare=False)
     digest: int = 0  # the text's (Fingerprint.digest): tells an updated page from one seen again
+    title: int = 0  # the hash of its headline (Fingerprint.title), 0 for none
+    declared: int = 0  # the hash of the original title it declares (Fingerprint.declared)
 
     @property
     def story_id(self) -> int:
@@ -78,6 +84,7 @@ class DocRecord:
         if self.story or self.replaces or self.source:
             source = self.source.encode("utf-8")[:255].decode("utf-8", "ignore").encode("utf-8")
             story = _STORY.pack(self.story, self.replaces, len(source)) + source
+        titles = _TITLES.pack(self.title, self.declared) if self.title or self.declared else b""
         words, places = b"", b""
         if self.story_words is not None and self.sketch.places is not None:
             found = self.story_words
@@ -91,7 +98,7 @@ class DocRecord:
                 ]
             )
             places = self.sketch.places.tobytes()
-        flags = (_STORY_FLAG if story else 0) | (_WORDS_FLAG if words else 0)
+        flags = (_STORY_FLAG if story else 0) | (_WORDS_FLAG if words else 0) | (_TITLES_FLAG if titles else 0)
         return b"".join(
             [
                 _HEAD.pack(
@@ -107,6 +114,7 @@ class DocRecord:
                 struct.pack("<H", len(key) | flags),
                 key,
                 story,
+                titles,
                 words,
                 self.sketch.to_bytes(),
                 places,
@@ -126,8 +134,8 @@ class DocRecord:
         offset += 8 * nkeys
         (key_length,) = struct.unpack_from("<H", data, offset)
         offset += 2
-        has_story, has_words = key_length & _STORY_FLAG, key_length & _WORDS_FLAG
-        key_length &= ~(_STORY_FLAG | _WORDS_FLAG)
+        has_story, has_words, has_titles = key_length & _STORY_FLAG, key_length & _WORDS_FLAG, key_length & _TITLES_FLAG
+        key_length &= ~(_STORY_FLAG | _WORDS_FLAG | _TITLES_FLAG)
         key = data[offset : offset + key_length].decode("utf-8", "surrogatepass")
         offset += key_length
         story = replaces = 0
@@ -137,6 +145,10 @@ class DocRecord:
             offset += _STORY.size
             source = data[offset : offset + source_length].decode("utf-8", "replace")
             offset += source_length
+        title = declared = 0
+        if has_titles:
+            title, declared = _TITLES.unpack_from(data, offset)
+            offset += _TITLES.size
         story_words, digest = None, 0
         if has_words:
             nwords, nfigures, digest, datelines = _WORDS.unpack_from(data, offset)
@@ -165,6 +177,8 @@ class DocRecord:
             source,
             story_words,
             digest,
+            title=title,
+            declared=declared,
         )
 
 

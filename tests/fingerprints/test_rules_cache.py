@@ -46,10 +46,18 @@ def test_a_warm_process_names_the_rules_without_loading_the_tokenizer(tmp_path, 
     assert (cold_imported, warm_imported, off_imported) == (True, False, True)
 
 
+@pytest.fixture(scope="module")
+def jieba() -> text.Tokenizer:
+    """The installed jieba, loaded once: a load reads its whole dictionary (most of these
+    tests' time), and a tokenizer is only read."""
+    return text.get_tokenizer("jieba")
+
+
 @pytest.fixture
-def fake_jieba(tmp_path, monkeypatch):
+def fake_jieba(tmp_path, monkeypatch, jieba):
     """The cache keyed by the files of a jieba package in ``tmp_path`` (the rules still come
-    from the installed jieba), with no tokenizer loaded in this process."""
+    from the installed jieba), with no tokenizer loaded in this process: loading one gives
+    the installed jieba, loaded once for the module."""
     package = tmp_path / "site" / "jieba"
     (package / "finalseg").mkdir(parents=True)
     (package / "dict.txt").write_text("中国 100 ns\n")
@@ -57,6 +65,7 @@ def fake_jieba(tmp_path, monkeypatch):
     (tmp_path / "site" / "jieba-0.42.1.dist-info").mkdir()
     monkeypatch.setattr(rules_cache, "package_dir", lambda name: str(package))
     monkeypatch.setattr(text, "_CACHE", {})
+    monkeypatch.setitem(text._TOKENIZERS, "jieba", lambda: jieba)
     monkeypatch.setenv("NEARDUP_CACHE_DIR", str(tmp_path / "cache"))
     return package
 
@@ -97,7 +106,7 @@ def test_rules_cached_for_another_version_or_model_are_not_used(fake_jieba, tmp_
     assert rules_cache.tokenizer_rules("jieba") == loaded
 
 
-def test_a_loaded_tokenizer_names_its_own_rules_and_an_unknown_one_is_an_error(tmp_path, monkeypatch):
+def test_a_loaded_tokenizer_names_its_own_rules_and_an_unknown_one_is_an_error(tmp_path, monkeypatch, jieba):
     monkeypatch.setenv("NEARDUP_CACHE_DIR", str(tmp_path / "cache"))
     loaded = text.get_tokenizer("jieba").rules
     assert rules_cache.tokenizer_rules("jieba") == loaded

@@ -310,3 +310,21 @@ def test_answers_go_out_in_order_and_a_client_gone_before_its_answer_stalls_none
         assert service.request("GET", "/health").body == {"status": "ok"}
     finally:
         service.kill()
+
+
+def test_a_title_sent_with_an_entry_names_the_article_a_lead_excerpt_declares(tmp_path):
+    """An essay added with its headline; its portal's excerpt, whose 原标题 line names it, is
+    its duplicate when checked with a headline of its own; one whose 原标题 names another
+    headline is not (the continuity test alone)."""
+    from support.samestory_texts import ESSAY_TITLE, essay
+
+    started = start_service(f"leveldb://{tmp_path}/store")
+    try:
+        assert started.add("essay", essay(), title=ESSAY_TITLE).status == 201
+        checked = started.check(essay(2), title="云岭村茶农的好日子")
+        assert checked.body["verdict"] == "duplicate" and checked.body["duplicate_of"] == "essay"
+        other = started.check(essay(2, title="云岭茶叶卖出好价钱"), title="云岭村茶农的好日子")
+        assert other.body["verdict"] != "duplicate"
+        assert started.request("POST", "/check", {"text": essay(2), "title": 3}).status == 400
+    finally:
+        started.kill()

@@ -13,6 +13,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -49,17 +50,33 @@ class ClusterNode:
     args: list[str]
     process: subprocess.Popen | None = None
     password: str | None = None
+    kept: Any = field(default=None, repr=False)  # the client of kept_client, while the node lives
 
     def client(self):
         import redis
 
         return redis.Redis(host="127.0.0.1", port=self.port, password=self.password)
 
+    def kept_client(self):
+        """A client kept open while the node lives: the fixtures look at every node before
+        each test, and a new client a look (its connection, its handshake) cost more than
+        the look itself."""
+        if self.kept is None:
+            self.kept = self.client()
+        return self.kept
+
     def start(self) -> None:
+        self.forget_client()
         self.process = subprocess.Popen(self.args, cwd=self.workdir)
+
+    def forget_client(self) -> None:
+        if self.kept is not None:
+            self.kept.close()
+            self.kept = None
 
     def kill(self) -> None:
         """Kill the node as a crash would (SIGKILL)."""
+        self.forget_client()
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(10)
@@ -99,16 +116,13 @@ class RedisClusterGroup:
         """The nodes that are masters now, by the cluster's own account."""
         found = []
         for node in self.nodes:
-            if node.answers():
-                with node.client() as client:
-                    if client.info("replication").get("role") == "master":
-                        found.append(node)
+            if node.answers() and node.kept_client().info("replication").get("role") == "master":
+                found.append(node)
         return found
 
     def flush(self) -> None:
         for node in self.masters():
-            with node.client() as client:
-                client.flushall()
+            node.kept_client().flushall()
 
     def wait_ok(self, timeout: float = 30) -> None:
         """Wait until every live node says the cluster is ok, every replica is in sync, and
@@ -121,14 +135,14 @@ class RedisClusterGroup:
             for node in self.nodes:
                 if node.port not in live:
                     continue
-                with node.client() as client:
-                    info = client.cluster("info")
-                    ok = info.get("cluster_state") == "ok"
-                    replication = client.info("replication")
-                    if replication.get("role") == "slave":
-                        ok = ok and replication.get("master_link_status") == "up"
-                    mapped = {entry[1] for row in client.execute_command("CLUSTER", "SLOTS") for entry in row[2:]}
-                    states.append(ok and mapped == live)
+                client = node.kept_client()
+                info = client.cluster("info")
+                ok = info.get("cluster_state") == "ok"
+                replication = client.info("replication")
+                if replication.get("role") == "slave":
+                    ok = ok and replication.get("master_link_status") == "up"
+                mapped = {entry[1] for row in client.execute_command("CLUSTER", "SLOTS") for entry in row[2:]}
+                states.append(ok and mapped == live)
             if states and all(states):
                 return
             assert time.monotonic() < deadline, "the Redis Cluster did not become ok"

@@ -211,3 +211,27 @@ DRILL_COMMENTARY_OWN = [
 def drill_commentary() -> str:
     """The commentary: a line of its own, the story whole, then its own report."""
     return "\n".join(["读到这样一条消息：", DRILL, *DRILL_COMMENTARY_OWN])
+
+
+# An essay whose later paragraphs turn from its opening scene to general reflections: an
+# excerpt of its first paragraphs shares few of the later paragraphs' words.
+ESSAY_TITLE = "云岭茶园里的一堂课"
+ESSAY = [
+    "清晨六点，云岭村的茶园还笼罩在薄雾里，五十八岁的茶农罗桂芬已经背着竹篓走进了茶垄。她一边采摘芽尖，一边告诉我们，今年春茶的头一批鲜叶卖出了每斤三百二十元的好价钱。",
+    "罗桂芬家的六亩茶园在云岭半山腰上。十年前，她和丈夫从外地打工回到云岭村，跟着村里的合作社学会了修剪茶树、施用有机肥，还在茶垄之间种上了驱虫的香草。",
+    "说起这些年的变化，罗桂芬指着山脚下新修的茶叶加工厂说，以前鲜叶只能挑到镇上卖给收购商，现在合作社统一收购、统一加工，茶农每年能多挣一万多元。",
+    "走出山区再看，一个地方的发展，往往取决于能否把手里的资源变成长久的本事。资源会用尽，市场会起落，真正留得住的，是人们在实践中摸索出来的经验和规矩。",
+    "这些年各地都在讲特色产业，可特色不是一句口号。有的地方一哄而上，今天种这个、明天养那个，结果投入不少，收获寥寥；有的地方认准一条路，十几年如一日，慢慢做出了名气。",
+    "做成一件事，需要耐心，也需要制度。好的制度让肯下功夫的人得到回报，让投机取巧的人无利可图，这比任何一时的补贴都更管用。",
+    "城市里的人常常把乡村想象成田园牧歌，其实乡村的日子同样离不开算账。算清楚成本和收益，算清楚眼前和长远，才能少走弯路。",
+    "这一课，不在课本里，而在一次次的尝试和失败里。学会了，路就宽了。",
+]
+ESSAY_HEAD = f"来源：南山晨报  原标题：{ESSAY_TITLE}"
+
+
+def essay(paragraphs: int | None = None, title: str = ESSAY_TITLE) -> str:
+    """The essay, or a portal's excerpt of its first ``paragraphs`` under a credit line naming
+    ``title`` as the original title."""
+    if paragraphs is None:
+        return "\n".join(ESSAY)
+    return "\n".join([f"来源：南山晨报  原标题：{title}", *ESSAY[:paragraphs]])
