@@ -1,7 +1,8 @@
 """Crawl rate with and without NearDupPipeline, on a generated local news world.
 
     python benchmarks/crawl_rate.py [--data PATH] [--workers 0 1] [--store-thread off on] [--repeat 3] [--json out.json]
-                                    [-s NAME=VALUE ...] [--variant 'NAME=VALUE ...']
+                                    [-s NAME=VALUE ...] [--variant 'NAME=VALUE ...'] [--base DIR]
+                                    [--world real] [--stories N] [--delay SECONDS]
 
 The world is built with ``scrapy_neardup.newsworld`` from real Chinese news (People's
 Daily, January 1998: consecutive short articles joined to news length), five sites with their
@@ -14,7 +15,12 @@ crawler's GIL), and crawled by Scrapy (CONCURRENT_REQUESTS 16) in a fresh proces
   readability-lxml), drop mode, a LevelDB store in a temporary directory.
 
 Reported: pages/s of each run and their ratio (floor 0.85), items kept and dropped, the
-``neardup/`` stats, and how the kept items compare with the world's ground truth.
+``neardup/`` stats, and how the kept items compare with the world's ground truth; the time to
+the first item, from the moment the crawl is asked for (``CrawlerProcess.crawl``, where Scrapy
+builds its engine and the pipeline starts its workers), against the crawl without the pipeline
+(floor +0.5 s). ``--base DIR`` adds, in every round, a crawl with the pipeline of another
+source tree (its C kernel built in place): two versions measured in one run. The crawls run
+with bytecode written and read, as an installed package has it, whatever the environment says.
 
 ``--neighbour-duty 0.45`` adds a diagnostic run: the crawl without the pipeline while another
 process extracts pages with readability-lxml 45% of the time, as a worker does, and hands
@@ -165,15 +171,20 @@ def crawl_child(config: dict) -> None:
     def on_item(item: Any, **kwargs: Any) -> None:
         if not first_item:
             first_item.append(time.perf_counter())
-        kept.append(item["url"])
+        if "exception" not in kwargs:  # item_scraped: kept
+            kept.append(item["url"])
 
     crawler.signals.connect(on_item, signal=signals.item_scraped)
-    process.crawl(crawler, base_url=config["base_url"])
+    crawler.signals.connect(on_item, signal=signals.item_dropped)  # the first item judged, kept or not
     beside = None
     if config.get("neighbour"):
         beside = subprocess.Popen([sys.executable, __file__, "--neighbour", json.dumps(config["neighbour"])])
         time.sleep(3)  # it fetches its pages and starts extracting
-    started, cpu_started = time.perf_counter(), time.process_time()
+    # The clock starts when the crawl is asked for: Scrapy builds its engine (and the pipeline
+    # starts its workers) in process.crawl, the reactor runs the rest in process.start.
+    started = time.perf_counter()
+    process.crawl(crawler, base_url=config["base_url"])
+    cpu_started = time.process_time()
     process.start()
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     if beside is not None:
@@ -189,7 +200,7 @@ def crawl_child(config: dict) -> None:
         "wall": wall,
         "crawl_cpu": cpu,  # CPU of the crawl process itself while crawling (no start-up, no workers)
         "items": stats.get("item_scraped_count", 0) + stats.get("item_dropped_count", 0),
-        "first_item": first_item[0] - started if first_item else None,  # seconds from the crawl's start
+        "first_item": first_item[0] - started if first_item else None,  # seconds from process.crawl
         "kept": kept,
         "dropped": stats.get("item_dropped_count", 0),
         "finish_reason": stats.get("finish_reason"),
@@ -218,7 +229,11 @@ def run_crawl(config: dict, server_pid: int | None = None) -> dict:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         server_before = process_cpu(server_pid) if server_pid else None
         completed = subprocess.run(
-            [sys.executable, __file__, "--child", json.dumps(config)], capture_output=True, text=True
+            [sys.executable, __file__, "--child", json.dumps(config)],
+            capture_output=True,
+            text=True,
+            env=child_env(config.get("tree")),
+            cwd=tmp,  # a worker imports from its folder first: not the tree the benchmark runs from
         )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         server_after = process_cpu(server_pid) if server_pid else None
@@ -235,6 +250,28 @@ def run_crawl(config: dict, server_pid: int | None = None) -> dict:
     )
     result["rate"] = result["pages"] / result["elapsed"] if result["elapsed"] else 0.0
     return result
+
+
+def child_env(tree: str | None = None) -> dict[str, str]:
+    """The environment of a crawl's process (and so of its workers): with ``tree``, that
+    source tree's scrapy_neardup is imported instead of the installed one. Bytecode is
+    written and read as in an installed package, in a folder of the benchmark's own: an
+    environment that says PYTHONDONTWRITEBYTECODE would have every worker compile the
+    package's modules again, which a user's install does not."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), f"crawl-rate-pycache-{os.getuid()}")
+    if tree:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(tree).resolve()), env.get("PYTHONPATH")]))
+    return env
+
+
+def compile_once(tree: str | None = None) -> None:
+    """Import what a crawl and its workers import, so that the first measured crawl finds
+    their bytecode written, as the later ones do."""
+    modules = "scrapy.crawler, scrapy_neardup.crawl.pipeline, scrapy_neardup.fingerprints.prepare, readability"
+    subprocess.run(
+        [sys.executable, "-c", f"import {modules}"], env=child_env(tree), check=True, cwd=tempfile.gettempdir()
+    )
 
 
 def truth(world: Any, kept: list[str]) -> dict:
@@ -317,6 +354,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="'NAME=VALUE ...'",
         help="another configuration of the pipeline run in each round, beside the default one",
     )
+    parser.add_argument(
+        "--base",
+        metavar="DIR",
+        help="also crawl with the pipeline of this source tree (its C kernel built in place), "
+        "in each round: an A/B of two versions in one run",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration; the median is reported")
     parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS (default 16)")
     parser.add_argument(
@@ -381,6 +424,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     if len(world.story_of) < 3000 and not args.stories and args.world == "hand":
         print("warning: fewer than 3,000 article pages; raise --reprints", flush=True)
+    compile_once()
+    if args.base:
+        compile_once(args.base)
     server, base_url = start_server(world, args.delay)
     base = {"base_url": base_url, "concurrency": args.concurrency, "log_level": args.log_level}
     runs: dict[str, list[dict]] = {}
@@ -421,6 +467,13 @@ def main(argv: list[str] | None = None) -> int:
                                 ),
                             )
                         )
+            if args.base:
+                configs.append(
+                    (
+                        "with pipeline (base tree)",
+                        dict(base, pipeline=True, workers=None, tree=args.base, extra=_settings(args.set)),
+                    )
+                )
             # Each round starts with the next configuration: a later place in a round ran faster
             # in some runs, and rotating spreads that over all of them.
             shift = round_ % len(configs)
@@ -521,8 +574,8 @@ def main(argv: list[str] | None = None) -> int:
         per_page = 1000 * stats.get("neardup/extract_seconds", 0.0) / extracted if extracted else float("nan")
         paired = ", ".join(f"{r:.2f}" for r in entry["paired_ratios"])
         print(
-            f"\n{label}: ratio {entry['ratio']:.3f} ({verdict} the floor {FLOOR}); per round: {paired}; "
-            f"crawler-CPU ratio {entry['cpu_ratio']:.3f}"
+            f"\n{label}: ratio {entry['ratio']:.3f} ({verdict} the floor {FLOOR}); per round: {paired} "
+            f"(median {statistics.median(entry['paired_ratios']):.3f}); crawler-CPU ratio {entry['cpu_ratio']:.3f}"
         )
         base_first = summary["runs"][next(iter(summary["runs"]))].get("first_item")
         if entry.get("first_item") is not None and base_first is not None:

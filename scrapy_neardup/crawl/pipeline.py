@@ -110,9 +110,38 @@ class NearDupPipeline:
         crawler.signals.connect(pipeline.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(pipeline.item_dropped, signal=signals.item_dropped)
         crawler.signals.connect(pipeline.item_error, signal=signals.item_error)
+        if getattr(crawler, "crawling", False):  # the crawl is starting, not a look at the settings
+            try:
+                pipeline._start_workers()
+            except Exception:  # open_spider tries again, and says what is wrong
+                pass
         return pipeline
 
     # -- opening and closing ------------------------------------------------------------
+
+    def _start_workers(self) -> None:
+        """Start the worker processes, once. Called as the crawl starts (from_crawler), so that
+        their start (imports, tables, a warm-up page) runs while Scrapy builds its engine, opens
+        the store and fetches the first pages: the first item waits for a ready worker."""
+        config = self.config
+        if self.pool is not None or not config.workers or not can_pickle_extractor(config.extractor):
+            return
+        needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
+        self.pool = WorkerPool(
+            config.workers,
+            config.recipe().resolved(),
+            config.extractor,
+            config.worker_niceness,
+            config.extract_timeout or None,
+            send_text=needs_text,
+        )
+        self.crawler.signals.connect(self._stop_workers, signal=signals.engine_stopped)
+
+    def _stop_workers(self) -> None:
+        """The crawl is over, or never opened the spider: the workers leave."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
 
     def open_spider(self, spider: Spider | None = None) -> None:
         config = self.config
@@ -135,16 +164,7 @@ class NearDupPipeline:
             self.review = CrawlReview(report, self.crawler.spider, self.log) if report else None
         except ValueError as exc:
             return self._fail(str(exc), BAD_SETTING)
-        if config.workers:  # first: a worker's start (imports, tables) runs while the store opens
-            needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
-            self.pool = WorkerPool(
-                config.workers,
-                recipe,
-                config.extractor,
-                config.worker_niceness,
-                config.extract_timeout or None,
-                send_text=needs_text,
-            )
+        self._start_workers()  # before the store opens, where from_crawler did not start them
         try:
             self._shared = acquire_store(uri, config.namespace, recipe, config)
         except Exception as exc:
@@ -208,9 +228,7 @@ class NearDupPipeline:
         if self.opened:
             self.purges.stop()
             self.outages.close(self.reservations)
-        if self.pool is not None:
-            self.pool.close()
-            self.pool = None
+        self._stop_workers()
         left = self.reservations.release_all() if self.opened else []
         if left:
             self.log.inc("released", len(left))

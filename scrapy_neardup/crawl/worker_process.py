@@ -1,5 +1,5 @@
 """The body of a worker process (:class:`~.workers.WorkerPool` starts them): pages in on one
-pipe, prepared fingerprints out on another, each a length-prefixed pickle.
+pipe (:func:`page_frame`), prepared fingerprints out on another (length-prefixed pickles).
 
 It imports neither Scrapy nor Twisted: their import would be a good part of a worker's start,
 which the crawl's first item waits for.
@@ -26,6 +26,25 @@ def framed(obj: Any) -> bytes:
     """``obj`` pickled, after its length: one message on a worker's pipes."""
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     return LENGTH.pack(len(data)) + data
+
+
+def page_frame(source: str | bytes, is_html: bool, key: str, site: str) -> bytes:
+    """A page as one message: its other fields pickled, then the page itself as bytes, not
+    pickled (a str encoded once, lone surrogates kept): pickling a str leaves its UTF-8 form
+    cached in it, a second copy of the page held as long as the item."""
+    is_str = isinstance(source, str)
+    body = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+    fields = pickle.dumps((is_str, is_html, key, site), protocol=pickle.HIGHEST_PROTOCOL)
+    size = 2 * LENGTH.size + len(fields) + len(body)
+    return b"".join((LENGTH.pack(size - LENGTH.size), LENGTH.pack(len(fields)), fields, body))
+
+
+def read_page(payload: bytes) -> tuple[str | bytes, bool, str, str]:
+    """The page and its fields back from a :func:`page_frame` message (without its length)."""
+    (size,) = LENGTH.unpack_from(payload)
+    is_str, is_html, key, site = pickle.loads(payload[LENGTH.size : LENGTH.size + size])
+    body = memoryview(payload)[LENGTH.size + size :]
+    return (str(body, "utf-8", "surrogatepass") if is_str else bytes(body)), is_html, key, site
 
 
 def _read_exactly(stream: Any, size: int) -> bytes | None:
@@ -63,11 +82,11 @@ def _serve() -> None:
             if niceness and hasattr(os, "nice"):
                 os.nice(niceness)
             preparer = Preparer(recipe, extractor)
+            preparer.warm_up()
             results.write(framed(None))  # ready
             results.flush()
             continue
-        source, is_html, key, site = pickle.loads(payload)
-        prepared = preparer(source, is_html, key, site)
+        prepared = preparer(*read_page(payload))
         if not send_text:
             prepared.text = None
         results.write(framed(prepared))

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from ..fingerprints.fingerprint import Recipe
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared
 from .compat import installed_reactor, maybe_await, wait
-from .worker_process import LENGTH, RESULTS_FD, TASKS_FD, framed
+from .worker_process import LENGTH, RESULTS_FD, TASKS_FD, framed, page_frame
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +68,9 @@ class _Worker:
             env=pool.environment,
             childFDs={1: 1, 2: 2, TASKS_FD: "w", RESULTS_FD: "r"},
         )
+        tasks = getattr(self.transport, "pipes", {}).get(TASKS_FD)
+        if tasks is not None:
+            widen_pipe(tasks.fileno())
         self.transport.writeToChild(TASKS_FD, pool.init_frame)
 
     def submit(self, frame: bytes) -> Any:
@@ -259,7 +262,7 @@ class WorkerPool:
     def submit(self, source: str | bytes, is_html: bool, key: str = "", site: str = "") -> Any:
         """A Deferred that fires with the :class:`Prepared` page, or fails with WorkerDied
         or ExtractTimeout."""
-        return self.resend(framed((source, is_html, key, site)))
+        return self.resend(page_frame(source, is_html, key, site))
 
     def resend(self, frame: bytes) -> Any:
         """Hand a framed page to the live worker with the fewest pages waiting."""
@@ -272,6 +275,21 @@ class WorkerPool:
     def close(self) -> None:
         for worker in self._workers:
             worker.close()
+
+
+PIPE_SIZE = 1 << 20  # bytes: Linux's default limit for a process that is not privileged
+
+
+def widen_pipe(fd: int) -> None:
+    """Let the pipe ``fd`` hold a few whole pages (Linux; elsewhere, or past the system's
+    limit, it keeps its size): a pipe of 64 KB takes a page of 100-300 KB in pieces, a turn of
+    the reactor and a wake of the worker each."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    except (ImportError, AttributeError, OSError):
+        pass
 
 
 def read_available(fd: int) -> bytes:

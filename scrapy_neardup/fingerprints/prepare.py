@@ -25,6 +25,22 @@ ERROR = "error"
 TIMEOUT = "timeout"  # extraction overran its time bound; the worker was replaced
 
 
+# Written for warming up: long enough for readability to take it for an article.
+WARM_UP_PAGE = (
+    "<html><head><title>河边的早晨</title></head><body><article><h1>河边的早晨</h1>"
+    + "".join(
+        f"<p>{line}</p>"
+        for line in (
+            "清晨六点，河边的步道上已经有不少晨练的居民，有人慢跑，有人打太极拳。",
+            "一位老人说，他在这里散步已经二十年了，看着两岸的树一年比一年高。",
+            "去年秋天，区里修整了堤岸，新添了路灯和长椅，晚上来散步的人也多了。",
+            "附近小学的学生每周来河边捡一次垃圾，老师说这是孩子们最喜欢的一堂课。",
+        )
+    )
+    + "</article></body></html>"
+)
+
+
 @dataclass
 class Prepared:
     """The outcome of preparing one item's text; picklable, so it can come back from a worker."""
@@ -48,6 +64,12 @@ class Preparer:
         self.extractor: Callable[[str], str] = load_dotted(extractor) if isinstance(extractor, str) else extractor
         self.fingerprinter = Fingerprinter(recipe)
         self.site_text = SiteText()
+
+    def warm_up(self) -> None:
+        """Prepare a small page of no site once: the extractor and the tokenizer load modules
+        and dictionaries on their first call, which a worker does before the crawl's first page
+        reaches it. No site, so no line is remembered as a site's own text."""
+        self(WARM_UP_PAGE, True)
 
     def __call__(self, source: str | bytes, is_html: bool, key: str = "", site: str = "") -> Prepared:
         """``key`` names the page and ``site`` its site (:func:`.article.site_of`), for

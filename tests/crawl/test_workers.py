@@ -6,9 +6,11 @@ import os
 import subprocess
 import sys
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_neardup.crawl.workers import WorkerPool, read_available
+from scrapy_neardup.crawl.worker_process import LENGTH, TASKS_FD, page_frame, read_page
+from scrapy_neardup.crawl.workers import PIPE_SIZE, WorkerPool, read_available
 from scrapy_neardup.fingerprints.fingerprint import Recipe
 from scrapy_neardup.fingerprints.prepare import OK, Preparer
 from scrapy_neardup.newsworld.small import STORIES
@@ -64,3 +66,62 @@ def test_a_worker_process_imports_neither_scrapy_nor_twisted():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        HTML,
+        "<p>半个代理对\ud800照样传过去</p>",  # a lone surrogate (a broken page) crosses unchanged
+        HTML.encode("gb18030"),  # bytes cross as they are: the worker decodes them as HTML
+        b"\xff\xfe\x00 not text",
+    ],
+)
+def test_a_page_crosses_to_the_worker_exactly(source):
+    frame = page_frame(source, True, "https://a.example/\udc80", "a.example")
+    (length,) = LENGTH.unpack_from(frame)
+    assert length == len(frame) - LENGTH.size
+    back = read_page(frame[LENGTH.size :])
+    assert back == (source, True, "https://a.example/\udc80", "a.example")
+    assert type(back[0]) is type(source)
+
+
+@deferred_f_from_coro_f
+async def test_a_worker_gives_what_the_crawler_would_for_pages_of_one_site():
+    """The worker's warm-up page leaves no trace: the lines two pages of a site share are the
+    site's own text there as in a fresh Preparer, page after page."""
+    recipe = Recipe().resolved()
+    menu = "".join(f"<p>本站首页 新闻中心 联系我们 第{n}栏目导航链接列表</p>" for n in range(3))
+    pages = [
+        (f"<html><body><article>{menu}" + "".join(f"<p>{p}</p>" for p in story.paragraphs) + "</article></body></html>")
+        for story in STORIES.values()
+    ][:4]
+    keys = [f"https://site.example/{n}.html" for n in range(len(pages))]
+    local = Preparer(recipe, EXTRACTOR)
+    expected = [local(page, True, key, "site.example") for page, key in zip(pages, keys)]
+    pool = WorkerPool(1, recipe, EXTRACTOR, send_text=True)
+    try:
+        got = [await pool.prepare(page, True, key, "site.example") for page, key in zip(pages, keys)]
+    finally:
+        pool.close()
+    assert [p.status for p in got] == [p.status for p in expected]
+    assert [p.text for p in got] == [p.text for p in expected]
+    assert "本站首页" in expected[0].text and "本站首页" not in expected[1].text  # the site's text went
+    assert [_signals(p.fingerprint) for p in got] == [_signals(p.fingerprint) for p in expected]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+def test_a_worker_takes_a_whole_page_in_one_write():
+    import fcntl
+
+    pool = WorkerPool(1, Recipe().resolved(), EXTRACTOR)
+    try:
+        tasks = pool._workers[0].transport.pipes[TASKS_FD]
+        assert fcntl.fcntl(tasks.fileno(), fcntl.F_GETPIPE_SZ) >= min(PIPE_SIZE, _pipe_max_size())
+    finally:
+        pool.close()
+
+
+def _pipe_max_size() -> int:
+    with open("/proc/sys/fs/pipe-max-size", encoding="ascii") as handle:
+        return int(handle.read())

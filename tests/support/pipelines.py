@@ -38,3 +38,15 @@ def neardup_stats(pipeline: NearDupPipeline) -> dict[str, Any]:
         for k, v in pipeline.stats.get_stats().items()
         if k.startswith("neardup/") and k != "neardup/extract_seconds"
     }
+
+
+class WatchedPipeline(NearDupPipeline):
+    """NearDupPipeline that notes the worker processes it holds when the spider opens."""
+
+    last: WatchedPipeline | None = None  # the last one opened
+
+    def open_spider(self, spider: Spider | None = None) -> None:
+        WatchedPipeline.last = self
+        self.workers_at_open = list(self.pool._workers) if self.pool is not None else []
+        self.alive_at_open = [worker.alive for worker in self.workers_at_open]
+        return super().open_spider(spider)

@@ -1,0 +1,67 @@
+"""Worker processes start as the crawl starts, and leave with it (real crawls, real workers)."""
+
+from __future__ import annotations
+
+import pytest_twisted
+from itemadapter import ItemAdapter
+from scrapy.crawler import CrawlerRunner
+from scrapy.utils.test import get_crawler
+from support.crawls import crawl, settings_for, url_path
+from support.local_site import ARTICLES, REPRINT_OF, NewsSpider
+from support.pipelines import UnitSpider, WatchedPipeline
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
+
+from scrapy_neardup import NearDupPipeline
+
+WATCHED = "support.pipelines.WatchedPipeline"
+
+
+async def _ended(workers, seconds=30.0):
+    """Whether every worker's process has exited (and been reaped) within ``seconds``."""
+    for _ in range(int(seconds * 10)):
+        if all(worker.transport.pid is None for worker in workers):
+            return True
+        await deferLater(reactor, 0.1)
+    return False
+
+
+def _watched(tmp_path, **extra):
+    settings = settings_for(tmp_path / "store", NEARDUP_WORKERS=1, **extra)
+    settings["ITEM_PIPELINES"] = {WATCHED: 200}
+    return settings
+
+
+@pytest_twisted.ensureDeferred
+async def test_workers_are_started_before_the_spider_opens_and_leave_with_the_crawl(local_site, tmp_path):
+    WatchedPipeline.last = None
+    deferred, result = crawl(CrawlerRunner(_watched(tmp_path)), NewsSpider, root=local_site.root, paths=ARTICLES)
+    await deferred
+    pipeline = WatchedPipeline.last
+    assert pipeline is not None and len(pipeline.workers_at_open) == 1
+    assert pipeline.alive_at_open == [True]  # started by from_crawler, before the store opened
+    kept = [p for p in ARTICLES if p not in REPRINT_OF]  # the verdicts of any crawl of this world
+    assert result.paths() == kept
+    assert sorted(url_path(ItemAdapter(i)["url"]) for i, _ in result.dropped) == sorted(REPRINT_OF)
+    assert result.stats["neardup/extracted"] == len(ARTICLES)
+    assert pipeline.pool is None
+    assert await _ended(pipeline.workers_at_open)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_that_stops_at_open_stops_the_workers_it_started(local_site, tmp_path):
+    WatchedPipeline.last = None
+    settings = _watched(tmp_path, NEARDUP_REPORT="/nonexistent-folder/review.html")
+    deferred, result = crawl(CrawlerRunner(settings), NewsSpider, root=local_site.root, paths=ARTICLES)
+    await deferred
+    assert result.stats["finish_reason"] == "neardup_bad_setting"
+    pipeline = WatchedPipeline.last
+    assert pipeline is not None and pipeline.alive_at_open == [True]
+    assert await _ended(pipeline.workers_at_open)
+
+
+def test_a_pipeline_built_outside_a_crawl_starts_no_worker():
+    """``scrapy check``, a test or a look at the settings builds the pipeline without crawling."""
+    crawler = get_crawler(UnitSpider, {"NEARDUP_STORE": "memory://unit", "NEARDUP_WORKERS": 1})
+    pipeline = NearDupPipeline.from_crawler(crawler)
+    assert pipeline.pool is None
