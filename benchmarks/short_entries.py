@@ -149,7 +149,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--held-out", type=int, default=3000)
     parser.add_argument("--changes", type=int, default=3, help="characters changed in a copy: 1 to this many")
     parser.add_argument("--phrase-chars", type=int, default=8)
-    parser.add_argument("--min-chars", type=int, default=Thresholds().min_chars)
+    parser.add_argument(
+        "--min-chars",
+        type=int,
+        default=Thresholds.entry_min_chars,
+        help="Thresholds.min_chars (default: neardup serve's, for entries)",
+    )
     parser.add_argument("--seed", type=int, default=1998)
     parser.add_argument("--store", default="memory://")
     args = parser.parse_args(argv)
