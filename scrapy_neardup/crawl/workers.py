@@ -63,8 +63,7 @@ class _Worker:
         self.transport = reactor.spawnProcess(
             _protocol(self),
             sys.executable,
-            # Not "-m": pickled classes must name their modules, not __main__.
-            [sys.executable, "-c", "from scrapy_neardup.crawl.worker_process import serve; serve()"],
+            [sys.executable, "-c", WORKER_COMMAND],
             env=pool.environment,
             childFDs={1: 1, 2: 2, TASKS_FD: "w", RESULTS_FD: "r"},
         )
@@ -277,6 +276,14 @@ class WorkerPool:
             worker.close()
 
 
+# Not "-m": pickled classes must name their modules, not __main__. "-c" puts the current folder
+# first on the path, ahead of PYTHONPATH (the crawler's own path, in its order): a source
+# checkout there would be imported instead of the crawler's package, so that entry goes.
+WORKER_COMMAND = (
+    "import sys\n"
+    "if sys.path[:1] == ['']: del sys.path[0]\n"
+    "from scrapy_neardup.crawl.worker_process import serve; serve()"
+)
 PIPE_SIZE = 1 << 20  # bytes: Linux's default limit for a process that is not privileged
 
 

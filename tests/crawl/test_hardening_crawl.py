@@ -3,9 +3,11 @@ its finish reason and one ERROR line, never a traceback, and leaves nothing behi
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -287,6 +289,55 @@ process = CrawlerProcess({{
 process.crawl(Nothing)
 process.start()
 """
+
+
+ONE_ITEM_CRAWL = """
+import json
+
+import scrapy
+from scrapy.crawler import CrawlerProcess
+
+TEXT = "河边的步道今年春天修好了，新添了路灯和长椅。晚上来散步的居民比往年多了不少。" * 4
+
+
+class OneItem(scrapy.Spider):
+    name = "one"
+    start_urls = ["data:text/plain,page"]
+
+    def parse(self, response):
+        yield {{"url": "https://a.example/river", "text": TEXT}}
+
+
+process = CrawlerProcess({{
+    "ITEM_PIPELINES": {{"scrapy_neardup.NearDupPipeline": 200}},
+    "NEARDUP_STORE": "memory://",
+    "NEARDUP_WORKERS": 1,
+    "TELNETCONSOLE_ENABLED": False,
+    "LOG_LEVEL": "INFO",
+    **{extra!r},
+}})
+crawler = process.create_crawler(OneItem)
+process.crawl(crawler)
+process.start()
+print(json.dumps({{k: v for k, v in crawler.stats.get_stats().items() if k.startswith("neardup/")}}))
+"""
+
+
+def test_workers_import_the_package_the_crawler_imported_not_one_in_its_folder(tmp_path):
+    """A worker started with ``python -c`` looked in the crawl's current folder first: a source
+    checkout there replaced the installed package in the workers, not in the crawler, and no
+    page could be read. The crawler itself is a real process here, started from another folder."""
+    checkout = tmp_path / "checkout"
+    (checkout / "scrapy_neardup").mkdir(parents=True)
+    (checkout / "scrapy_neardup" / "__init__.py").write_text('raise ImportError("the checkout")\n', encoding="utf-8")
+    script = tmp_path / "scripts" / "one.py"
+    script.parent.mkdir()
+    script.write_text(ONE_ITEM_CRAWL.format(extra={**COMPAT, **LEAN}), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=checkout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "the checkout" not in done.stderr, done.stderr[-3000:]
+    stats = json.loads(done.stdout.strip().splitlines()[-1])
+    assert stats.get("neardup/unique") == 1 and "neardup/workers_died" not in stats, stats
 
 
 def test_an_empty_crawl_with_workers_ends_without_a_traceback(tmp_path):
