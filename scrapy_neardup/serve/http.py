@@ -6,7 +6,9 @@ time in the reactor thread, so a check-and-add never interleaves with another in
 (and the Redis store's script makes it atomic between processes). They are answered in the
 order they came, one a turn of the reactor, so that each answer is sent as soon as it is ready:
 answered as they are read, the answers to every request read in one turn would wait for the
-last of them, and under load some requests would wait two rounds of the others. Every error is a JSON object
+last of them, and under load some requests would wait two rounds of the others. A check of a
+text is put in that order once its fingerprint is made, by a worker process when the service
+has them (:mod:`.fingerprinting`). Every error is a JSON object
 ``{"error": message}`` with its status; a failure inside is logged here and never shown to the
 client. The site counts the requests in flight, so that a shutdown can wait for them.
 """
@@ -28,8 +30,10 @@ from twisted.internet import defer
 from twisted.internet import reactor as installed_reactor
 from twisted.web import resource, server
 
+from ..fingerprints.fingerprint import Fingerprint
 from . import jsonbody
 from .entries import Entries, EntryError
+from .fingerprinting import FingerprintWorkers
 from .page import Page
 
 reactor: Any = installed_reactor  # the reactor's interfaces do not type its methods
@@ -86,7 +90,14 @@ class _Request(server.Request):
 class ServeSite(server.Site):
     """The site: the entries behind one resource, the token, the body limit, the requests in flight."""
 
-    def __init__(self, entries: Entries, token: str | None = None, max_bytes: int = 1 << 20, timeout: float = 60):
+    def __init__(
+        self,
+        entries: Entries,
+        token: str | None = None,
+        max_bytes: int = 1 << 20,
+        timeout: float = 60,
+        workers: FingerprintWorkers | None = None,
+    ):
         try:  # bodies are JSON: twisted.web need not parse them as forms (Twisted >= 24.7)
             super().__init__(_Api(self), timeout=timeout, parsePOSTFormSubmission=False)
         except TypeError:
@@ -96,6 +107,7 @@ class ServeSite(server.Site):
         self.entries = entries
         self.token = token
         self.max_bytes = max_bytes
+        self.workers = workers
         self.page = Page(auth=token is not None)
         self.in_flight = 0
         self.closing = False  # shutting down: new requests get 503
@@ -194,8 +206,42 @@ class _Api(resource.Resource):
         self.site = site
 
     def render(self, request: server.Request) -> Any:
-        self.site.answer_in_turn(request, lambda: self._respond(request))
+        made = self._fingerprint_first(request)
+        if made is None:
+            self.site.answer_in_turn(request, lambda: self._respond(request))
+        else:
+
+            def answer(fingerprint: Fingerprint | None) -> None:
+                request.fingerprint = fingerprint  # type: ignore[attr-defined]
+                self.site.answer_in_turn(request, lambda: self._respond(request))
+
+            made.addCallbacks(answer, lambda _: answer(None))  # None: the check makes it itself
         return server.NOT_DONE_YET
+
+    def _fingerprint_first(self, request: server.Request) -> defer.Deferred | None:
+        """A valid ``POST /check`` of a text goes to a fingerprint worker first, when there is
+        one: the reactor thread answers other requests meanwhile (:mod:`.fingerprinting`)."""
+        workers, content = self.site.workers, request.content
+        if (
+            workers is None
+            or content is None
+            or request.path != b"/check"
+            or request.method != b"POST"
+            or getattr(request, "late", False)
+        ):
+            return None
+        try:
+            self._authorize(request)
+            body = _json(request)
+        except EntryError:
+            content.seek(0)  # the check reads it again, and answers the error
+            return None
+        given = Entries.to_fingerprint(body)
+        if given is None:
+            content.seek(0)
+            return None
+        request.json_body = body
+        return workers.fingerprint(*given)
 
     def _respond(self, request: server.Request) -> None:
         """Write the answer and finish, as twisted.web does with a body a resource returns."""
@@ -243,7 +289,7 @@ class _Api(resource.Resource):
         if path == b"/health":
             return _only(method, b"GET") or (200, entries.health())
         routes: dict[bytes, dict[bytes, Callable[[], tuple[int, Any]]]] = {
-            b"/check": {b"POST": lambda: (200, entries.check(_json(request)))},
+            b"/check": {b"POST": lambda: (200, entries.check(_json(request), getattr(request, "fingerprint", None)))},
             b"/entries": {b"POST": lambda: entries.add(_json(request))},
             b"/stats": {b"GET": lambda: (200, entries.stats())},
         }
@@ -279,6 +325,8 @@ def _only(method: bytes, allowed: bytes) -> tuple[int, Any] | None:
 
 
 def _json(request: server.Request) -> Any:
+    if hasattr(request, "json_body"):  # read before its fingerprint was made
+        return request.json_body
     body: Any = request.content
     if isinstance(body, _BoundedBody) and body.too_large:
         raise EntryError(

@@ -328,3 +328,45 @@ def test_a_title_sent_with_an_entry_names_the_article_a_lead_excerpt_declares(tm
         assert started.request("POST", "/check", {"text": essay(2), "title": 3}).status == 400
     finally:
         started.kill()
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The fingerprint worker processes of a service: its child processes (Linux /proc)."""
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as children:
+        return [int(child) for child in children.read().split()]
+
+
+def test_checks_fingerprinted_by_a_worker_answer_alike_and_outlive_the_worker():
+    """A check's fingerprint made by the worker process gives the answer the service gives
+    making it itself (--workers 0); a worker killed meanwhile costs no check: the texts it held
+    are fingerprinted by the service, and a new worker takes the next ones."""
+    with_worker, alone = start_service("memory://"), start_service("memory://", "--workers", "0")
+    try:
+        for service in (with_worker, alone):
+            assert service.add("library", text("library")).status == 201
+            assert service.add("rice", text("rice"), title="稻田里的新技术").status == 201
+        checks = [
+            {"text": reprint("library")},
+            {"text": text("marathon")},
+            {"text": reprint("rice", cut=0.9), "title": "稻田里的新技术", "limit": 1},
+            {"text": "太短了，不到五十个字。"},
+        ]
+        answers = [with_worker.request("POST", "/check", body).body for body in checks]
+        assert answers == [alone.request("POST", "/check", body).body for body in checks]
+        assert [a["verdict"] for a in answers] == ["duplicate", "unique", "duplicate", "short"]
+        assert _workers_of(alone.process.pid) == []
+        (worker,) = _workers_of(with_worker.process.pid)
+        os.kill(worker, signal.SIGKILL)
+        assert [with_worker.request("POST", "/check", body).body for body in checks] == answers
+        deadline = time.monotonic() + 30
+        while _workers_of(with_worker.process.pid) in ([], [worker]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        (replaced,) = _workers_of(with_worker.process.pid)
+        assert [with_worker.request("POST", "/check", body).body for body in checks] == answers
+    finally:
+        assert with_worker.stop() == 0 and alone.stop() == 0
+    assert "a fingerprint worker stopped" in with_worker.log()
+    deadline = time.monotonic() + 10  # the worker leaves with the service
+    while os.path.exists(f"/proc/{replaced}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{replaced}")
