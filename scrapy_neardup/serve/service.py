@@ -63,7 +63,13 @@ def run_service(
 
     from .entries import Entries
     from .fingerprinting import FingerprintWorkers
-    from .http import ServeSite
+
+    try:
+        from .http import ServeSite
+    except ImportError as exc:  # httptools: the extra "serve"
+        raise ServiceError(
+            f"neardup serve needs httptools to read requests ({exc}): pip install 'scrapy-neardup[serve]'"
+        ) from None
 
     reactor: Any = installed  # the reactor's interfaces are not typed as its methods
     globalLogBeginner.beginLoggingTo([STDLibLogObserver()], redirectStandardIO=False)  # type: ignore[list-item]
