@@ -8,6 +8,7 @@ It imports neither Twisted nor the store: only what a fingerprint needs, so that
 from __future__ import annotations
 
 import os
+import signal
 from multiprocessing.connection import Connection
 
 from ..interrupts import ignore_interrupts
@@ -17,9 +18,12 @@ RESULTS_FD = 4  # and fingerprints go out on this one
 
 
 def serve() -> None:
-    """Fingerprint texts until the tasks pipe is closed (the service stopped). Interrupts are
-    the service's to handle: a Ctrl-C in the terminal must not kill the worker first."""
+    """Fingerprint texts until the tasks pipe is closed: the service stopped, or was killed.
+    Stopping is the service's to decide: a Ctrl-C in the terminal, or a SIGTERM sent to the
+    whole group (as systemd does), must not end the worker while the service answers the
+    checks in flight."""
     ignore_interrupts()
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from ..fingerprints.fingerprint import Fingerprinter
 
     tasks = Connection(TASKS_FD, writable=False)

@@ -374,7 +374,11 @@ class ServeSite(Factory):
         except EntryError:
             return None  # the check finds the error again, and answers it
         given = Entries.to_fingerprint(body)
-        return None if given is None else self.workers.fingerprint(*given)
+        try:
+            return None if given is None else self.workers.fingerprint(*given)
+        except Exception:  # a worker could not be started (out of processes): made here
+            logger.exception("the fingerprint workers failed")
+            return None
 
     def _respond(self, request: Request, connection: _Connection) -> None:
         headers: list[tuple[bytes, bytes]] = []

@@ -85,6 +85,8 @@ def run_service(
     try:
         listening = reactor.listenTCP(port, site, interface=host)
     except CannotListenError as exc:
+        if pool is not None:
+            pool.close()  # end of its input: the worker leaves
         raise ServiceError(f"cannot listen on {host}:{port}: {exc.socketError}") from None
     address = listening.getHost()
     shown = f"[{address.host}]" if ":" in address.host else address.host

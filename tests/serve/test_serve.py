@@ -338,8 +338,9 @@ def _workers_of(pid: int) -> list[int]:
 
 def test_checks_fingerprinted_by_a_worker_answer_alike_and_outlive_the_worker():
     """A check's fingerprint made by the worker process gives the answer the service gives
-    making it itself (--workers 0); a worker killed meanwhile costs no check: the texts it held
-    are fingerprinted by the service, and a new worker takes the next ones."""
+    making it itself (--workers 0); a SIGTERM does not stop the worker (the service stops it);
+    a worker killed meanwhile costs no check: the texts it held are fingerprinted by the
+    service, and a new worker takes the next ones."""
     with_worker, alone = start_service("memory://"), start_service("memory://", "--workers", "0")
     try:
         for service in (with_worker, alone):
@@ -356,6 +357,9 @@ def test_checks_fingerprinted_by_a_worker_answer_alike_and_outlive_the_worker():
         assert [a["verdict"] for a in answers] == ["duplicate", "unique", "duplicate", "short"]
         assert _workers_of(alone.process.pid) == []
         (worker,) = _workers_of(with_worker.process.pid)
+        os.kill(worker, signal.SIGTERM)  # as systemd sends it to the whole group: the service decides
+        time.sleep(0.5)
+        assert _workers_of(with_worker.process.pid) == [worker]
         os.kill(worker, signal.SIGKILL)
         assert [with_worker.request("POST", "/check", body).body for body in checks] == answers
         deadline = time.monotonic() + 30
