@@ -68,7 +68,8 @@ def run_service(
         from .http import ServeSite
     except ImportError as exc:  # httptools: the extra "serve"
         raise ServiceError(
-            f"neardup serve needs httptools to read requests ({exc}): pip install 'scrapy-neardup[serve]'"
+            f"neardup serve needs httptools to read requests ({exc}): install the extra serve, "
+            "pip install '.[serve]' from a checkout"
         ) from None
 
     reactor: Any = installed  # the reactor's interfaces are not typed as its methods

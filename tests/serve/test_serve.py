@@ -199,6 +199,17 @@ def test_without_a_token_it_refuses_to_listen_beyond_loopback():
     ] == [True, True, True, True, True, False, False, False]
 
 
+def test_without_httptools_it_says_which_extra_to_install():
+    code = (
+        "import sys; sys.modules['httptools'] = None\n"  # as if the extra serve were not installed
+        "from scrapy_neardup.cli import main\n"
+        "sys.exit(main(['serve', '--store', 'memory://', '--port', '0']))"
+    )
+    done = warm_python.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "needs httptools" in done.stderr and "[serve]" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_sigterm_answers_the_request_in_flight_then_closes_the_store(tmp_path):
     uri = f"leveldb://{tmp_path}/store"
     service = start_service(uri)
