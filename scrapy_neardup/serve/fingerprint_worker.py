@@ -1,6 +1,6 @@
 """The body of a fingerprint worker process of ``neardup serve`` (:mod:`.fingerprinting` starts
 it): the recipe first, then ``(text, title)`` pairs in on one pipe, their fingerprints out on
-another, in order, each a pickle framed by :mod:`multiprocessing.connection`.
+another, in order, each a pickle framed as :mod:`~scrapy_neardup.workerpipes` frames them.
 
 It imports neither Twisted nor the store: only what a fingerprint needs, so that it starts fast.
 """
@@ -8,13 +8,11 @@ It imports neither Twisted nor the store: only what a fingerprint needs, so that
 from __future__ import annotations
 
 import os
+import pickle
 import signal
-from multiprocessing.connection import Connection
 
 from ..interrupts import ignore_interrupts
-
-TASKS_FD = 3  # in the worker: texts come in on this descriptor
-RESULTS_FD = 4  # and fingerprints go out on this one
+from ..workerpipes import open_pipes, read_frame, send
 
 
 def serve() -> None:
@@ -26,17 +24,19 @@ def serve() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from ..fingerprints.fingerprint import Fingerprinter
 
-    tasks = Connection(TASKS_FD, writable=False)
-    results = Connection(RESULTS_FD, readable=False)
+    tasks, results = open_pipes()
     try:
-        fingerprinter = Fingerprinter(tasks.recv())
-        fingerprinter.fingerprint("载入分词词典，让第一个请求不必等待。" * 3)
-        results.send(None)  # ready
-        while True:
-            text, title = tasks.recv()
-            try:
-                results.send(fingerprinter.fingerprint(text, title))
-            except Exception as exc:  # the service fingerprints this text itself, and says why
-                results.send(f"{type(exc).__name__}: {exc}")
-    except (EOFError, BrokenPipeError):
-        os._exit(0)  # the service closed its ends: not sys.exit, whose flush would fail again
+        recipe = read_frame(tasks)
+        if recipe is not None:
+            fingerprinter = Fingerprinter(pickle.loads(recipe))
+            fingerprinter.fingerprint("载入分词词典，让第一个请求不必等待。" * 3)
+            send(results, None)  # ready
+            while (payload := read_frame(tasks)) is not None:
+                text, title = pickle.loads(payload)
+                try:
+                    send(results, fingerprinter.fingerprint(text, title))
+                except Exception as exc:  # the service fingerprints this text itself, and says why
+                    send(results, f"{type(exc).__name__}: {exc}")
+    except BrokenPipeError:
+        pass
+    os._exit(0)  # the service closed its ends: not sys.exit, whose flush could fail again

@@ -11,10 +11,7 @@ on a text) the caller makes the fingerprint itself: a check is never lost to a w
 from __future__ import annotations
 
 import logging
-import os
 import pickle
-import struct
-import sys
 from collections import deque
 from typing import Any
 
@@ -23,33 +20,17 @@ from twisted.internet import reactor as installed_reactor
 from twisted.internet.protocol import ProcessProtocol
 
 from ..fingerprints.fingerprint import Fingerprint, Recipe
-from .fingerprint_worker import RESULTS_FD, TASKS_FD
+from ..workerpipes import RESULTS_FD, TASKS_FD, framed, read_available, spawn_arguments, split_frames
 
 reactor: Any = installed_reactor  # the reactor's interfaces do not type its methods
 
 logger = logging.getLogger(__name__)
 
-# multiprocessing.connection's framing, which the worker reads and writes: a signed 32-bit
-# length (-1 then an unsigned 64-bit one for 2 GiB and more), then the bytes.
-SHORT, LONG = struct.Struct("!i"), struct.Struct("!Q")
-
-# Not "-m": pickled classes must name their modules. "-c" puts the current folder first on the
-# path, ahead of PYTHONPATH (the service's path, in its order), so that entry goes.
-WORKER_COMMAND = (
-    "import sys\n"
-    "if sys.path[:1] == ['']: del sys.path[0]\n"
-    "from scrapy_neardup.serve.fingerprint_worker import serve; serve()"
-)
+WORKER_MODULE = "scrapy_neardup.serve.fingerprint_worker"  # a worker runs its serve()
 
 
 class WorkerFailed(Exception):
     """The worker gave no fingerprint for a text: the service makes it itself."""
-
-
-def frame(obj: Any) -> bytes:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    head = SHORT.pack(len(data)) if len(data) <= 0x7FFFFFFF else SHORT.pack(-1) + LONG.pack(len(data))
-    return head + data
 
 
 class _Worker(ProcessProtocol):
@@ -60,48 +41,25 @@ class _Worker(ProcessProtocol):
         self.alive = True
         self.ready = False
         self._buffer = bytearray()
-        path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
-        self.process: Any = reactor.spawnProcess(  # the transport, typed as a process's
-            self,
-            sys.executable,
-            [sys.executable, "-c", WORKER_COMMAND],
-            env={**os.environ, "PYTHONPATH": path},
-            childFDs={1: 1, 2: 2, TASKS_FD: "w", RESULTS_FD: "r"},
-        )
-        self.process.writeToChild(TASKS_FD, frame(recipe))
+        self.process: Any = reactor.spawnProcess(self, **spawn_arguments(WORKER_MODULE))  # typed as a process's
+        self.process.writeToChild(TASKS_FD, framed(recipe))
 
     def submit(self, text: str, title: str | None) -> defer.Deferred:
+        message = framed((text, title))  # first: a text too long to frame is made by the caller
         answer: defer.Deferred = defer.Deferred()
         self.pending.append(answer)
-        self.process.writeToChild(TASKS_FD, frame((text, title)))
+        self.process.writeToChild(TASKS_FD, message)
         return answer
 
     def childDataReceived(self, fd: int, data: bytes) -> None:
         if fd != RESULTS_FD:
             return
-        buffer = self._buffer
-        buffer += data
+        self._buffer += data
         pipe = getattr(self.process, "pipes", {}).get(fd)
-        while pipe is not None:  # the rest too: Twisted reads 8 KiB a turn of the reactor
-            try:
-                more = os.read(pipe.fileno(), 1 << 16)
-            except OSError:  # empty for now (EAGAIN), or closed: Twisted's next read says so
-                break
-            if not more:
-                break
-            buffer += more
-        while len(buffer) >= SHORT.size:
-            (length,) = SHORT.unpack_from(buffer)
-            start = SHORT.size
-            if length < 0:
-                if len(buffer) < SHORT.size + LONG.size:
-                    return
-                (length,) = LONG.unpack_from(buffer, SHORT.size)
-                start += LONG.size
-            if len(buffer) < start + length:
-                return
-            result = pickle.loads(buffer[start : start + length])
-            del buffer[: start + length]
+        if pipe is not None:
+            self._buffer += read_available(pipe.fileno())
+        for payload in split_frames(self._buffer):
+            result = pickle.loads(payload)
             if not self.ready:
                 self.ready = True  # its first message: the tables are loaded
                 continue
