@@ -13,12 +13,14 @@ import os
 import pickle
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..fingerprints.fingerprint import Recipe
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared
 from .compat import installed_reactor, maybe_await, wait
 from .worker_process import LENGTH, RESULTS_FD, TASKS_FD, framed, page_frame
+
+if TYPE_CHECKING:
+    from ..fingerprints.recipe import Recipe
 
 logger = logging.getLogger(__name__)
 
