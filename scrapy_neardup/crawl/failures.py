@@ -35,7 +35,7 @@ from scrapy.exceptions import CloseSpider
 
 from ..engine.verdicts import Verdict
 from ..stores import StoreError, StoreFormatError, StoreOptionError, StoreUnavailable
-from ..stores.base import StoreLost
+from ..stores.errors import StoreLost
 from .compat import CLOSE_SPIDER_AT_OPEN, close_spider, engine_of, installed_reactor, spider_closing
 from .runlog import RunLog
 from .storecalls import StoreCalls

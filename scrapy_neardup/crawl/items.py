@@ -16,7 +16,6 @@ from typing import Any
 from itemadapter import ItemAdapter
 
 from ..engine.verdicts import Verdict
-from ..stores.record import content_key
 from .runlog import RunLog
 from .settings import NearDupConfig
 
@@ -88,6 +87,8 @@ class ItemFields:
         writes (see :func:`.record.content_key`)."""
         value = adapter.get(self.config.key_field)
         if value is None or value == "":
+            from ..stores.record import content_key  # numpy: loaded by the store by now
+
             return content_key(adapter, self.outputs.names())
         return value if isinstance(value, str) else str(value)
 

@@ -21,29 +21,30 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import DropItem, NotConfigured
 
-from ..engine.detector import Detector
 from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, UNIQUE, Verdict
 from ..fingerprints.article import site_of
-from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
-from ..fingerprints.passages import passages_of
 from ..fingerprints.prepare import ERROR, NO_TEXT, NOT_ARTICLE, TIMEOUT, Prepared, Preparer
-from ..fingerprints.text import check_tokenizer, get_tokenizer
 from ..stores import redact
 from .compat import closing_result
 from .failures import BAD_SETTING, CrawlStopper, Outages, open_failure, stop_at_open
 from .items import ItemFields
 from .purges import Purges
 from .reservations import Reservations
-from .review import CrawlReview
 from .runfiles import crawl_files
 from .runlog import RunLog
 from .settings import NearDupConfig, typos
-from .storeaccess import SharedStore, StoreAccess, acquire_store, release_store
 from .workers import WorkerPool, can_pickle_extractor
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
+
+    from .review import CrawlReview
+    from .storeaccess import SharedStore, StoreAccess
+
+# The engine, the stores' modules, numpy and the tables are imported by open_spider, not with
+# this module: Scrapy imports it just before from_crawler, which starts the worker processes,
+# so a worker's start (its own imports and tables) runs beside the crawler's imports of them.
 
 logger = logging.getLogger(__name__)
 
@@ -122,14 +123,16 @@ class NearDupPipeline:
     def _start_workers(self) -> None:
         """Start the worker processes, once. Called as the crawl starts (from_crawler), so that
         their start (imports, tables, a warm-up page) runs while Scrapy builds its engine, opens
-        the store and fetches the first pages: the first item waits for a ready worker."""
+        the store and fetches the first pages: the first item waits for a ready worker. The
+        recipe goes as the settings give it: each worker's Fingerprinter resolves it, as the
+        store does here, and resolving it first would load numpy before any worker started."""
         config = self.config
         if self.pool is not None or not config.workers or not can_pickle_extractor(config.extractor):
             return
         needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
         self.pool = WorkerPool(
             config.workers,
-            config.recipe().resolved(),
+            config.recipe(),
             config.extractor,
             config.worker_niceness,
             config.extract_timeout or None,
@@ -158,13 +161,20 @@ class NearDupPipeline:
             self.config = config = dataclasses.replace(config, workers=0)
         uri = config.store_uri()
         self._store_uri = redact(uri)
-        recipe = config.recipe().resolved()
         try:  # before the store opens: a page or store path that is another file opens nothing
             report = crawl_files(config, self.crawler.settings, self.crawler.spider, uri)
-            self.review = CrawlReview(report, self.crawler.spider, self.log) if report else None
+            if report:
+                from .review import CrawlReview
+
+                self.review = CrawlReview(report, self.crawler.spider, self.log)
         except ValueError as exc:
             return self._fail(str(exc), BAD_SETTING)
         self._start_workers()  # before the store opens, where from_crawler did not start them
+        from ..engine.detector import Detector
+        from ..fingerprints.text import check_tokenizer, get_tokenizer
+        from .storeaccess import NoFingerprinter, StoreAccess, acquire_store, release_store
+
+        recipe = config.recipe().resolved()
         try:
             self._shared = acquire_store(uri, config.namespace, recipe, config)
         except Exception as exc:
@@ -185,7 +195,7 @@ class NearDupPipeline:
             thresholds=config.thresholds(),
             ttl=config.ttl or None,
             methods=config.methods,
-            fingerprinter=self.preparer.fingerprinter if self.preparer else _NoFingerprinter(recipe),
+            fingerprinter=self.preparer.fingerprinter if self.preparer else NoFingerprinter(recipe),
             prefer=config.policy(),
         )
         self.access = access = StoreAccess(self._shared, detector)
@@ -243,6 +253,8 @@ class NearDupPipeline:
             self.log.inc("check_round_trips", self.access.round_trips)
         closing = None
         if self._shared is not None:
+            from .storeaccess import release_store
+
             closing = release_store(self._shared)
             self._shared = None
         if self.opened:
@@ -426,6 +438,8 @@ class NearDupPipeline:
         """List the other stored stories sharing a long passage with the item (read-only)."""
         if not isinstance(text, str):
             return
+        from ..fingerprints.passages import passages_of
+
         try:
             await self.access.add_related(verdict, passages_of(text))
         except Exception as exc:  # the verdict stands; only the list is missing
@@ -519,16 +533,6 @@ _OUTCOMES = {
     "unchecked (store down or failing)": "unchecked",
 }
 _ALWAYS = {"new", "duplicate"}  # shown even when 0
-
-
-class _NoFingerprinter(Fingerprinter):
-    """The crawler process does not fingerprint when workers do (and need not load IDF tables)."""
-
-    def __init__(self, recipe: Recipe):
-        self.recipe = recipe
-
-    def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
-        raise RuntimeError("fingerprints are computed by the worker processes")
 
 
 def _text_of(prepared: Prepared, body: Any) -> str | None:

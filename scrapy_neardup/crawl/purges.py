@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..stores import StoreError
 from .runlog import RunLog
-from .storeaccess import StoreAccess
 
 if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
     from twisted.internet.task import LoopingCall
+
+    from .storeaccess import StoreAccess
 
 __all__ = ["Purges"]
 

@@ -11,14 +11,16 @@ and may become the story's first copy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from twisted.internet.defer import Deferred
 
 from ..engine.verdicts import DUPLICATE, Verdict
 from .compat import wait
-from .storeaccess import Waiting
+
+if TYPE_CHECKING:
+    from .storeaccess import Waiting
 
 __all__ = ["Reservations"]
 

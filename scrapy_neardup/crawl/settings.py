@@ -20,7 +20,7 @@ from ..engine.fields import OutputFields, check_fields
 from ..engine.prefer import PREFER_CHOICES, Policy, policy_from
 from ..engine.verdicts import METHODS, REVISITS, Thresholds, methods_from
 from ..fingerprints.extract import DEFAULT_EXTRACTOR
-from ..fingerprints.fingerprint import Recipe
+from ..fingerprints.recipe import Recipe
 from ..seconds import seconds
 from ..stores import STORES_BASE, redact, scheme_of
 

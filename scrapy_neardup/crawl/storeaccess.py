@@ -23,7 +23,7 @@ from twisted.internet.defer import Deferred
 
 from ..engine.detector import Detector
 from ..engine.verdicts import Verdict
-from ..fingerprints.fingerprint import Fingerprint, Recipe
+from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe
 from ..fingerprints.passages import Passages
 from ..stores import Store, StoreFormatError, open_store
 from .compat import installed_reactor, maybe_await
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..review.collect import Review
     from .settings import NearDupConfig
 
-__all__ = ["SharedStore", "StoreAccess", "Waiting", "acquire_store", "release_store"]
+__all__ = ["NoFingerprinter", "SharedStore", "StoreAccess", "Waiting", "acquire_store", "release_store"]
 
 # Pending document id -> Deferreds of the copies waiting for its outcome. One per store,
 # shared by every spider of the process that uses it: a copy met by one spider waits for
@@ -199,3 +199,14 @@ class _CheckBatcher:
                 answer.errback(error)
             else:
                 answer.callback(verdicts[index])  # type: ignore[index]
+
+
+class NoFingerprinter(Fingerprinter):
+    """The detector's fingerprinter in a crawler whose workers fingerprint: the crawler
+    fingerprints nothing (and need not load the IDF tables or the tokenizer)."""
+
+    def __init__(self, recipe: Recipe):
+        self.recipe = recipe
+
+    def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
+        raise RuntimeError("fingerprints are computed by the worker processes")

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..stores import StoreUnavailable
-from ..stores.base import StoreLost
+from ..stores.errors import StoreLost
 from .compat import installed_reactor
 
 logger = logging.getLogger(__name__)

@@ -11,13 +11,15 @@ import collections
 import logging
 import pickle
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..fingerprints.fingerprint import Recipe
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared
 from ..workerpipes import RESULTS_FD, TASKS_FD, framed, read_available, spawn_arguments, split_frames, widen_pipe
 from .compat import installed_reactor, maybe_await, wait
 from .worker_process import page_frame
+
+if TYPE_CHECKING:
+    from ..fingerprints.recipe import Recipe
 
 logger = logging.getLogger(__name__)
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..dotted import load_dotted
 from .article import SiteText, not_article
 from .extract import ExtractionError, decode_html, looks_binary
-from .fingerprint import Fingerprint, Fingerprinter, Recipe
+
+if TYPE_CHECKING:  # numpy and the tables: loaded by a Preparer, not by the statuses' users
+    from .fingerprint import Fingerprint, Recipe
 
 OK = "ok"
 NO_TEXT = "no_text"
@@ -61,6 +64,8 @@ class Preparer:
     """
 
     def __init__(self, recipe: Recipe, extractor: Callable[[str], str] | str):
+        from .fingerprint import Fingerprinter
+
         self.extractor: Callable[[str], str] = load_dotted(extractor) if isinstance(extractor, str) else extractor
         self.fingerprinter = Fingerprinter(recipe)
         self.site_text = SiteText()

@@ -50,6 +50,37 @@ def test_a_worker_process_imports_neither_scrapy_nor_twisted():
     assert done.stdout.strip() == "[]"
 
 
+# A crawl whose pipeline Scrapy has just built (from_crawler), in a process of its own.
+_FROM_CRAWLER = """
+import sys
+from scrapy.utils.test import get_crawler
+from scrapy_neardup.crawl.pipeline import NearDupPipeline
+crawler = get_crawler(settings_dict={"NEARDUP_STORE": "memory://probe", "NEARDUP_WORKERS": 1})
+crawler.crawling = True
+pipeline = NearDupPipeline.from_crawler(crawler)
+workers = len(pipeline.pool._workers) if pipeline.pool else 0
+loaded = [name for name in HEAVY if name in sys.modules]
+pipeline._stop_workers()
+print(workers, loaded)
+"""
+
+
+def test_the_workers_start_before_the_crawler_imports_numpy_and_the_engine():
+    """Scrapy imports the pipeline's module just before from_crawler, which starts the workers:
+    what the module imports delays them. The engine, the stores and numpy are imported by
+    open_spider, while the workers start beside it."""
+    heavy = (
+        "numpy",
+        "scrapy_neardup.engine.detector",
+        "scrapy_neardup.fingerprints.fingerprint",
+        "scrapy_neardup.stores.base",
+    )
+    probe = f"HEAVY = {heavy!r}\n{_FROM_CRAWLER}"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1 []"
+
+
 @pytest.mark.parametrize(
     "source",
     [
