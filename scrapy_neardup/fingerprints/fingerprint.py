@@ -202,6 +202,9 @@ class _Features:
         self._idf = arrays["idf"]
         self.rare_idf = float(arrays["rare_idf"])
         self.table = arrays["table"]
+        # The same slots as plain bytes for the kernel: numpy describes a structured array's
+        # format for every buffer it hands out, which cost more than weighing a short text.
+        self._table_bytes = self.table.view(np.uint8)
         self._words = arrays["words"]  # the common words, UTF-8, one a line
         self._rows: dict[str, int] | None = None
 
@@ -233,7 +236,7 @@ class _Features:
     def simhash(self, tokens: list[str], compiled: bool = True) -> tuple[int, int]:
         """SimHash of ``tokens`` and the number of weighted words in it."""
         if compiled and kernel is not None:
-            return kernel.weigh(tokens, self.table, self.rare_idf, TF_FACTORS, WEIGHT_SCALE)
+            return kernel.weigh(tokens, self._table_bytes, self.rare_idf, TF_FACTORS, WEIGHT_SCALE)
         hashes, weights = self.weigh(tokens)
         return simhash(hashes, weights), len(hashes)
 
@@ -333,7 +336,7 @@ class Fingerprinter:
         return found.with_title(title)
 
     def _fingerprint(self, text: str) -> Fingerprint:
-        codes = strip_notices(fold_codes(text, self.compiled))
+        codes = strip_notices(fold_codes(text, self.compiled), self.compiled)
         if self.compiled:
             return self._fingerprint_compiled(codes)
         sentences = sentences_of(codes)

@@ -91,6 +91,7 @@ class _PairTable:
         self.pairs = np.ascontiguousarray(arrays["pairs"], dtype=np.uint32)
         self.idf = np.ascontiguousarray(arrays["idf"], dtype=np.float32)
         self.slots = arrays["slots"]
+        self.slot_bytes = self.slots.view(np.uint8)  # for the kernel (see fingerprint._Features)
         self.function = np.zeros(0x10000, dtype=bool)
         self.function[[ord(c) for c in FUNCTION_CHARACTERS]] = True
 
@@ -171,7 +172,7 @@ def story_words_of(content: np.ndarray, compiled: bool = True) -> StoryWords:
     if compiled and kernel is not None:
         words, idf, spread, figures = kernel.story_words(
             np.ascontiguousarray(content, dtype=np.uint32),
-            table.slots,
+            table.slot_bytes,
             table.function,
             TF_FACTORS,
             WORDS,
