@@ -673,25 +673,31 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         Py_ssize_t count = end - g;
         if (count >= 2) {
             uint32_t pair = (uint32_t)(found[g] >> 32);
-            /* Open addressing (storywords._pair_slots): an empty slot holds pair code 0. */
-            float idf = (float)UNKNOWN_IDF;
-            for (uint64_t slot = (pair * 0x9E3779B1u) & mask;; slot = (slot + 1) & mask) {
-                if (slots[slot].pair == pair) {
-                    idf = slots[slot].idf;
-                    break;
-                }
-                if (slots[slot].pair == 0) break;
-            }
             uint16_t spread = 0;
             for (Py_ssize_t k = g; k < end; k++)
                 spread |= (uint16_t)(1u << ((int64_t)(found[k] & 0xFFFFFFFFu) * bins / n));
             words[nwords].pair = pair;
-            words[nwords].idf = idf;
-            words[nwords].score = (double)idf * factors[count < nfactors ? count : nfactors - 1];
+            words[nwords].score = (double)(count < nfactors ? count : nfactors - 1); /* the factor's index, for now */
             words[nwords].spread = spread;
+            /* The table is megabytes: ask for every word's slot before reading any. */
+            __builtin_prefetch(&slots[(pair * 0x9E3779B1u) & mask]);
             nwords++;
         }
         g = end;
+    }
+    for (Py_ssize_t i = 0; i < nwords; i++) {
+        uint32_t pair = words[i].pair;
+        /* Open addressing (storywords._pair_slots): an empty slot holds pair code 0. */
+        float idf = (float)UNKNOWN_IDF;
+        for (uint64_t slot = (pair * 0x9E3779B1u) & mask;; slot = (slot + 1) & mask) {
+            if (slots[slot].pair == pair) {
+                idf = slots[slot].idf;
+                break;
+            }
+            if (slots[slot].pair == 0) break;
+        }
+        words[i].idf = idf;
+        words[i].score = (double)idf * factors[(Py_ssize_t)words[i].score];
     }
     qsort(words, (size_t)nwords, sizeof(StoryWord), heavier_first);
     if (nwords > max_words) nwords = max_words;

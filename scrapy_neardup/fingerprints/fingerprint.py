@@ -23,7 +23,7 @@ from .notices import strip_notices
 from .recipe import MAX_SKETCH_KEYS, TEXT_VERSION, Recipe
 from .simhash import simhash
 from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
-from .storywords import StoryWords, story_words_of
+from .storywords import StoryWords, story_words_later, story_words_of
 from .tables import cached_arrays, code_signature, file_signature, package_version
 from .text import (
     MIN_SENTENCE_CHARS,
@@ -382,7 +382,7 @@ class Fingerprinter:
             chars=chars,
             tokens=tokens,
             sketch_keys=sketch_keys_of(sketch_keys),
-            story_words=story_words_of(content_codes),
+            story_words=story_words_later(content_codes),
             digest=content_digest(content_codes),
         )
 

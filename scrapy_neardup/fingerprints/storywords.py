@@ -28,6 +28,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import xxhash
@@ -215,6 +216,48 @@ def story_words_of(content: np.ndarray, compiled: bool = True) -> StoryWords:
         figures=figures_of(content),
         datelines=datelines_of(content),
     )
+
+
+class _Deferred(StoryWords):
+    """Story words computed when first read (:func:`story_words_later`)."""
+
+    __slots__ = ("_found", "_source")
+    _found: StoryWords | None
+    _source: tuple[np.ndarray, bool] | None  # the content characters, until they are made
+
+    def __init__(self, content: np.ndarray, compiled: bool) -> None:  # the parts are made on first read
+        object.__setattr__(self, "_found", None)
+        object.__setattr__(self, "_source", (content, compiled))
+
+    def _made(self) -> StoryWords:
+        found = self._found
+        if found is None:
+            source = self._source  # None: another thread made them since
+            found = story_words_of(*source) if source is not None else self._found
+            assert found is not None
+            object.__setattr__(self, "_found", found)
+            object.__setattr__(self, "_source", None)
+        return found
+
+    # Properties, not attributes looked up when missing: the class's default for datelines
+    # would answer first.
+    words = property(lambda self: self._made().words)
+    idf = property(lambda self: self._made().idf)
+    spread = property(lambda self: self._made().spread)
+    figures = property(lambda self: self._made().figures)
+    datelines = property(lambda self: self._made().datelines)
+
+    def __reduce__(self) -> tuple[type[StoryWords], tuple[Any, ...]]:
+        # Pickled (a crawl worker's fingerprint) and copied as the story words themselves.
+        found = self._made()
+        return (StoryWords, (found.words, found.idf, found.spread, found.figures, found.datelines))
+
+
+def story_words_later(content: np.ndarray, compiled: bool = True) -> StoryWords:
+    """:func:`story_words_of`, computed when first read. Only a candidate close enough to be
+    judged by the one-story rule reads them (engine.samestory), and a stored record: most
+    queries and many duplicates never do."""
+    return _Deferred(content, compiled)
 
 
 UNDATED_PLACE = 8  # characters of the place in a dateline without a day ("本报加拉加斯电")
