@@ -280,7 +280,10 @@ STORY_AFTER_DATELINE = 60
 
 def datelines_of(content: np.ndarray) -> int:
     """The parts (a bit each, of BINS) of ``content`` in which a news dateline starts."""
-    text = np.asarray(content, dtype="<u4").tobytes().decode("utf-32-le", "replace")
+    data = np.asarray(content, dtype="<u4").tobytes()
+    if not any(mark in data for mark in _DATELINE_MARKS):  # most texts: nothing to decode and scan
+        return 0
+    text = data.decode("utf-32-le", "replace")
     found = 0
     for start, end in _dateline_windows(text):
         for match in DATELINE.finditer(text, start, end):
@@ -288,6 +291,9 @@ def datelines_of(content: np.ndarray) -> int:
                 found |= 1 << (match.start() * BINS // max(1, len(text)))
     return found
 
+
+# Every window below holds one of these (本报讯 holds 本报), as the content's UTF-32 bytes.
+_DATELINE_MARKS = tuple(word.encode("utf-32-le") for word in ("日电", "本报"))
 
 # The longest text DATELINE matches: an agency (3), a place (10), a month (3), 月, a day (3), 日电.
 DATELINE_LONGEST = 22
