@@ -984,6 +984,7 @@ typedef struct {
     uint64_t hash;
     double idf; /* < 0: a word without letters or digits, not a feature */
     Py_ssize_t count;
+    PyObject *token; /* its first token (borrowed from the list) */
 } Word;
 
 typedef struct {
@@ -1088,16 +1089,23 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
         Word *word = &words[slot];
         if (word->count++) continue;
         word->hash = h;
-        Py_ssize_t at = (Py_ssize_t)(h & (uint64_t)(slots - 1));
+        word->token = token;
+        /* The table is megabytes: ask for every word's slot before reading any. */
+        __builtin_prefetch(&table[h & (uint64_t)(slots - 1)]);
+    }
+    for (Py_ssize_t s = 0; s < size; s++) {
+        Word *word = &words[s];
+        if (!word->count) continue;
+        Py_ssize_t at = (Py_ssize_t)(word->hash & (uint64_t)(slots - 1));
         word->idf = -2.0;
         while (table[at].idf >= 0) {
-            if (table[at].hash == h) {
+            if (table[at].hash == word->hash) {
                 word->idf = table[at].idf;
                 break;
             }
             at = (at + 1) & (slots - 1);
         }
-        if (word->idf == -2.0) word->idf = has_content(token) ? rare_idf : -1.0;
+        if (word->idf == -2.0) word->idf = has_content(word->token) ? rare_idf : -1.0;
     }
 
     /* Charikar SimHash on integer weights: exact, so independent of summing order. */
