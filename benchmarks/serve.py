@@ -7,7 +7,9 @@ requests from ``--clients`` concurrent keep-alive connections of one asyncio cli
 machine: half of them edited copies of stored entries (listed with their shared passages
 marked), half new texts. Prints the add rate, checks per second, latency percentiles, the
 server's RSS every ``--rss-every`` checks, and the load: the CPU the server, the client and
-everything else on the machine used meanwhile, and the load average. Then it offers ``--rate``
+everything else on the machine used meanwhile, and the load average. The server's CPU and RSS
+are those of the service process and its fingerprint workers together; the CPU of the service
+process alone is printed too (its reactor thread answers one request at a time). Then it offers ``--rate``
 checks a second for ``--rate-seconds`` (each latency counted from the moment its check was due)
 and stops the server with SIGTERM.
 
@@ -54,6 +56,25 @@ def cpu_seconds(pid: int | str = "self") -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (the service's fingerprint workers; Linux /proc)."""
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def service_cpu_seconds(pid: int) -> float:
+    """CPU seconds of the service: its process and its live worker processes."""
+    total = cpu_seconds(pid)
+    for child in children(pid):
+        try:
+            total += cpu_seconds(child)
+        except OSError:  # it ended meanwhile
+            pass
+    return total
+
+
 def machine_busy_seconds() -> float:
     """CPU seconds every core of the machine spent busy since boot (all processes)."""
     values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
@@ -62,10 +83,16 @@ def machine_busy_seconds() -> float:
 
 
 def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """Resident memory of the service: its process and its live worker processes."""
+    total = 0.0
+    for each in [pid, *children(pid)]:
+        try:
+            for line in Path(f"/proc/{each}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) / 1024
+        except OSError:
+            pass
+    return total
 
 
 def request_bytes(method: str, path: str, body: dict) -> bytes:
@@ -199,18 +226,20 @@ class Server:
         self.process, self.port, self.log = start_server(args, store, tree)
         self.latencies: list[float] = []
         self.statuses: list[int] = []
-        self.seconds = self.server_cpu = self.client_cpu = self.busy = 0.0
+        self.seconds = self.server_cpu = self.main_cpu = self.client_cpu = self.busy = 0.0
         self.rss = [(0, rss_mib(self.process.pid))]
         self.loads: list[float] = []
         self.answers: list[bytes] = []  # to each distinct check, in order
 
     def check(self, requests: list[bytes]) -> None:
         """Send ``requests`` from the clients, adding their latencies, time and CPU to the totals."""
-        server_cpu, client_cpu, busy = cpu_seconds(self.process.pid), cpu_seconds(), machine_busy_seconds()
+        server_cpu, client_cpu, busy = service_cpu_seconds(self.process.pid), cpu_seconds(), machine_busy_seconds()
+        main_cpu = cpu_seconds(self.process.pid)
         started = time.perf_counter()
         latencies, statuses = asyncio.run(send_all(self.port, requests, self.clients))
         self.seconds += time.perf_counter() - started
-        self.server_cpu += cpu_seconds(self.process.pid) - server_cpu
+        self.server_cpu += service_cpu_seconds(self.process.pid) - server_cpu
+        self.main_cpu += cpu_seconds(self.process.pid) - main_cpu
         self.client_cpu += cpu_seconds() - client_cpu
         self.busy += machine_busy_seconds() - busy
         self.latencies += latencies
@@ -330,7 +359,8 @@ def report(server: Server, args: argparse.Namespace) -> None:
     print(
         f"- CPU over these checks ({took:.0f} s, {cores} cores = {took * cores:.0f} core-s): "
         f"server {server.server_cpu:.0f} s (**{server.server_cpu / checked * 1000:.2f} ms a check**, "
-        f"{server.server_cpu / took:.2f} cores), client {server.client_cpu:.0f} s "
+        f"{server.server_cpu / took:.2f} cores; the service process alone, without its workers, "
+        f"{server.main_cpu / checked * 1000:.2f} ms a check), client {server.client_cpu:.0f} s "
         f"({server.client_cpu / took:.2f} cores), other processes {others:.0f} s ({others / took:.2f} cores); "
         f"1-minute load average {min(server.loads):.1f}-{max(server.loads):.1f}"
     )
@@ -339,9 +369,9 @@ def report(server: Server, args: argparse.Namespace) -> None:
 def paced_run(server: Server, checks: list[bytes], args: argparse.Namespace) -> None:
     count = int(args.rate * args.rate_seconds)
     paced = [checks[i % len(checks)] for i in range(count)]
-    server_cpu = cpu_seconds(server.process.pid)
+    server_cpu = service_cpu_seconds(server.process.pid)
     latencies, statuses, took = asyncio.run(send_at_rate(server.port, paced, args.clients, args.rate))
-    server_cpu = cpu_seconds(server.process.pid) - server_cpu
+    server_cpu = service_cpu_seconds(server.process.pid) - server_cpu
     print(
         f"- {server.name}: checks offered at {args.rate:,.0f}/s by {args.clients} clients for {args.rate_seconds:.0f} s: "
         f"{count / took:,.0f} checks/s answered, latency from each check's due time p50 "

@@ -1,7 +1,7 @@
 """What ``neardup serve``'s HTTP front end costs a request, apart from the check.
 
-The service's own twisted.web site (``serve.http.ServeSite``) runs in a process of its own,
-its entries answering every ``POST /check`` with a fixed answer of the service's shape (one
+The service's own front end (``serve.http.ServeSite``: a Twisted protocol reading requests
+with httptools) runs in a process of its own, its entries answering every ``POST /check`` with a fixed answer of the service's shape (one
 similar entry of 1,500 characters with 12 passages, then an answer listing none, in turn), so
 that what is measured is reading the request, parsing its JSON, writing the answer's JSON and
 the HTTP around them. The same requests go to the same site writing JSON with the standard
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
 
         kinds.append("uvicorn-httptools")
     except ImportError:
-        print("(uvicorn is not installed: twisted.web only)")
+        print("(uvicorn is not installed: the service's own front end only)")
     figures: dict[str, list[tuple[float, float, float]]] = {kind: [] for kind in kinds}
     print(f"## HTTP front ends: {args.requests:,} POST /check a round, 16 clients, load before {load_average()}\n")
     for _ in range(args.rounds):

@@ -1,4 +1,5 @@
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 
@@ -8,6 +9,12 @@ from support.local_site import LocalSite
 from support.processes import stop_server
 from support.redis_cluster import cluster_url, redis_cluster  # noqa: F401
 from support.redis_server import redis_server, redis_url  # noqa: F401
+
+# Bytecode is cached for this process and the many it starts (pytest's workers, crawls, their
+# worker processes, the CLI): where the environment sets PYTHONDONTWRITEBYTECODE, each of them
+# would compile the package again from source.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 # The modules that hold the longest tests (whole crawls, each in processes of their own; a cold
 # build of the tables), longest first (benchmarks/suite.py --durations). A module moved or

@@ -18,6 +18,7 @@ FLOORS = {
     "dotted": 0,
     "seconds": 0,
     "interrupts": 0,
+    "workerpipes": 0,
     "fingerprints": 1,
     "stores": 2,
     "engine": 3,

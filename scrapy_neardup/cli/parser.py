@@ -324,6 +324,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds a stop waits for the requests in flight (default 10)",
     )
     service.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="processes that fingerprint checked texts beside the service (default 1; 0: none)",
+    )
+    service.add_argument(
         "--log-level",
         default="INFO",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],

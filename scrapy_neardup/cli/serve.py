@@ -33,6 +33,7 @@ def serve(args: argparse.Namespace) -> int:
                 token=token.strip() if token is not None else None,
                 max_bytes=args.max_bytes,
                 shutdown_timeout=args.shutdown_timeout,
+                workers=args.workers,
             )
     except ServiceError as exc:
         raise CommandError(str(exc)) from None

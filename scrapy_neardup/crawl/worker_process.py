@@ -1,5 +1,6 @@
 """The body of a worker process (:class:`~.workers.WorkerPool` starts them): pages in on one
-pipe (:func:`page_frame`), prepared fingerprints out on another (length-prefixed pickles).
+pipe (:func:`page_frame`), prepared fingerprints out on another (framed pickles, as
+:mod:`~scrapy_neardup.workerpipes` frames them).
 
 It imports neither Scrapy nor Twisted: their import would be a good part of a worker's start,
 which the crawl's first item waits for.
@@ -9,23 +10,13 @@ from __future__ import annotations
 
 import os
 import pickle
-import struct
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..interrupts import ignore_interrupts
+from ..workerpipes import LENGTH, open_pipes, read_frame, send
 
 if TYPE_CHECKING:
     from ..fingerprints.prepare import Preparer
-
-TASKS_FD = 3  # in a worker: pages come in on this descriptor
-RESULTS_FD = 4  # and prepared fingerprints go out on this one
-LENGTH = struct.Struct(">I")
-
-
-def framed(obj: Any) -> bytes:
-    """``obj`` pickled, after its length: one message on a worker's pipes."""
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    return LENGTH.pack(len(data)) + data
 
 
 def page_frame(source: str | bytes, is_html: bool, key: str, site: str) -> bytes:
@@ -47,11 +38,6 @@ def read_page(payload: bytes) -> tuple[str | bytes, bool, str, str]:
     return (str(body, "utf-8", "surrogatepass") if is_str else bytes(body)), is_html, key, site
 
 
-def _read_exactly(stream: Any, size: int) -> bytes | None:
-    data = stream.read(size)
-    return data if data is not None and len(data) == size else None
-
-
 def serve() -> None:
     """Body of a worker process: prepare pages from the tasks pipe until it is closed. A crawl
     that ended while the worker was starting (an empty crawl) closed the results pipe: the
@@ -66,28 +52,19 @@ def serve() -> None:
 def _serve() -> None:
     from ..fingerprints.prepare import Preparer  # after ignore_interrupts: it takes a while
 
-    tasks = os.fdopen(TASKS_FD, "rb")
-    results = os.fdopen(RESULTS_FD, "wb")
+    tasks, results = open_pipes()
     preparer: Preparer | None = None
     send_text = True
-    while True:
-        head = _read_exactly(tasks, LENGTH.size)
-        if head is None:
-            return
-        payload = _read_exactly(tasks, LENGTH.unpack(head)[0])
-        if payload is None:
-            return
+    while (payload := read_frame(tasks)) is not None:
         if preparer is None:
             recipe, extractor, niceness, send_text = pickle.loads(payload)
             if niceness and hasattr(os, "nice"):
                 os.nice(niceness)
             preparer = Preparer(recipe, extractor)
             preparer.warm_up()
-            results.write(framed(None))  # ready
-            results.flush()
+            send(results, None)  # ready
             continue
         prepared = preparer(*read_page(payload))
         if not send_text:
             prepared.text = None
-        results.write(framed(prepared))
-        results.flush()
+        send(results, prepared)

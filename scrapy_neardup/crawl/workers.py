@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import collections
 import logging
-import os
 import pickle
-import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ..fingerprints.fingerprint import Recipe
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared
+from ..workerpipes import RESULTS_FD, TASKS_FD, framed, read_available, spawn_arguments, split_frames, widen_pipe
 from .compat import installed_reactor, maybe_await, wait
-from .worker_process import LENGTH, RESULTS_FD, TASKS_FD, framed, page_frame
+from .worker_process import page_frame
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+WORKER_MODULE = "scrapy_neardup.crawl.worker_process"  # a worker runs its serve()
 
 # -- worker processes ----------------------------------------------------------------------
 
@@ -60,13 +60,7 @@ class _Worker:
         self.ready = False  # the process has loaded its tables (its first answer says so)
         self.alive = True
         self._buffer = bytearray()
-        self.transport = reactor.spawnProcess(
-            _protocol(self),
-            sys.executable,
-            [sys.executable, "-c", WORKER_COMMAND],
-            env=pool.environment,
-            childFDs={1: 1, 2: 2, TASKS_FD: "w", RESULTS_FD: "r"},
-        )
+        self.transport = reactor.spawnProcess(_protocol(self), **spawn_arguments(WORKER_MODULE))
         tasks = getattr(self.transport, "pipes", {}).get(TASKS_FD)
         if tasks is not None:
             widen_pipe(tasks.fileno())
@@ -113,12 +107,7 @@ class _Worker:
 
     def received(self, data: bytes) -> None:
         self._buffer += data
-        while len(self._buffer) >= LENGTH.size:
-            (length,) = LENGTH.unpack_from(self._buffer)
-            if len(self._buffer) < LENGTH.size + length:
-                return
-            payload = bytes(self._buffer[LENGTH.size : LENGTH.size + length])
-            del self._buffer[: LENGTH.size + length]
+        for payload in split_frames(self._buffer):
             if not self.ready:  # start-up is not counted against the first page
                 self.ready = True
                 if self.pending:
@@ -200,8 +189,6 @@ class WorkerPool:
         # Without send_text a page's extracted body stays in the worker: the crawler reads only
         # the fingerprint back, which it can do faster than a worker writes.
         self.init_frame = framed((recipe, extractor, niceness, send_text))
-        path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
-        self.environment = {**os.environ, "PYTHONPATH": path}
         self._workers = [_Worker(self) for _ in range(size)]
         self._tail: Any = None  # Deferred fired when the last page in arrival order is judged
         self._retry_lock: Any = None  # one page at a time after a worker died
@@ -274,42 +261,3 @@ class WorkerPool:
     def close(self) -> None:
         for worker in self._workers:
             worker.close()
-
-
-# Not "-m": pickled classes must name their modules, not __main__. "-c" puts the current folder
-# first on the path, ahead of PYTHONPATH (the crawler's own path, in its order): a source
-# checkout there would be imported instead of the crawler's package, so that entry goes.
-WORKER_COMMAND = (
-    "import sys\n"
-    "if sys.path[:1] == ['']: del sys.path[0]\n"
-    "from scrapy_neardup.crawl.worker_process import serve; serve()"
-)
-PIPE_SIZE = 1 << 20  # bytes: Linux's default limit for a process that is not privileged
-
-
-def widen_pipe(fd: int) -> None:
-    """Let the pipe ``fd`` hold a few whole pages (Linux; elsewhere, or past the system's
-    limit, it keeps its size): a pipe of 64 KB takes a page of 100-300 KB in pieces, a turn of
-    the reactor and a wake of the worker each."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
-    except (ImportError, AttributeError, OSError):
-        pass
-
-
-def read_available(fd: int) -> bytes:
-    """Everything a non-blocking pipe holds now, without waiting, leaving its end for the
-    reactor to see. Twisted reads a pipe 8 KB a turn: a busy crawler would read fingerprints
-    slower than a worker writes them, and the pages waiting for them would pile up in memory."""
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except OSError:  # empty (EAGAIN) or gone: Twisted's next read reports an end
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)

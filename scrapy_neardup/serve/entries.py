@@ -17,6 +17,7 @@ from typing import Any
 from ..engine.detector import Detector
 from ..engine.verdicts import DUPLICATE, REVISIT, Similar, Verdict
 from ..fingerprints.extract import ExtractionError, html_to_text
+from ..fingerprints.fingerprint import Fingerprint
 from ..review.marking import FoldedTexts, align_each
 from ..stores import Store, StoreError, StoreUnavailable, redact
 from ..stores.record import DocRecord, clip_key
@@ -59,12 +60,13 @@ class Entries:
 
     # -- requests -------------------------------------------------------------------------
 
-    def check(self, body: Any) -> dict:
-        """The verdict on a text and the stored entries it resembles; nothing is written."""
+    def check(self, body: Any, fingerprint: Fingerprint | None = None) -> dict:
+        """The verdict on a text and the stored entries it resembles; nothing is written.
+        ``fingerprint``: the text's, made beforehand (:meth:`to_fingerprint`)."""
         text, extracted = _text_of(body)
         key = _optional_key(body)
         limit = _limit_of(body)
-        answer = self._similar(text, key, limit, _title_of(body))
+        answer = self._similar(text, key, limit, _title_of(body), fingerprint)
         self.counts.checks += 1
         if extracted:
             answer["text"] = text  # the ranges are ranges of the extracted text
@@ -97,6 +99,19 @@ class Entries:
         self.counts.updated += verdict.updated
         self.counts.key_collisions += verdict.key_collision
         return 201, answer
+
+    @staticmethod
+    def to_fingerprint(body: Any) -> tuple[str, str | None] | None:
+        """The text and title of a valid check of a "text", whose fingerprint can be made
+        before the check; None for any other (the check extracts the HTML, or finds the error)."""
+        if not isinstance(body, dict) or "html" in body:
+            return None
+        try:
+            text, _ = _text_of(body)
+            _optional_key(body), _limit_of(body)
+            return text, _title_of(body)
+        except EntryError:
+            return None
 
     def get(self, key: str) -> dict:
         """The entry stored under ``key`` (its latest text), or 404."""
@@ -138,8 +153,11 @@ class Entries:
 
     # -- the parts ------------------------------------------------------------------------
 
-    def _similar(self, text: str, key: str | None, limit: int, title: str | None = None) -> dict:
-        fingerprint = self.detector.fingerprint(text, title)
+    def _similar(
+        self, text: str, key: str | None, limit: int, title: str | None = None, fingerprint: Fingerprint | None = None
+    ) -> dict:
+        if fingerprint is None:
+            fingerprint = self.detector.fingerprint(text, title)
         min_chars = self.detector.thresholds.min_chars
         if fingerprint.chars < min_chars:
             return {

@@ -1,35 +1,43 @@
-"""The HTTP front end of ``neardup serve``, on twisted.web (the Twisted that Scrapy brings).
+"""The HTTP front end of ``neardup serve``: a Twisted protocol whose requests are read by
+httptools (llhttp, the parser of Node.js), with its answers framed by Content-Length.
 
-One resource answers every path: the editors' page at ``/``, ``/health``, and the JSON API
+One site answers every path: the editors' page at ``/``, ``/health``, and the JSON API
 (``/check``, ``/entries``, ``/entries/{key}``, ``/stats``). Requests are answered one at a
 time in the reactor thread, so a check-and-add never interleaves with another in this process
 (and the Redis store's script makes it atomic between processes). They are answered in the
 order they came, one a turn of the reactor, so that each answer is sent as soon as it is ready:
 answered as they are read, the answers to every request read in one turn would wait for the
-last of them, and under load some requests would wait two rounds of the others. Every error is a JSON object
-``{"error": message}`` with its status; a failure inside is logged here and never shown to the
-client. The site counts the requests in flight, so that a shutdown can wait for them.
+last of them, and under load some requests would wait two rounds of the others. A check of a
+text is put in that order once its fingerprint is made, by a worker process when the service
+has them (:mod:`.fingerprinting`). A connection's requests are answered in the order it sent
+them, one after another. Every error is a JSON object ``{"error": message}`` with its status; a
+failure inside is logged here and never shown to the client. The site counts the requests in
+flight, so that a shutdown can wait for them.
 """
 
 from __future__ import annotations
 
 import hmac
-import io
 import json
 import logging
 import time
 import weakref
 from collections import deque
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+import httptools
 from twisted.internet import defer
 from twisted.internet import reactor as installed_reactor
-from twisted.web import resource, server
+from twisted.internet.protocol import Factory, Protocol
+from twisted.protocols.policies import TimeoutMixin
 
+from ..fingerprints.fingerprint import Fingerprint
 from . import jsonbody
 from .entries import Entries, EntryError
+from .fingerprinting import FingerprintWorkers
 from .page import Page
 
 reactor: Any = installed_reactor  # the reactor's interfaces do not type its methods
@@ -38,82 +46,236 @@ logger = logging.getLogger(__name__)
 
 JSON = b"application/json; charset=utf-8"
 ENTRY_PREFIX = b"/entries/"
+MAX_HEAD = 64 * 1024  # bytes of request line and headers; more is refused (431)
+MAX_PIPELINED = 8  # requests read ahead on one connection before it is read no further
+UNREAD = object()  # a request body not parsed as JSON yet
 
 
-class _BoundedBody(io.BytesIO):
-    """A request body kept up to ``limit`` bytes; past that it is counted and dropped, so an
-    oversized upload costs no memory and gets its 413."""
+class _HeadTooLarge(Exception):
+    pass
 
-    def __init__(self, limit: int):
-        super().__init__()
-        self.limit = limit
+
+class Request:
+    """One request as the parser read it (its body kept up to ``limit`` bytes; past that it
+    is counted and dropped, so an oversized upload costs no memory and gets its 413), and the
+    state of its answer."""
+
+    def __init__(self, limit: int, late: bool):
+        self.started = time.perf_counter()
+        self.method = b""
+        self.uri = b""
+        self.path = b""
+        self.headers: dict[bytes, bytes] = {}
+        self.head_size = 0
+        self.body = bytearray()
         self.size = 0
+        self.limit = limit
+        self.late = late  # arrived after the stop began: 503
+        self.lost = False  # the client went away before its answer: none is written
+        self.counted = True  # in the site's requests in flight until answered or lost
+        self.keep_alive = True
+        self.code = 0
+        self.sent = 0
+        self.fingerprint: Fingerprint | None = None  # made before the check, by a worker
+        self.json_body: Any = UNREAD
 
     @property
     def too_large(self) -> bool:
         return self.size > self.limit
 
-    def write(self, data: bytes) -> int:  # type: ignore[override]
+    def add_body(self, data: bytes) -> None:
         self.size += len(data)
         if self.too_large:
-            self.truncate(0)
-            return len(data)
-        return super().write(data)
+            self.body = bytearray()
+        else:
+            self.body += data
+
+    def header(self, name: bytes) -> bytes | None:
+        """The header ``name`` (lower case), its values joined by commas when sent several times."""
+        return self.headers.get(name)
 
 
-class _Request(server.Request):
-    """A request whose body is bounded, timed, and counted in flight until it is answered."""
+class _Connection(Protocol, TimeoutMixin):
+    """One client connection: the parser's callbacks build its requests, which are answered
+    one after another, in the order they were sent."""
 
-    def __init__(self, channel: Any, *args: Any, **kwargs: Any):
-        super().__init__(channel, *args, **kwargs)
-        self.started = time.perf_counter()
-        site = channel.site
-        self.late = site.closing  # arrived after the stop began: 503
-        self.lost = False  # the client went away before its answer: none is written
-        site.request_started(channel)
-        self.notifyFinish().addBoth(lambda _: site.request_finished())
-        self.notifyFinish().addErrback(self._connection_lost)
+    def __init__(self, site: ServeSite):
+        self.site = site
+        self.parser = httptools.HttpRequestParser(self)
+        self.reading: Request | None = None  # the request the parser is reading
+        self.requests: deque[Request] = deque()  # read, waiting for their answers, oldest first
+        self.busy = False  # the oldest is being answered
 
-    def _connection_lost(self, _: Any) -> None:
-        self.lost = True
+    # -- the connection ---------------------------------------------------------------------
 
-    def gotLength(self, length: int | None) -> None:
-        self.started = time.perf_counter()
-        channel: Any = self.channel
-        self.content: Any = _BoundedBody(channel.site.max_bytes)
+    def connectionMade(self) -> None:
+        self.out: Any = self.transport  # the TCP transport, its methods untyped
+        self.site.connections.add(self)
+        self.setTimeout(self.site.timeout)
+
+    def dataReceived(self, data: bytes) -> None:
+        self.resetTimeout()
+        try:
+            self.parser.feed_data(data)
+        except _HeadTooLarge:
+            self._refuse(431, "the request line and headers are too large")
+        except httptools.HttpParserCallbackError as exc:
+            if isinstance(exc.__context__, _HeadTooLarge):
+                self._refuse(431, "the request line and headers are too large")
+            else:
+                raise
+        except httptools.HttpParserUpgrade:
+            self._refuse(400, "this service does not upgrade connections")
+        except httptools.HttpParserError as exc:
+            self._refuse(400, f"the request is not valid HTTP/1.1: {exc}")
+
+    def connectionLost(self, reason: Any = None) -> None:
+        self.setTimeout(None)
+        for request in [*self.requests, *([self.reading] if self.reading else [])]:
+            request.lost = True
+            self.site.request_finished(request)
+        self.requests.clear()
+        self.reading = None
+
+    def timeoutConnection(self) -> None:
+        self.out.loseConnection()
+
+    def _refuse(self, status: int, message: str) -> None:
+        """A request the parser could not read: its error, and the connection closed."""
+        if self.reading is not None:
+            self.site.request_finished(self.reading)
+            self.reading = None
+        head = _head(status, [(b"content-type", JSON), (b"connection", b"close")], len(body := _error(message)))
+        self.out.write(head + body)
+        self.out.loseConnection()
+
+    # -- the parser's callbacks -------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self.reading = Request(self.site.max_bytes, self.site.closing)
+        self.site.request_started()
+
+    def on_url(self, url: bytes) -> None:
+        self._grow(url)
+        assert self.reading is not None
+        self.reading.uri += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._grow(name + value)
+        assert self.reading is not None
+        headers, name = self.reading.headers, name.lower()
+        headers[name] = headers[name] + b", " + value if name in headers else value
+
+    def on_headers_complete(self) -> None:
+        request = self.reading
+        assert request is not None
+        request.started = time.perf_counter()
+        request.method = self.parser.get_method()
+        try:
+            request.path = httptools.parse_url(request.uri).path or b""
+        except httptools.HttpParserInvalidURLError:
+            request.path = request.uri
+        if (request.header(b"expect") or b"").lower() == b"100-continue" and self.parser.get_http_version() == "1.1":
+            self.out.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def on_body(self, body: bytes) -> None:
+        assert self.reading is not None
+        self.reading.add_body(body)
+
+    def on_message_complete(self) -> None:
+        request, self.reading = self.reading, None
+        assert request is not None
+        request.keep_alive = self.parser.should_keep_alive()
+        self.requests.append(request)
+        if len(self.requests) >= MAX_PIPELINED:
+            self.out.pauseProducing()  # until answers are written: a client cannot pile them up
+        self._next()
+
+    def _grow(self, data: bytes) -> None:
+        assert self.reading is not None
+        self.reading.head_size += len(data)
+        if self.reading.head_size > MAX_HEAD:
+            raise _HeadTooLarge
+
+    # -- answers ----------------------------------------------------------------------------
+
+    def _next(self) -> None:
+        if not self.busy and self.requests:
+            self.busy = True
+            self.site.handle(self.requests[0], self)
+
+    def respond(self, request: Request, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        """Write the answer to the oldest request, then take up the next."""
+        close = not request.keep_alive or self.site.closing
+        if close:
+            headers.append((b"connection", b"close"))
+        head = _head(status, headers, len(body))
+        request.code, request.sent = status, len(body)
+        if request.method == b"HEAD":
+            body = b""
+        self.out.write(head + body)
+        self.site.log(request)
+        self.site.request_finished(request)
+        self.requests.popleft()
+        self.busy = False
+        if close:
+            self.out.loseConnection()
+            return
+        if len(self.requests) == MAX_PIPELINED - 1:
+            self.out.resumeProducing()
+        self._next()
 
 
-class ServeSite(server.Site):
-    """The site: the entries behind one resource, the token, the body limit, the requests in flight."""
+def _head(status: int, headers: list[tuple[bytes, bytes]], length: int) -> bytes:
+    lines = [b"HTTP/1.1 %d %s" % (status, HTTPStatus(status).phrase.encode("ascii"))]
+    lines += [name + b": " + value for name, value in headers]
+    lines.append(b"content-length: %d" % length)
+    return b"\r\n".join(lines) + b"\r\n\r\n"
 
-    def __init__(self, entries: Entries, token: str | None = None, max_bytes: int = 1 << 20, timeout: float = 60):
-        try:  # bodies are JSON: twisted.web need not parse them as forms (Twisted >= 24.7)
-            super().__init__(_Api(self), timeout=timeout, parsePOSTFormSubmission=False)
-        except TypeError:
-            super().__init__(_Api(self), timeout=timeout)
-        self.requestFactory = _Request
-        self.displayTracebacks = False
+
+def _error(message: str) -> bytes:
+    return jsonbody.encode({"error": message})
+
+
+class ServeSite(Factory):
+    """The site: the entries behind the routes, the token, the body limit, the connections and
+    the requests in flight."""
+
+    noisy = False
+
+    def __init__(
+        self,
+        entries: Entries,
+        token: str | None = None,
+        max_bytes: int = 1 << 20,
+        timeout: float = 60,
+        workers: FingerprintWorkers | None = None,
+    ):
         self.entries = entries
         self.token = token
         self.max_bytes = max_bytes
+        self.timeout = timeout  # seconds a connection may stay silent
+        self.workers = workers
         self.page = Page(auth=token is not None)
         self.in_flight = 0
         self.closing = False  # shutting down: new requests get 503
-        self._waiting: deque[tuple[Any, Callable[[], None]]] = deque()  # requests read, not yet answered
+        self._waiting: deque[tuple[Request, Callable[[], None]]] = deque()  # requests read, not yet answered
         self._idle: list[defer.Deferred] = []
-        self._channels: weakref.WeakSet[Any] = weakref.WeakSet()  # a closed connection drops out
+        self.connections: weakref.WeakSet[_Connection] = weakref.WeakSet()  # a closed connection drops out
+
+    def buildProtocol(self, addr: Any) -> _Connection:
+        return _Connection(self)
 
     def close_connections(self, timeout: float) -> defer.Deferred:
         """Close every connection once what was written to it is sent (answers already given
         would be lost if the reactor dropped the connections), within ``timeout`` seconds."""
-        for channel in list(self._channels):
-            if channel.transport is not None:
-                channel.transport.loseConnection()
+        for connection in list(self.connections):
+            connection.out.loseConnection()
         deadline = time.monotonic() + timeout
         done: defer.Deferred = defer.Deferred()
 
         def poll() -> None:
-            open_ = [c for c in self._channels if c.transport is not None and not c.transport.disconnected]
+            open_ = [c for c in self.connections if not c.out.disconnected]
             if not open_ or time.monotonic() > deadline:
                 done.callback(None)
             else:
@@ -122,7 +284,20 @@ class ServeSite(server.Site):
         poll()
         return done
 
-    def answer_in_turn(self, request: Any, answer: Callable[[], None]) -> None:
+    def handle(self, request: Request, connection: _Connection) -> None:
+        """Answer ``request`` in turn with the others, its fingerprint made first when it can be."""
+        made = self._fingerprint_first(request)
+        if made is None:
+            self.answer_in_turn(request, lambda: self._respond(request, connection))
+        else:
+
+            def answer(fingerprint: Fingerprint | None) -> None:
+                request.fingerprint = fingerprint
+                self.answer_in_turn(request, lambda: self._respond(request, connection))
+
+            made.addCallbacks(answer, lambda _: answer(None))  # None: the check makes it itself
+
+    def answer_in_turn(self, request: Request, answer: Callable[[], None]) -> None:
         """Call ``answer`` after the requests read before this one, one a reactor turn."""
         self._waiting.append((request, answer))
         if len(self._waiting) == 1:
@@ -134,17 +309,19 @@ class ServeSite(server.Site):
             if not request.lost:
                 answer()
         except Exception:
-            logger.exception("%r failed", request)
+            logger.exception("%r failed", request.uri)
         finally:
             self._waiting.popleft()
             if self._waiting:
                 reactor.callLater(0, self._answer_next)
 
-    def request_started(self, channel: Any) -> None:
+    def request_started(self) -> None:
         self.in_flight += 1
-        self._channels.add(channel)  # the connections that carried a request, closed at a stop
 
-    def request_finished(self) -> None:
+    def request_finished(self, request: Request) -> None:
+        if not request.counted:
+            return
+        request.counted = False
         self.in_flight -= 1
         if not self.in_flight:
             waiting, self._idle = self._idle, []
@@ -172,44 +349,39 @@ class ServeSite(server.Site):
 
         return waiter.addBoth(stop_timer)
 
-    def log(self, request: Any) -> None:
-        """One line per request, at DEBUG (twisted's access log is not written)."""
+    def log(self, request: Request) -> None:
+        """One line per request, at DEBUG."""
         if logger.isEnabledFor(logging.DEBUG):
-            elapsed = (time.perf_counter() - getattr(request, "started", time.perf_counter())) * 1000
             logger.debug(
                 "%s %s %d %.1f ms %d bytes",
                 request.method.decode("ascii", "replace"),
                 request.uri.decode("ascii", "replace")[:200],
                 request.code,
-                elapsed,
-                request.sentLength,
+                (time.perf_counter() - request.started) * 1000,
+                request.sent,
             )
 
+    # -- routes -----------------------------------------------------------------------------
 
-class _Api(resource.Resource):
-    isLeaf = True
+    def _fingerprint_first(self, request: Request) -> defer.Deferred | None:
+        """A valid ``POST /check`` of a text goes to a fingerprint worker first, when there is
+        one: the reactor thread answers other requests meanwhile (:mod:`.fingerprinting`)."""
+        if self.workers is None or request.path != b"/check" or request.method != b"POST" or request.late:
+            return None
+        try:
+            self._authorize(request)
+            body = _json(request)
+        except EntryError:
+            return None  # the check finds the error again, and answers it
+        given = Entries.to_fingerprint(body)
+        try:
+            return None if given is None else self.workers.fingerprint(*given)
+        except Exception:  # a worker could not be started (out of processes): made here
+            logger.exception("the fingerprint workers failed")
+            return None
 
-    def __init__(self, site: ServeSite):
-        super().__init__()
-        self.site = site
-
-    def render(self, request: server.Request) -> Any:
-        self.site.answer_in_turn(request, lambda: self._respond(request))
-        return server.NOT_DONE_YET
-
-    def _respond(self, request: server.Request) -> None:
-        """Write the answer and finish, as twisted.web does with a body a resource returns."""
-        body = self._body(request)
-        if request.method == b"HEAD":
-            if body:
-                request.setHeader(b"content-length", b"%d" % len(body))
-            request.write(b"")
-        else:
-            request.setHeader(b"content-length", b"%d" % len(body))
-            request.write(body)
-        request.finish()
-
-    def _body(self, request: server.Request) -> bytes:
+    def _respond(self, request: Request, connection: _Connection) -> None:
+        headers: list[tuple[bytes, bytes]] = []
         try:
             status, answer = self._answer(request)
         except EntryError as exc:
@@ -218,32 +390,31 @@ class _Api(resource.Resource):
             logger.exception("%s %r failed", request.method, request.uri)
             status, answer = 500, {"error": "the service failed on this request; the server's log says why"}
         if status == 405:
-            request.setHeader(b"allow", answer.pop("allow").encode("ascii"))
+            headers.append((b"allow", answer.pop("allow").encode("ascii")))
         if status == 401:
-            request.setHeader(b"www-authenticate", b'Bearer realm="neardup"')
-        if self.site.closing:
-            request.setHeader(b"connection", b"close")
-        request.setResponseCode(status)
+            headers.append((b"www-authenticate", b'Bearer realm="neardup"'))
         if isinstance(answer, Page):
-            request.setHeader(b"content-type", b"text/html; charset=utf-8")
-            request.setHeader(b"content-security-policy", answer.policy.encode("ascii"))
-            request.setHeader(b"x-content-type-options", b"nosniff")
-            return answer.body if request.method != b"HEAD" else b""
-        request.setHeader(b"content-type", JSON)
-        request.setHeader(b"cache-control", b"no-store")
-        return jsonbody.encode(answer)
+            headers.append((b"content-type", b"text/html; charset=utf-8"))
+            headers.append((b"content-security-policy", answer.policy.encode("ascii")))
+            headers.append((b"x-content-type-options", b"nosniff"))
+            body = answer.body
+        else:
+            headers.append((b"content-type", JSON))
+            headers.append((b"cache-control", b"no-store"))
+            body = jsonbody.encode(answer)
+        connection.respond(request, status, headers, body)
 
-    def _answer(self, request: server.Request) -> tuple[int, Any]:
-        site, entries = self.site, self.site.entries
+    def _answer(self, request: Request) -> tuple[int, Any]:
+        entries = self.entries
         path, method = request.path, request.method
-        if getattr(request, "late", False):
+        if request.late:
             raise EntryError(503, "the service is shutting down")
         if path == b"/" and method in (b"GET", b"HEAD"):
-            return 200, site.page
+            return 200, self.page
         if path == b"/health":
             return _only(method, b"GET") or (200, entries.health())
         routes: dict[bytes, dict[bytes, Callable[[], tuple[int, Any]]]] = {
-            b"/check": {b"POST": lambda: (200, entries.check(_json(request)))},
+            b"/check": {b"POST": lambda: (200, _check(entries, request))},
             b"/entries": {b"POST": lambda: entries.add(_json(request))},
             b"/stats": {b"GET": lambda: (200, entries.stats())},
         }
@@ -261,14 +432,19 @@ class _Api(resource.Resource):
         self._authorize(request)
         return routes[path][method]()
 
-    def _authorize(self, request: server.Request) -> None:
-        token = self.site.token
+    def _authorize(self, request: Request) -> None:
+        token = self.token
         if token is None:
             return
-        given = request.getHeader(b"authorization") or b""
+        given = request.header(b"authorization") or b""
         scheme, _, value = given.partition(b" ")
         if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), token.encode("utf-8")):
             raise EntryError(401, "this service needs its token: send the header Authorization: Bearer <token>")
+
+
+def _check(entries: Entries, request: Request) -> dict:
+    body = _json(request)
+    return entries.check(body, request.fingerprint) if request.fingerprint is not None else entries.check(body)
 
 
 def _only(method: bytes, allowed: bytes) -> tuple[int, Any] | None:
@@ -278,13 +454,20 @@ def _only(method: bytes, allowed: bytes) -> tuple[int, Any] | None:
     return 405, {"error": f"{method.decode('ascii', 'replace')} is not allowed here; use {name}", "allow": name}
 
 
-def _json(request: server.Request) -> Any:
-    body: Any = request.content
-    if isinstance(body, _BoundedBody) and body.too_large:
+def _json(request: Request) -> Any:
+    """The request's body as JSON, read once."""
+    if request.json_body is UNREAD:
+        request.json_body = _read_json(request)
+    return request.json_body
+
+
+def _read_json(request: Request) -> Any:
+    if request.too_large:
         raise EntryError(
-            413, f"the request body has {body.size} bytes, more than the {body.limit} this service takes (--max-bytes)"
+            413,
+            f"the request body has {request.size} bytes, more than the {request.limit} this service takes (--max-bytes)",
         )
-    data = body.read()
+    data = bytes(request.body)
     if not data.strip():
         raise EntryError(400, 'the request has no body: send a JSON object, e.g. {"text": "..."}')
     try:

@@ -42,8 +42,10 @@ def run_service(
     token: str | None = None,
     max_bytes: int = 1 << 20,
     shutdown_timeout: float = 10.0,
+    workers: int = 1,
 ) -> None:
-    """Answer requests on ``host:port`` until the reactor is stopped (SIGTERM, Ctrl-C)."""
+    """Answer requests on ``host:port`` until the reactor is stopped (SIGTERM, Ctrl-C), with
+    ``workers`` processes making the fingerprints of checks (0: the reactor thread makes them)."""
     if token is None and not is_loopback(host):
         raise ServiceError(
             f"refusing to listen on {host} without a token: anyone reaching it could add and delete "
@@ -51,6 +53,8 @@ def run_service(
         )
     if not 0 <= port <= 65535:
         raise ServiceError(f"the port must be between 0 and 65535, got {port}")
+    if workers < 0:
+        raise ServiceError(f"the fingerprint workers must be 0 or more, got {workers}")
     if max_bytes < 1:
         raise ServiceError(f"the largest body must be at least 1 byte, got {max_bytes}")
     from twisted.internet import reactor as installed
@@ -58,13 +62,22 @@ def run_service(
     from twisted.logger import STDLibLogObserver, globalLogBeginner
 
     from .entries import Entries
-    from .http import ServeSite
+    from .fingerprinting import FingerprintWorkers
+
+    try:
+        from .http import ServeSite
+    except ImportError as exc:  # httptools: the extra "serve"
+        raise ServiceError(
+            f"neardup serve needs httptools to read requests ({exc}): install the extra serve, "
+            "pip install '.[serve]' from a checkout"
+        ) from None
 
     reactor: Any = installed  # the reactor's interfaces are not typed as its methods
     globalLogBeginner.beginLoggingTo([STDLibLogObserver()], redirectStandardIO=False)  # type: ignore[list-item]
     entries = Entries(detector)
     detector.fingerprint("载入分词词典，让第一个请求不必等待。" * 3)  # load the tokenizer before the first request
-    site = ServeSite(entries, token=token, max_bytes=max_bytes)
+    pool = FingerprintWorkers(workers, detector.recipe) if workers else None
+    site = ServeSite(entries, token=token, max_bytes=max_bytes, workers=pool)
     # What start-up made (modules, tables, the tokenizer's words) lives as long as the process:
     # a full collection would scan it all again (about 60 ms, every client waiting), so the
     # collector is told to leave it alone (after a collection, so no garbage is kept for good).
@@ -73,6 +86,8 @@ def run_service(
     try:
         listening = reactor.listenTCP(port, site, interface=host)
     except CannotListenError as exc:
+        if pool is not None:
+            pool.close()  # end of its input: the worker leaves
         raise ServiceError(f"cannot listen on {host}:{port}: {exc.socketError}") from None
     address = listening.getHost()
     shown = f"[{address.host}]" if ":" in address.host else address.host
@@ -98,6 +113,8 @@ def run_service(
         def close(_: Any) -> None:
             if site.in_flight:
                 logger.warning("%d requests were still in flight after %s s", site.in_flight, shutdown_timeout)
+            if pool is not None:
+                pool.close()
             entries.close()
             logger.info("stopped; store %s closed", redact(detector.store.uri))
 

@@ -439,6 +439,8 @@ def replica(redis_server):
     """A read-only replica of the session's server, in sync."""
     from support.redis_server import start_redis
 
+    with redis_server.client() as primary:  # the first copy sent at once, not after 5 s
+        primary.config_set("repl-diskless-sync-delay", 0)
     server = start_redis("--replicaof", "127.0.0.1", str(redis_server.port))
     client = server.client()
     deadline = time.monotonic() + 30

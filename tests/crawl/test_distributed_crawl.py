@@ -64,8 +64,11 @@ def test_three_processes_keep_every_story_once_over_repeated_runs(tmp_path, redi
 
 
 def test_without_the_pipeline_every_article_is_kept_and_no_page_is_fetched_twice(tmp_path, redis_url):
-    result = _run_distributed(tmp_path, redis_url, "--no-neardup")
+    """Two processes share the queue: enough for a page fetched twice to show (three are the
+    test above's)."""
+    result = _run_distributed(tmp_path, redis_url, "--no-neardup", "--processes", "2")
     assert result.returncode == 0, result.stdout + result.stderr
+    assert len(re.findall(r"exit 0, finish_reason finished", result.stdout)) == 2, result.stdout
     assert "articles kept 37 of 37, kept twice 0" in result.stdout, result.stdout
     assert len(_kept(tmp_path)) == 37
 
@@ -74,5 +77,5 @@ def test_a_second_run_keeping_the_store_drops_every_article(tmp_path, redis_url)
     """The store is the namespace in Redis, not the processes: a second crawl of the same
     world at a new address finds every story already stored (stored there by one process)."""
     assert _run_distributed(tmp_path, redis_url, "--processes", "1").returncode == 0
-    result = _run_distributed(tmp_path, redis_url, "--keep-store")
+    result = _run_distributed(tmp_path, redis_url, "--keep-store", "--processes", "2")
     assert "articles 37, kept 0, reprints dropped 37" in result.stdout, result.stdout

@@ -2,41 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_neardup.crawl.worker_process import LENGTH, TASKS_FD, page_frame, read_page
-from scrapy_neardup.crawl.workers import PIPE_SIZE, WorkerPool, read_available
+from scrapy_neardup.crawl.worker_process import page_frame, read_page
+from scrapy_neardup.crawl.workers import WorkerPool
 from scrapy_neardup.fingerprints.fingerprint import Recipe
 from scrapy_neardup.fingerprints.prepare import OK, Preparer
 from scrapy_neardup.newsworld.small import STORIES
+from scrapy_neardup.workerpipes import LENGTH, PIPE_SIZE, TASKS_FD
 
 HTML = (
     "<html><body><article>" + "".join(f"<p>{p}</p>" for p in STORIES["metro"].paragraphs) + "</article></body></html>"
 )
 EXTRACTOR = "scrapy_neardup.fingerprints.extract.html_to_text"
-
-
-def test_read_available_takes_all_the_pipe_holds_and_leaves_its_end():
-    reader, writer = os.pipe()
-    os.set_blocking(reader, False)
-    try:
-        written = bytes(range(256)) * 200  # 51,200 bytes: over Twisted's 8 KB a read, under a pipe's 64 KB
-        os.write(writer, written)
-        assert read_available(reader) == written
-        assert read_available(reader) == b""  # empty: returns at once, does not block
-        os.close(writer)
-        writer = None
-        assert read_available(reader) == b""
-        assert os.read(reader, 1) == b""  # the end of file is still there for the reactor
-    finally:
-        os.close(reader)
-        if writer is not None:
-            os.close(writer)
 
 
 def _signals(fingerprint):

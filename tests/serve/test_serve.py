@@ -199,6 +199,17 @@ def test_without_a_token_it_refuses_to_listen_beyond_loopback():
     ] == [True, True, True, True, True, False, False, False]
 
 
+def test_without_httptools_it_says_which_extra_to_install():
+    code = (
+        "import sys; sys.modules['httptools'] = None\n"  # as if the extra serve were not installed
+        "from scrapy_neardup.cli import main\n"
+        "sys.exit(main(['serve', '--store', 'memory://', '--port', '0']))"
+    )
+    done = warm_python.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "needs httptools" in done.stderr and "[serve]" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_sigterm_answers_the_request_in_flight_then_closes_the_store(tmp_path):
     uri = f"leveldb://{tmp_path}/store"
     service = start_service(uri)
@@ -328,3 +339,111 @@ def test_a_title_sent_with_an_entry_names_the_article_a_lead_excerpt_declares(tm
         assert started.request("POST", "/check", {"text": essay(2), "title": 3}).status == 400
     finally:
         started.kill()
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The fingerprint worker processes of a service: its child processes (Linux /proc)."""
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as children:
+        return [int(child) for child in children.read().split()]
+
+
+def test_checks_fingerprinted_by_a_worker_answer_alike_and_outlive_the_worker():
+    """A check's fingerprint made by the worker process gives the answer the service gives
+    making it itself (--workers 0); a SIGTERM does not stop the worker (the service stops it);
+    a worker killed meanwhile costs no check: the texts it held are fingerprinted by the
+    service, and a new worker takes the next ones."""
+    with_worker, alone = start_service("memory://"), start_service("memory://", "--workers", "0")
+    try:
+        for service in (with_worker, alone):
+            assert service.add("library", text("library")).status == 201
+            assert service.add("rice", text("rice"), title="稻田里的新技术").status == 201
+        checks = [
+            {"text": reprint("library")},
+            {"text": text("marathon")},
+            {"text": reprint("rice", cut=0.9), "title": "稻田里的新技术", "limit": 1},
+            {"text": "太短了，不到五十个字。"},
+        ]
+        answers = [with_worker.request("POST", "/check", body).body for body in checks]
+        assert answers == [alone.request("POST", "/check", body).body for body in checks]
+        assert [a["verdict"] for a in answers] == ["duplicate", "unique", "duplicate", "short"]
+        assert _workers_of(alone.process.pid) == []
+        (worker,) = _workers_of(with_worker.process.pid)
+        os.kill(worker, signal.SIGTERM)  # as systemd sends it to the whole group: the service decides
+        time.sleep(0.5)
+        assert _workers_of(with_worker.process.pid) == [worker]
+        os.kill(worker, signal.SIGKILL)
+        assert [with_worker.request("POST", "/check", body).body for body in checks] == answers
+        deadline = time.monotonic() + 30
+        while _workers_of(with_worker.process.pid) in ([], [worker]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        (replaced,) = _workers_of(with_worker.process.pid)
+        assert [with_worker.request("POST", "/check", body).body for body in checks] == answers
+    finally:
+        assert with_worker.stop() == 0 and alone.stop() == 0
+    assert "a fingerprint worker stopped" in with_worker.log()
+    deadline = time.monotonic() + 10  # the worker leaves with the service
+    while os.path.exists(f"/proc/{replaced}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{replaced}")
+
+
+def _exchange(port: int, data: bytes, until_closed: bool = False) -> bytes:
+    """Send ``data`` on a new connection; what came back (until closed, or one answer)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+        client.sendall(data)
+        if not until_closed:
+            status, body, _ = _read_answer(client, b"")
+            return b"%d " % status + json.dumps(body).encode()
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+        return answer
+
+
+def test_http_as_clients_and_proxies_send_it():
+    """What the parser takes besides one plain request: a chunked body, a client asking to
+    continue before it sends the body, HEAD, HTTP/1.0 (the connection closed after the answer);
+    and what it refuses with a JSON error, closing the connection: a head of more than 64 KiB,
+    a request that is not HTTP."""
+    service = start_service("memory://")
+    try:
+        assert service.add("library", text("library")).status == 201
+        body = json.dumps({"text": reprint("library")}, ensure_ascii=False).encode()
+        chunked = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:50], body[50:])) + b"0\r\n\r\n"
+        head = b"POST /check HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        assert _exchange(service.port, head + chunked).startswith(b'200 {"verdict": "duplicate"')
+
+        with socket.create_connection(("127.0.0.1", service.port), timeout=30) as client:
+            client.sendall(
+                b"POST /check HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body)
+            )
+            assert client.recv(65536) == b"HTTP/1.1 100 Continue\r\n\r\n"
+            client.sendall(body)
+            status, answer, _ = _read_answer(client, b"")
+            assert status == 200 and answer["duplicate_of"] == "library"
+
+        page = _exchange(service.port, b"HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", until_closed=True)
+        head_of_page, _, rest = page.partition(b"\r\n\r\n")
+        assert head_of_page.startswith(b"HTTP/1.1 200 OK") and rest == b""
+        assert int(re.search(rb"content-length: (\d+)", head_of_page).group(1)) > 1000
+
+        with socket.create_connection(("127.0.0.1", service.port), timeout=30) as client:
+            keys = [f"k{i}" for i in range(20)]  # more than are read ahead: the rest wait in the socket
+            client.sendall(b"".join(b"GET /entries/%s HTTP/1.1\r\nHost: x\r\n\r\n" % k.encode() for k in keys))
+            pending, answers = b"", []
+            for _ in keys:
+                status, answer, pending = _read_answer(client, pending)
+                answers.append((status, answer["error"].split("'")[1]))
+            assert answers == [(404, k) for k in keys]  # each answered, in the order sent
+
+        old = _exchange(service.port, b"GET /health HTTP/1.0\r\n\r\n", until_closed=True)  # closed after it
+        assert old.startswith(b"HTTP/1.1 200 OK") and old.endswith(b'{"status":"ok"}')
+
+        huge = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n"
+        refused = _exchange(service.port, huge, until_closed=True)
+        assert refused.startswith(b"HTTP/1.1 431 ") and b"too large" in refused and b"connection: close" in refused
+        garbage = _exchange(service.port, b"HELLO THERE\r\n\r\n", until_closed=True)
+        assert garbage.startswith(b"HTTP/1.1 400 ") and b'{"error":"the request is not valid HTTP/1.1' in garbage
+        assert service.request("GET", "/health").body == {"status": "ok"}  # the service goes on
+    finally:
+        assert service.stop() == 0

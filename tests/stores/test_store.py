@@ -267,6 +267,7 @@ def test_leveldb_purge_drops_the_old_runs_and_leaves_a_smaller_store(tmp_path, m
     """Purged ids fall below the index's floor: lookups skip them at once, and the runs that
     hold nothing else are deleted; LevelDB compacts the range the records held."""
     monkeypatch.setattr(tieredindex, "FLUSH_ENTRIES", 3000)
+    monkeypatch.setattr(tieredindex, "MERGE_RATIO", 0)  # runs stay apart, however fast the thread merges
     path, now = tmp_path / "db", [1_000.0]
     texts = random_news(1200)
     with open_store(f"leveldb://{path}") as store:
@@ -274,6 +275,8 @@ def test_leveldb_purge_drops_the_old_runs_and_leaves_a_smaller_store(tmp_path, m
         for number, news in enumerate(texts):
             now[0] = 1_000.0 + number
             assert detector.check(f"n{number}", news).stored
+            if number == 899:
+                store._index.flush()  # ids up to 900 in runs of their own
         store._index.wait()
         runs_before = {run.name for run in store._index.runs}
         assert len(runs_before) >= 2

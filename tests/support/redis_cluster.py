@@ -187,6 +187,15 @@ def start_cluster(*extra: str, password: str | None = None) -> RedisClusterGroup
                 "nodes.conf",
                 "--cluster-node-timeout",
                 str(NODE_TIMEOUT_MS),
+                # A replica is in the slot map (CLUSTER SLOTS) once its replication offset is not
+                # 0: a new master with no writes moves it with a PING to its replicas every
+                # 10 s by default, so a new cluster was complete only after 10 s.
+                "--repl-ping-replica-period",
+                "1",
+                # A master sends its first copy to a replica at once (Redis waits 5 s by default,
+                # for more replicas to share the transfer), as in a Sentinel group (redis_server.py).
+                "--repl-diskless-sync-delay",
+                "0",
                 "--appendonly",
                 "yes",
                 "--save",

@@ -219,6 +219,8 @@ class RedisClusterStore(RedisStore):
         self._sha = {name: self._router.script(source) for name, source in CLUSTER_SCRIPTS.items()}
         self._key_prefix = self.prefix.split(":{", 1)[0].encode("utf-8")
         self._namespace = namespace.encode("utf-8")
+        self._prefixes: dict[int, bytes] = {}  # slot -> the namespace's key prefix there
+        self._markers: dict[int, bytes] = {}  # slot -> the namespace's marker key there
         # recent kept documents -> the windows and buckets they are filed under (no read to remove them)
         self._filed_at: OrderedDict[int, tuple[list[bytes], list[bytes]]] = OrderedDict()
         self._replacing_old: dict[int, DocRecord] = {}  # pending replacing document -> the copy
@@ -233,13 +235,13 @@ class RedisClusterStore(RedisStore):
     # -- keys ---------------------------------------------------------------------------
 
     def _in_slot(self, slot: int, name: bytes) -> bytes:
-        prefixes = self.__dict__.get("_prefixes")
-        if prefixes is None:
-            tags = slot_tags()
-            prefixes = self._prefixes = [
-                b"%s:{%s}:%s:" % (self._key_prefix, tags[s], self._namespace) for s in range(SLOTS)
-            ]
-        return prefixes[slot] + name
+        """The key ``name`` of the namespace in hash ``slot``. Each slot's prefix is made when
+        first used: a namespace uses 1,024 of the 16,384 slots by default, and a process (a
+        test run, a server) may open many namespaces."""
+        prefix = self._prefixes.get(slot)
+        if prefix is None:
+            prefix = self._prefixes[slot] = b"%s:{%s}:%s:" % (self._key_prefix, slot_tags()[slot], self._namespace)
+        return prefix + name
 
     def _used_slots(self) -> range:
         """The hash slots the namespace's buckets, records and time index live in: evenly
@@ -274,12 +276,12 @@ class RedisClusterStore(RedisStore):
         return key
 
     def _marker(self, slot: int) -> bytes:
-        markers = self.__dict__.get("_markers")
-        if markers is None:
-            markers = self._markers = [self._in_slot(s, b"mark") for s in range(SLOTS)]
-            for marker in markers:
-                remember(marker)
-        return markers[slot]
+        """The namespace's marker key in ``slot``, kept packed (it is in every script call)."""
+        marker = self._markers.get(slot)
+        if marker is None:
+            marker = self._markers[slot] = self._in_slot(slot, b"mark")
+            remember(marker)
+        return marker
 
     def _script_call(self, name: str, slot: int, keys: list[bytes], args: list[Any]) -> Call:
         return (slot, ("EVALSHA", self._sha[name], len(keys) + 1, self._marker(slot), *keys, self._mark, *args))
