@@ -673,25 +673,31 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         Py_ssize_t count = end - g;
         if (count >= 2) {
             uint32_t pair = (uint32_t)(found[g] >> 32);
-            /* Open addressing (storywords._pair_slots): an empty slot holds pair code 0. */
-            float idf = (float)UNKNOWN_IDF;
-            for (uint64_t slot = (pair * 0x9E3779B1u) & mask;; slot = (slot + 1) & mask) {
-                if (slots[slot].pair == pair) {
-                    idf = slots[slot].idf;
-                    break;
-                }
-                if (slots[slot].pair == 0) break;
-            }
             uint16_t spread = 0;
             for (Py_ssize_t k = g; k < end; k++)
                 spread |= (uint16_t)(1u << ((int64_t)(found[k] & 0xFFFFFFFFu) * bins / n));
             words[nwords].pair = pair;
-            words[nwords].idf = idf;
-            words[nwords].score = (double)idf * factors[count < nfactors ? count : nfactors - 1];
+            words[nwords].score = (double)(count < nfactors ? count : nfactors - 1); /* the factor's index, for now */
             words[nwords].spread = spread;
+            /* The table is megabytes: ask for every word's slot before reading any. */
+            __builtin_prefetch(&slots[(pair * 0x9E3779B1u) & mask]);
             nwords++;
         }
         g = end;
+    }
+    for (Py_ssize_t i = 0; i < nwords; i++) {
+        uint32_t pair = words[i].pair;
+        /* Open addressing (storywords._pair_slots): an empty slot holds pair code 0. */
+        float idf = (float)UNKNOWN_IDF;
+        for (uint64_t slot = (pair * 0x9E3779B1u) & mask;; slot = (slot + 1) & mask) {
+            if (slots[slot].pair == pair) {
+                idf = slots[slot].idf;
+                break;
+            }
+            if (slots[slot].pair == 0) break;
+        }
+        words[i].idf = idf;
+        words[i].score = (double)idf * factors[(Py_ssize_t)words[i].score];
     }
     qsort(words, (size_t)nwords, sizeof(StoryWord), heavier_first);
     if (nwords > max_words) nwords = max_words;
@@ -774,12 +780,211 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ site notices (notices.py) */
+
+/* The kinds of notices.py's words, as notices._kernel_words lists them (W_END: the sentence
+ * ends; W_LEAD: what may stand before a credit line's label). */
+enum { W_RIGHTS, W_HEADING, W_SELF, W_CHANNEL, W_NOT_SELF, W_ACTION, W_LABEL, W_OPENING, W_END, W_LEAD, W_KINDS };
+/* Bits of ``first``: the kinds looked for at every character. */
+enum { F_ANCHOR = 1, F_RIGHTS = 2, F_ACTION = 4, F_END = 8, F_LEAD = 16 };
+#define ANCHORS ((1u << W_HEADING) | (1u << W_SELF) | (1u << W_CHANNEL))
+
+typedef struct {
+    const uint32_t *codes;
+    Py_ssize_t n;
+    const uint32_t *chars; /* every word's code points, one after another */
+    const int32_t *words;  /* (offset, length, kind, next) of each word, in notices.py's order;
+                              next: the next word with the same first character, or -1 */
+    Py_ssize_t nwords;
+    const unsigned char *first; /* F_ bits of each BMP code point that starts such a word */
+    const unsigned char *head;  /* 1 + the first word starting with each BMP code point, or 0 */
+} Words;
+
+static inline int starts(const Words *w, uint32_t c, unsigned bit) { return c < 0x10000 && (w->first[c] & bit); }
+
+static inline int word_is_at(const Words *w, const int32_t *word, Py_ssize_t at, Py_ssize_t limit) {
+    return at + word[1] <= limit && memcmp(w->codes + at, w->chars + word[0], 4 * (size_t)word[1]) == 0;
+}
+
+/* The first word of one of ``kinds`` (in their order: longest first, as the regex alternation
+ * tries them) written at ``at`` and ending by ``limit``; its index, or -1. */
+static inline Py_ssize_t word_at(const Words *w, Py_ssize_t at, unsigned bit, unsigned kinds, Py_ssize_t limit) {
+    uint32_t c = at < limit ? w->codes[at] : 0;
+    if (at >= limit || !starts(w, c, bit)) return -1;
+    /* The chain of words starting with ``c`` (a head past the words is a bad table: none). */
+    for (Py_ssize_t i = (Py_ssize_t)w->head[c] - 1; i >= 0 && i < w->nwords; i = w->words[4 * i + 3]) {
+        const int32_t *word = w->words + 4 * i;
+        if ((kinds & (1u << word[2])) && word_is_at(w, word, at, limit)) return i;
+    }
+    return -1;
+}
+
+/* Words of ``kind`` found in codes[start:end] as re.findall finds them (leftmost, longest,
+ * not overlapping): a bit per word index (the rights words come first, fewer than 64). */
+static uint64_t words_in(const Words *w, Py_ssize_t start, Py_ssize_t end, unsigned bit, int kind, int first_only) {
+    uint64_t found = 0;
+    for (Py_ssize_t at = start; at < end;) {
+        Py_ssize_t i = word_at(w, at, bit, 1u << kind, end);
+        if (i < 0) {
+            at++;
+            continue;
+        }
+        found |= 1ULL << (i & 63);
+        if (first_only) break;
+        at += w->words[4 * i + 1];
+    }
+    return found;
+}
+
+static PyObject *push_span(PyObject *spans, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *span = Py_BuildValue("(nn)", start, end);
+    if (span == NULL || PyList_Append(spans, span) < 0) {
+        Py_XDECREF(span);
+        return NULL;
+    }
+    Py_DECREF(span);
+    return spans;
+}
+
+/*
+ * notice_spans(codes, chars, words, first, head, credit_line_chars) -> [(start, end), ...]
+ *
+ * notices.notice_spans on folded code points (native uint32) instead of their text: the
+ * same spans, in the order found, before merging. ``chars``, ``words``, ``first`` and
+ * ``head`` are notices._kernel_words(): the rules' words, their kinds and first characters.
+ */
+static PyObject *py_notice_spans(PyObject *self, PyObject *args) {
+    PyObject *codes_obj, *chars_obj, *words_obj, *first_obj, *head_obj;
+    Py_ssize_t max_line;
+    if (!PyArg_ParseTuple(args, "OOOOOn", &codes_obj, &chars_obj, &words_obj, &first_obj, &head_obj, &max_line))
+        return NULL;
+    Buffer codes_b = {0}, chars_b = {0}, words_b = {0}, first_b = {0}, head_b = {0};
+    PyObject *spans = NULL;
+    Py_ssize_t *ends = NULL;
+    if (get_buffer(codes_obj, &codes_b, 4, "codes") < 0 || get_buffer(chars_obj, &chars_b, 4, "chars") < 0 ||
+        get_buffer(words_obj, &words_b, 16, "words") < 0 || get_buffer(first_obj, &first_b, 1, "first") < 0 ||
+        get_buffer(head_obj, &head_b, 1, "head") < 0)
+        goto done;
+    Words w = {codes_b.view.buf, codes_b.view.len / 4,          chars_b.view.buf, words_b.view.buf,
+               words_b.view.len / 16, first_b.view.buf, head_b.view.buf};
+    Py_ssize_t n = w.n, nchars = chars_b.view.len / 4;
+    if (first_b.view.len < 0x10000 || head_b.view.len < 0x10000 || w.nwords > 255) {
+        PyErr_SetString(PyExc_ValueError, "notice_spans: bad tables");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < w.nwords; i++) {
+        const int32_t *word = w.words + 4 * i;
+        if (word[0] < 0 || word[1] < 1 || word[0] + word[1] > nchars || word[2] < 0 || word[2] >= W_KINDS ||
+            word[3] < -1 || word[3] >= w.nwords) {
+            PyErr_SetString(PyExc_ValueError, "notice_spans: bad words");
+            goto done;
+        }
+    }
+    if ((spans = PyList_New(0)) == NULL) goto done;
+    const uint32_t *codes = w.codes;
+    /* Credit lines: a line opening (after spaces and brackets) with a label and a colon, or a
+     * line opening; each no longer than ``max_line`` with its line break. */
+    for (Py_ssize_t line = 0; line < n;) {
+        Py_ssize_t at = line;
+        while (at < n && starts(&w, codes[at], F_LEAD)) at++;
+        int credit = 0;
+        for (Py_ssize_t i = 0; i < w.nwords && !credit && at < n; i++) {
+            const int32_t *word = w.words + 4 * i;
+            if ((word[2] != W_LABEL && word[2] != W_OPENING) || !word_is_at(&w, word, at, n)) continue;
+            Py_ssize_t after = at + word[1];
+            if (word[2] == W_OPENING) credit = 1;
+            else {
+                if (after < n && codes[after] == ' ') after++;
+                credit = after < n && codes[after] == ':';
+            }
+        }
+        Py_ssize_t next = at;
+        while (next < n && codes[next] != '\n') next++;
+        next = next < n ? next + 1 : n;
+        if (credit && next - line <= max_line && push_span(spans, line, next) == NULL) goto fail;
+        line = next;
+    }
+    /* Anchors: a self-reference, a notice heading or a channel, each judged with its sentence. */
+    Py_ssize_t nends = -1; /* the positions just past each sentence end, found at the first anchor */
+    Py_ssize_t memo_start[W_KINDS], memo_found[W_KINDS];
+    for (int k = 0; k < W_KINDS; k++) memo_start[k] = -1;
+    for (Py_ssize_t at = 0; at < n;) {
+        Py_ssize_t i = word_at(&w, at, F_ANCHOR, ANCHORS, n); /* a heading, a self-reference or a channel */
+        if (i < 0) {
+            at++;
+            continue;
+        }
+        const int32_t *word = w.words + 4 * i;
+        Py_ssize_t first = at, last = at + word[1];
+        int kind = word[2];
+        at = last;
+        if (kind == W_SELF) {
+            int not_self = 0;
+            for (Py_ssize_t j = 0; j < w.nwords && !not_self; j++) {
+                const int32_t *other = w.words + 4 * j;
+                not_self = other[2] == W_NOT_SELF && word_is_at(&w, other, last, n);
+            }
+            if (not_self) continue;
+        }
+        if (nends < 0) {
+            ends = PyMem_Malloc(sizeof(Py_ssize_t) * (n + 1));
+            if (ends == NULL) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            nends = 0;
+            for (Py_ssize_t k = 0; k < n; k++)
+                if (starts(&w, codes[k], F_END)) ends[nends++] = k + 1;
+        }
+        /* The sentence: from the last end at or before ``first`` to the first end after ``last``. */
+        Py_ssize_t lo = 0, hi = nends;
+        while (lo < hi) {
+            Py_ssize_t mid = (lo + hi) / 2;
+            if (ends[mid] <= first) lo = mid + 1;
+            else hi = mid;
+        }
+        Py_ssize_t start = lo > 0 ? ends[lo - 1] : 0;
+        lo = 0, hi = nends;
+        while (lo < hi) {
+            Py_ssize_t mid = (lo + hi) / 2;
+            if (ends[mid] <= last) lo = mid + 1;
+            else hi = mid;
+        }
+        Py_ssize_t end = lo < nends ? ends[lo] : n;
+        int found;
+        if (kind == W_HEADING) found = 1;
+        else if (memo_start[kind] == start) found = (int)memo_found[kind];
+        else {
+            if (kind == W_CHANNEL) found = words_in(&w, start, end, F_ACTION, W_ACTION, 1) != 0;
+            else {
+                uint64_t rights = words_in(&w, start, end, F_RIGHTS, W_RIGHTS, 0);
+                found = (rights & (rights - 1)) != 0; /* two different words or more */
+            }
+            memo_start[kind] = start;
+            memo_found[kind] = found;
+        }
+        if (found && push_span(spans, start, end) == NULL) goto fail;
+    }
+    goto done;
+fail:
+    Py_CLEAR(spans);
+done:
+    PyMem_Free(ends);
+    release(&codes_b);
+    release(&chars_b);
+    release(&words_b);
+    release(&first_b);
+    release(&head_b);
+    return spans;
+}
+
 /* ------------------------------------------------------------------ SimHash of words */
 
 typedef struct {
     uint64_t hash;
     double idf; /* < 0: a word without letters or digits, not a feature */
     Py_ssize_t count;
+    PyObject *token; /* its first token (borrowed from the list) */
 } Word;
 
 typedef struct {
@@ -884,16 +1089,23 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
         Word *word = &words[slot];
         if (word->count++) continue;
         word->hash = h;
-        Py_ssize_t at = (Py_ssize_t)(h & (uint64_t)(slots - 1));
+        word->token = token;
+        /* The table is megabytes: ask for every word's slot before reading any. */
+        __builtin_prefetch(&table[h & (uint64_t)(slots - 1)]);
+    }
+    for (Py_ssize_t s = 0; s < size; s++) {
+        Word *word = &words[s];
+        if (!word->count) continue;
+        Py_ssize_t at = (Py_ssize_t)(word->hash & (uint64_t)(slots - 1));
         word->idf = -2.0;
         while (table[at].idf >= 0) {
-            if (table[at].hash == h) {
+            if (table[at].hash == word->hash) {
                 word->idf = table[at].idf;
                 break;
             }
             at = (at + 1) & (slots - 1);
         }
-        if (word->idf == -2.0) word->idf = has_content(token) ? rare_idf : -1.0;
+        if (word->idf == -2.0) word->idf = has_content(word->token) ? rare_idf : -1.0;
     }
 
     /* Charikar SimHash on integer weights: exact, so independent of summing order. */
@@ -1655,6 +1867,7 @@ static PyMethodDef methods[] = {
     {"content_clauses", py_content_clauses, METH_VARARGS, "Content characters, their places and clauses of BMP text, or None."},
     {"parts", py_parts, METH_VARARGS, "Sentence keys, SimHash text and sketch of folded code points."},
     {"story_words", py_story_words, METH_VARARGS, "Story words and figures of content characters."},
+    {"notice_spans", py_notice_spans, METH_VARARGS, "Site notices and credit lines of folded code points."},
     {"overlap", py_overlap, METH_VARARGS, "Values in both of two bottom-k sketches, and the union's size."},
     {"weigh", py_weigh, METH_VARARGS, "SimHash of a token list with integer tf-idf weights."},
     {"index_find", py_index_find, METH_VARARGS, "For each bucket, its lowest ids in an index table."},

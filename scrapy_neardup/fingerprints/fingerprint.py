@@ -8,6 +8,7 @@ implementation: jieba and rjieba share stores, a dictionary upgrade is refused.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections import Counter
@@ -23,7 +24,7 @@ from .notices import strip_notices
 from .recipe import MAX_SKETCH_KEYS, TEXT_VERSION, Recipe
 from .simhash import simhash
 from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
-from .storywords import StoryWords, story_words_of
+from .storywords import StoryWords, story_words_later, story_words_of
 from .tables import cached_arrays, code_signature, file_signature, package_version
 from .text import (
     MIN_SENTENCE_CHARS,
@@ -44,6 +45,16 @@ from .titles import declared_hash, title_hash
 # sums are exact whatever the order; tf counts beyond the factor table share its last factor.
 WEIGHT_SCALE = 4096.0
 TF_FACTORS = np.array([0.0] + [1.0 + math.log(tf) for tf in range(1, 64)])
+
+
+# Lines whose tokens a Fingerprinter keeps (Fingerprinter.cut): a SimHash text is about three
+# of them, so the last two or three thousand texts' (about 0.6 KB a line).
+CUT_LINES = 8192
+_TOKEN_SEPARATOR = "\x1f"
+
+
+def _split_tokens(joined: str) -> list[str]:
+    return joined.split(_TOKEN_SEPARATOR) if joined else []
 
 
 # Function words that carry no topic; jieba's IDF table gives them low weight already,
@@ -202,6 +213,9 @@ class _Features:
         self._idf = arrays["idf"]
         self.rare_idf = float(arrays["rare_idf"])
         self.table = arrays["table"]
+        # The same slots as plain bytes for the kernel: numpy describes a structured array's
+        # format for every buffer it hands out, which cost more than weighing a short text.
+        self._table_bytes = self.table.view(np.uint8)
         self._words = arrays["words"]  # the common words, UTF-8, one a line
         self._rows: dict[str, int] | None = None
 
@@ -233,7 +247,7 @@ class _Features:
     def simhash(self, tokens: list[str], compiled: bool = True) -> tuple[int, int]:
         """SimHash of ``tokens`` and the number of weighted words in it."""
         if compiled and kernel is not None:
-            return kernel.weigh(tokens, self.table, self.rare_idf, TF_FACTORS, WEIGHT_SCALE)
+            return kernel.weigh(tokens, self._table_bytes, self.rare_idf, TF_FACTORS, WEIGHT_SCALE)
         hashes, weights = self.weigh(tokens)
         return simhash(hashes, weights), len(hashes)
 
@@ -325,6 +339,27 @@ class Fingerprinter:
         self.sketch_keys = max(self.recipe.sketch_keys, MAX_SKETCH_KEYS) if self.recipe.sketch_keys else 0
         # compiled=False forces the numpy path (tests compare the two); None: C when built.
         self.compiled = kernel is not None if compiled is None else compiled and kernel is not None
+        self._cut_line = functools.lru_cache(maxsize=CUT_LINES)(self._tokens_of_line)
+
+    def cut(self, text: str) -> list[str]:
+        """The tokens of ``text`` (folded): those of each of its lines, the line breaks between.
+
+        A line break ends a block of the tokenizer (jieba cuts the runs of Chinese, letters and
+        digits apart; folding left no "\\r" to join one to), so a text's tokens are its lines'
+        joined. The SimHash text is a text's longest sentences, one a line, and a reprint
+        repeats its original's: each line is cut once while among the last :data:`CUT_LINES`.
+        """
+        lines = iter(text.split("\n"))
+        tokens = _split_tokens(self._cut_line(next(lines)))
+        for line in lines:
+            tokens.append("\n")
+            tokens += _split_tokens(self._cut_line(line))
+        return tokens
+
+    def _tokens_of_line(self, line: str) -> str:
+        """The line's tokens joined by a control character (folded text has none): one string
+        keeps in a tenth of the memory of the list."""
+        return _TOKEN_SEPARATOR.join(self.tokenizer.cut(line))
 
     def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
         """The fingerprint of ``text``, with its headline ``title`` when given (:mod:`.titles`)."""
@@ -333,13 +368,13 @@ class Fingerprinter:
         return found.with_title(title)
 
     def _fingerprint(self, text: str) -> Fingerprint:
-        codes = strip_notices(fold_codes(text, self.compiled))
+        codes = strip_notices(fold_codes(text, self.compiled), self.compiled)
         if self.compiled:
             return self._fingerprint_compiled(codes)
         sentences = sentences_of(codes)
         longest = np.argsort(-sentences.lengths, kind="stable")  # sentence numbers, longest first
         simhash_text = self._simhash_text(codes, sentences, longest)
-        simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text), False)
+        simhash_value, tokens = self.features.simhash(self.cut(simhash_text), False)
         recipe = self.recipe
         sketch, sketch_keys = sketch_and_keys(
             sentences.content, recipe.sketch_size, recipe.shingle_width, self.sketch_keys
@@ -370,7 +405,7 @@ class Fingerprinter:
             recipe.shingle_width,
             self.sketch_keys,
         )
-        simhash_value, tokens = self.features.simhash(self.tokenizer.cut(simhash_text))
+        simhash_value, tokens = self.features.simhash(self.cut(simhash_text))
         content_codes = np.frombuffer(content, dtype=np.uint32)
         return Fingerprint(
             sentence_keys=keys,
@@ -379,7 +414,7 @@ class Fingerprinter:
             chars=chars,
             tokens=tokens,
             sketch_keys=sketch_keys_of(sketch_keys),
-            story_words=story_words_of(content_codes),
+            story_words=story_words_later(content_codes),
             digest=content_digest(content_codes),
         )
 

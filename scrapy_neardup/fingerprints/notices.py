@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .kernel import kernel
 from .text import SENTENCE_ENDS, fold_codes, to_text
 
 # Patterns on folded text (text.fold_codes): full-width colons and brackets are their ASCII
@@ -59,6 +60,7 @@ _ACTIONS = ("关注", "下载", "扫描", "扫码", "搜索", "点击", "订阅"
 _HEADINGS = ("免责声明", "版权声明", "特别声明", "郑重声明", "法律声明")
 _LABELS = ("来源", "原标题", "稿件来源", "责任编辑", "编辑", "作者")  # followed by a colon
 _LINE_OPENINGS = ("本文转载自", "转载自")
+_LEAD = " \t([【"  # what may stand before a credit line's label
 CREDIT_LINE_CHARS = 80  # a longer line that starts with a label is text, not a credit line
 
 _ENDS = re.compile(f"[{re.escape(SENTENCE_ENDS)}]")
@@ -77,21 +79,25 @@ class _Patterns:
     actions: re.Pattern
 
 
+def _folded(values: tuple[str, ...]) -> list[str]:
+    """The words folded like the text, longest first (the order an alternation tries them)."""
+    return sorted(set(to_text(fold_codes("\n".join(values))).split("\n")), key=len, reverse=True)
+
+
+_ANCHORS = _SELF + tuple(heading + ":" for heading in _HEADINGS) + _CHANNELS
+
+
 @functools.lru_cache(maxsize=1)
 def _patterns() -> _Patterns:
-    def folded(values: tuple[str, ...]) -> list[str]:
-        return sorted(set(to_text(fold_codes("\n".join(values))).split("\n")), key=len, reverse=True)
-
     def words(values: tuple[str, ...]) -> str:
-        return "|".join(map(re.escape, folded(values)))
+        return "|".join(map(re.escape, _folded(values)))
 
-    headings = tuple(heading + ":" for heading in _HEADINGS)
     return _Patterns(
-        anchors=re.compile(words(_SELF + headings + _CHANNELS)),
-        self_words=frozenset(folded(_SELF)),
-        channels=frozenset(folded(_CHANNELS)),
+        anchors=re.compile(words(_ANCHORS)),
+        self_words=frozenset(_folded(_SELF)),
+        channels=frozenset(_folded(_CHANNELS)),
         # After a line break (the text is given one in front): scanned for its first character.
-        label=re.compile(rf"\n[ \t(\[【]*(?:(?:{words(_LABELS)}) ?:|{words(_LINE_OPENINGS)})"),
+        label=re.compile(rf"\n[{re.escape(_LEAD)}]*(?:(?:{words(_LABELS)}) ?:|{words(_LINE_OPENINGS)})"),
         rights=re.compile(words(_RIGHTS)),
         actions=re.compile(words(_ACTIONS)),
     )
@@ -149,19 +155,74 @@ def merged_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def strip_notices(codes: np.ndarray) -> np.ndarray:
+def strip_notices(codes: np.ndarray, compiled: bool = True) -> np.ndarray:
     """Folded code points without the site notices and credit lines (:func:`notice_spans`);
-    the same array when there are none."""
-    text = to_text(codes)
-    spans = notice_spans(text)
+    the same array when there are none. The C kernel finds the same spans on the code points
+    (no text made, no regex); ``compiled=False`` takes the regex path (tests compare the two)."""
+    if compiled and kernel is not None:
+        codes = np.ascontiguousarray(codes, dtype=np.uint32)
+        spans = merged_spans(kernel.notice_spans(codes, *_kernel_words(), CREDIT_LINE_CHARS))
+    else:
+        text = to_text(codes)
+        spans = notice_spans(text)
+        if len(text) != len(codes):  # pragma: no cover - to_text maps one code point to one char
+            raise AssertionError("folded text and code points differ in length")
     if not spans:
         return codes
-    if len(text) != len(codes):  # pragma: no cover - to_text maps one code point to one char
-        raise AssertionError("folded text and code points differ in length")
     keep = np.ones(len(codes), dtype=bool)
     for start, end in spans:
         keep[start:end] = False
     return codes[keep]
+
+
+# The kinds of words and the bits of their first characters, as _kernel.c numbers them.
+(_K_RIGHTS, _K_HEADING, _K_SELF, _K_CHANNEL, _K_NOT_SELF, _K_ACTION, _K_LABEL, _K_OPENING) = range(8)
+_F_ANCHOR, _F_RIGHTS, _F_ACTION, _F_END, _F_LEAD = 1, 2, 4, 8, 16
+
+
+@functools.lru_cache(maxsize=1)
+def _kernel_words() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The rules' words for the C kernel: their code points one after another; the offset,
+    length, kind and next word with the same first character of each, every kind in its
+    pattern's order (longest first; the rights words first, so a bit of their index tells
+    them apart); the bits of the characters that start a word of a kind looked for at every
+    character, a sentence end or a lead; and 1 + the first word each character starts."""
+    channels, self_words = set(_folded(_CHANNELS)), set(_folded(_SELF))
+    listed = [(word, _K_RIGHTS) for word in _folded(_RIGHTS)]
+    if len(listed) > 64:  # pragma: no cover - the kernel keeps the rights words seen in 64 bits
+        raise AssertionError("more than 64 rights words")
+    listed += [
+        (word, _K_CHANNEL if word in channels else _K_SELF if word in self_words else _K_HEADING)
+        for word in _folded(_ANCHORS)
+    ]
+    listed += [(word, _K_NOT_SELF) for word in _NOT_SELF]
+    listed += [(word, _K_ACTION) for word in _folded(_ACTIONS)]
+    listed += [(word, _K_LABEL) for word in _folded(_LABELS)]
+    listed += [(word, _K_OPENING) for word in _folded(_LINE_OPENINGS)]
+    chars: list[int] = []
+    words = np.zeros((len(listed), 4), dtype=np.int32)
+    first = np.zeros(0x10000, dtype=np.uint8)
+    head = np.zeros(0x10000, dtype=np.uint8)
+    bits = {
+        _K_RIGHTS: _F_RIGHTS,
+        _K_HEADING: _F_ANCHOR,
+        _K_SELF: _F_ANCHOR,
+        _K_CHANNEL: _F_ANCHOR,
+        _K_ACTION: _F_ACTION,
+    }
+    for index in reversed(range(len(listed))):  # each chain in the order listed
+        word, kind = listed[index]
+        words[index, 1:] = (len(word), kind, int(head[ord(word[0])]) - 1)
+        head[ord(word[0])] = index + 1
+        first[ord(word[0])] |= bits.get(kind, 0)
+    for index, (word, _) in enumerate(listed):
+        words[index, 0] = len(chars)
+        chars += map(ord, word)
+    for char in SENTENCE_ENDS:
+        first[ord(char)] |= _F_END
+    for char in _LEAD:
+        first[ord(char)] |= _F_LEAD
+    return np.array(chars, dtype=np.uint32), words, first, head
 
 
 def _sentence_around(ends: list[int], first: int, last: int, length: int) -> tuple[int, int]:

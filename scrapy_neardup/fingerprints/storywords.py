@@ -28,6 +28,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import xxhash
@@ -91,6 +92,7 @@ class _PairTable:
         self.pairs = np.ascontiguousarray(arrays["pairs"], dtype=np.uint32)
         self.idf = np.ascontiguousarray(arrays["idf"], dtype=np.float32)
         self.slots = arrays["slots"]
+        self.slot_bytes = self.slots.view(np.uint8)  # for the kernel (see fingerprint._Features)
         self.function = np.zeros(0x10000, dtype=bool)
         self.function[[ord(c) for c in FUNCTION_CHARACTERS]] = True
 
@@ -171,7 +173,7 @@ def story_words_of(content: np.ndarray, compiled: bool = True) -> StoryWords:
     if compiled and kernel is not None:
         words, idf, spread, figures = kernel.story_words(
             np.ascontiguousarray(content, dtype=np.uint32),
-            table.slots,
+            table.slot_bytes,
             table.function,
             TF_FACTORS,
             WORDS,
@@ -216,6 +218,48 @@ def story_words_of(content: np.ndarray, compiled: bool = True) -> StoryWords:
     )
 
 
+class _Deferred(StoryWords):
+    """Story words computed when first read (:func:`story_words_later`)."""
+
+    __slots__ = ("_found", "_source")
+    _found: StoryWords | None
+    _source: tuple[np.ndarray, bool] | None  # the content characters, until they are made
+
+    def __init__(self, content: np.ndarray, compiled: bool) -> None:  # the parts are made on first read
+        object.__setattr__(self, "_found", None)
+        object.__setattr__(self, "_source", (content, compiled))
+
+    def _made(self) -> StoryWords:
+        found = self._found
+        if found is None:
+            source = self._source  # None: another thread made them since
+            found = story_words_of(*source) if source is not None else self._found
+            assert found is not None
+            object.__setattr__(self, "_found", found)
+            object.__setattr__(self, "_source", None)
+        return found
+
+    # Properties, not attributes looked up when missing: the class's default for datelines
+    # would answer first.
+    words = property(lambda self: self._made().words)
+    idf = property(lambda self: self._made().idf)
+    spread = property(lambda self: self._made().spread)
+    figures = property(lambda self: self._made().figures)
+    datelines = property(lambda self: self._made().datelines)
+
+    def __reduce__(self) -> tuple[type[StoryWords], tuple[Any, ...]]:
+        # Pickled (a crawl worker's fingerprint) and copied as the story words themselves.
+        found = self._made()
+        return (StoryWords, (found.words, found.idf, found.spread, found.figures, found.datelines))
+
+
+def story_words_later(content: np.ndarray, compiled: bool = True) -> StoryWords:
+    """:func:`story_words_of`, computed when first read. Only a candidate close enough to be
+    judged by the one-story rule reads them (engine.samestory), and a stored record: most
+    queries and many duplicates never do."""
+    return _Deferred(content, compiled)
+
+
 UNDATED_PLACE = 8  # characters of the place in a dateline without a day ("本报加拉加斯电")
 # A news dateline as the content characters keep it (punctuation and spaces gone): an agency or
 # paper, a place, a day, 电 ("新华社北京1月12日电", "本报珀斯１月１１日电"), 本报讯, or the paper and
@@ -236,7 +280,10 @@ STORY_AFTER_DATELINE = 60
 
 def datelines_of(content: np.ndarray) -> int:
     """The parts (a bit each, of BINS) of ``content`` in which a news dateline starts."""
-    text = np.asarray(content, dtype="<u4").tobytes().decode("utf-32-le", "replace")
+    data = np.asarray(content, dtype="<u4").tobytes()
+    if not any(mark in data for mark in _DATELINE_MARKS):  # most texts: nothing to decode and scan
+        return 0
+    text = data.decode("utf-32-le", "replace")
     found = 0
     for start, end in _dateline_windows(text):
         for match in DATELINE.finditer(text, start, end):
@@ -244,6 +291,9 @@ def datelines_of(content: np.ndarray) -> int:
                 found |= 1 << (match.start() * BINS // max(1, len(text)))
     return found
 
+
+# Every window below holds one of these (本报讯 holds 本报), as the content's UTF-32 bytes.
+_DATELINE_MARKS = tuple(word.encode("utf-32-le") for word in ("日电", "本报"))
 
 # The longest text DATELINE matches: an agency (3), a place (10), a month (3), 月, a day (3), 日电.
 DATELINE_LONGEST = 22

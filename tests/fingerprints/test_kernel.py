@@ -3,7 +3,9 @@
 Skipped only where the extension was not built (no compiler); CI builds it.
 """
 
+import copy
 import os
+import pickle
 import random
 
 import numpy as np
@@ -171,6 +173,22 @@ def test_story_words_figures_datelines_digest_and_places_are_the_same_compiled_o
         assert one.story_words.datelines == other.story_words.datelines
         assert one.digest == other.digest and one.sketch.places.tolist() == other.sketch.places.tolist()
     assert bin(compiled.fingerprint(texts[-1]).story_words.datelines).count("1") == 2
+
+
+def test_story_words_are_made_when_first_read_and_travel_made():
+    """A fingerprint's story words wait for their first reader (most queries have none), then
+    are those numpy makes at once; a pickled or copied fingerprint (a crawl worker's) carries
+    them made."""
+    body = "新华社北京1月12日电 " + text("rice") + "\n本报讯 " + text("museum")
+    made = Fingerprinter(compiled=False).fingerprint(body).story_words
+    for travel in (lambda fp: pickle.loads(pickle.dumps(fp)), copy.deepcopy, lambda fp: fp):
+        fingerprint = Fingerprinter(compiled=True).fingerprint(body)
+        assert fingerprint.story_words._found is None  # not made yet
+        arrived = travel(fingerprint)
+        for name in ("words", "idf", "spread", "figures"):
+            assert getattr(arrived.story_words, name).tolist() == getattr(made, name).tolist(), name
+        assert arrived.story_words.datelines == made.datelines and bin(made.datelines).count("1") == 2
+        assert len(made.words) > 5
 
 
 def test_digits_joined_to_latin_letters_are_codes_not_figures():

@@ -1,8 +1,23 @@
+import os
+import random
+
 import pytest
 from support.corpus import ARTICLES, DISCLAIMER, EDITOR, PROMOTION, text
 
 from scrapy_neardup import Fingerprinter
-from scrapy_neardup.fingerprints.notices import notice_spans
+from scrapy_neardup.fingerprints.kernel import compiled_kernel_available
+from scrapy_neardup.fingerprints.notices import (
+    _ACTIONS,
+    _CHANNELS,
+    _HEADINGS,
+    _LABELS,
+    _LINE_OPENINGS,
+    _NOT_SELF,
+    _RIGHTS,
+    _SELF,
+    notice_spans,
+    strip_notices,
+)
 from scrapy_neardup.fingerprints.text import fold_codes, to_text
 
 STORY = "\n".join(ARTICLES["rice"])
@@ -59,3 +74,35 @@ def test_a_fingerprint_leaves_notices_and_credit_lines_out():
 
 def test_a_text_of_notices_only_has_no_content():
     assert Fingerprinter().fingerprint(DISCLAIMER + "\n" + EDITOR).chars == 0
+
+
+NOTICE_WORDS = [
+    *(
+        word
+        for words in (_RIGHTS, _SELF, _NOT_SELF, _CHANNELS, _ACTIONS, _HEADINGS, _LABELS, _LINE_OPENINGS)
+        for word in words
+    ),
+    *"：: \n。，！…【（([\t本报网题转载",
+    "原标",
+    *("今天市政府发布通知", "ｗｗｗ．", "免責聲明：本網轉載", "𠀀", "a" * 30, "东平镇水稻喜获丰收，" * 5),
+]
+
+
+@pytest.mark.skipif(
+    not compiled_kernel_available() and not os.environ.get("NEARDUP_REQUIRE_KERNEL"),
+    reason="the C kernel was not built (no compiler at install time)",
+)
+def test_the_kernel_cuts_what_the_patterns_cut():
+    """The C scan of the code points and the regular expressions on their text: the same cut,
+    on the corpus dressed in notices and on random runs of the rules' words, folded or not."""
+    rng = random.Random(1998)
+    texts = [text(name) for name in ARTICLES]
+    texts += ["\n".join([f"来源：{name}", text(name), EDITOR, PROMOTION, DISCLAIMER]) for name in ARTICLES]
+    texts += ["".join(rng.choice(NOTICE_WORDS) for _ in range(rng.randint(0, 80))) for _ in range(3000)]
+    cut_somewhere = 0
+    for value in texts:
+        codes = fold_codes(value)
+        compiled, patterns = strip_notices(codes, compiled=True), strip_notices(codes, compiled=False)
+        assert compiled.tolist() == patterns.tolist(), value
+        cut_somewhere += len(patterns) < len(codes)
+    assert cut_somewhere > 1000  # the runs hold notices, not only text the rules leave alone

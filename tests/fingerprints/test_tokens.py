@@ -7,8 +7,15 @@ import plyvel
 import pytest
 from support.corpus import ARTICLES, quoting, reprint, text, with_disclaimer
 
-from scrapy_neardup import Detector, Recipe, StoreFormatError, open_store
-from scrapy_neardup.fingerprints.text import TOKEN_PROBE, fast_tokenizer_available, get_tokenizer, token_rules
+from scrapy_neardup import Detector, Fingerprinter, Recipe, StoreFormatError, open_store
+from scrapy_neardup.fingerprints.text import (
+    TOKEN_PROBE,
+    fast_tokenizer_available,
+    fold_codes,
+    get_tokenizer,
+    to_text,
+    token_rules,
+)
 
 needs_rjieba = pytest.mark.skipif(not fast_tokenizer_available(), reason="rjieba is not installed")
 
@@ -79,3 +86,24 @@ def test_a_store_of_another_dictionary_is_refused_with_what_to_do(tmp_path):
     _rewrite_recipe(path, lambda recipe: recipe.update(tokens="jieba-dict:0000000000000000"))
     with pytest.raises(StoreFormatError, match=r"tokens: stored 'jieba-dict:0+'.*cuts text differently"):
         open_store(f"leveldb://{path}")
+
+
+@pytest.mark.parametrize("name", ["jieba", pytest.param("rjieba", marks=needs_rjieba)])
+def test_a_text_is_cut_as_its_lines_joined_and_a_line_seen_again_is_not_cut_again(name):
+    """The cut of a text is its lines' cuts with the line breaks between them (a line break
+    ends a block of the tokenizer), so a reprint's sentences are cut once and its
+    fingerprint is the one its own cut gives."""
+    fingerprinter = Fingerprinter(Recipe(tokenizer=name))
+    tokenizer = fingerprinter.tokenizer
+    bodies = [text(n) for n in NAMES] + [reprint(n) for n in NAMES] + [quoting(n, NAMES[0]) for n in NAMES]
+    bodies += ["", "\n", "\n\n今天\n", "新华社北京1月12日电\n\n东平镇 2024 年水稻丰收 ok\r\n", "a\n\nb\n"]
+    for body in (to_text(fold_codes(body)) for body in bodies):  # folded, as fingerprints cut it: no \r
+        assert fingerprinter.cut(body) == tokenizer.cut(body), body
+    fresh = Fingerprinter(Recipe(tokenizer=name))
+    first = fresh.fingerprint(text("rice"))
+    cut_before = fresh._cut_line.cache_info()
+    again = fresh.fingerprint(reprint("rice"))
+    cut_after = fresh._cut_line.cache_info()
+    assert cut_after.hits > cut_before.hits  # the reprint's longest sentences were cut before
+    alone = Fingerprinter(Recipe(tokenizer=name)).fingerprint(reprint("rice"))
+    assert (again.simhash, again.tokens) == (alone.simhash, alone.tokens) and first.simhash
