@@ -196,6 +196,7 @@ def start_server(args: argparse.Namespace, store: str, tree: str | None = None) 
         "0",
         "--log-level",
         "INFO",
+        *(["--workers", str(args.workers)] if args.workers is not None else []),
     ]
     env = dict(os.environ)
     if tree is not None:  # the package of that source tree, ahead of the installed one
@@ -268,6 +269,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate-seconds", type=float, default=30, help="length of the fixed-rate run (0: none)")
     parser.add_argument("--tree", action="append", help="run the server from this source tree (repeat to compare)")
     parser.add_argument("--seed", type=int, default=1998)
+    parser.add_argument(
+        "--workers", type=int, default=None, help="neardup serve --workers N (default: its own; 0: one process)"
+    )
     args = parser.parse_args(argv)
     trees = args.tree or [None]
     if args.store and len(trees) > 1:
