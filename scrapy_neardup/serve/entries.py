@@ -62,7 +62,7 @@ class Entries:
 
     def check(self, body: Any, fingerprint: Fingerprint | None = None) -> dict:
         """The verdict on a text and the stored entries it resembles; nothing is written.
-        ``fingerprint``: the text's, made beforehand (:meth:`to_fingerprint`)."""
+        ``fingerprint``: the text's, made beforehand (:meth:`fingerprint_input`)."""
         text, extracted = _text_of(body)
         key = _optional_key(body)
         limit = _limit_of(body)
@@ -101,7 +101,7 @@ class Entries:
         return 201, answer
 
     @staticmethod
-    def to_fingerprint(body: Any) -> tuple[str, str | None] | None:
+    def fingerprint_input(body: Any) -> tuple[str, str | None] | None:
         """The text and title of a valid check of a "text", whose fingerprint can be made
         before the check; None for any other (the check extracts the HTML, or finds the error)."""
         if not isinstance(body, dict) or "html" in body:

@@ -373,7 +373,7 @@ class ServeSite(Factory):
             body = _json(request)
         except EntryError:
             return None  # the check finds the error again, and answers it
-        given = Entries.to_fingerprint(body)
+        given = Entries.fingerprint_input(body)
         try:
             return None if given is None else self.workers.fingerprint(*given)
         except Exception:  # a worker could not be started (out of processes): made here
@@ -443,8 +443,7 @@ class ServeSite(Factory):
 
 
 def _check(entries: Entries, request: Request) -> dict:
-    body = _json(request)
-    return entries.check(body, request.fingerprint) if request.fingerprint is not None else entries.check(body)
+    return entries.check(_json(request), request.fingerprint)  # None: the check makes it
 
 
 def _only(method: bytes, allowed: bytes) -> tuple[int, Any] | None:
