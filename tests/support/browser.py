@@ -42,6 +42,10 @@ def screenshot(page, tmp_path):
         "--disable-sync",
         f"--user-data-dir={tmp_path / 'profile'}",
         f"--window-size={WIDTH},{HEIGHT}",
+        # The screenshot waits for the page to load and draw: without these, a busy machine
+        # could have it taken before the first paint (a blank page).
+        "--run-all-compositor-stages-before-draw",
+        "--virtual-time-budget=10000",
         f"--screenshot={shot}",
         page.as_uri(),
     ]
