@@ -406,8 +406,15 @@ def _agreement(small: StoryWords | None, large: StoryWords | None) -> float | No
     its own; None when the smaller text has fewer than AGREEMENT_WORDS of them."""
     if small is None or large is None or len(small.words) < AGREEMENT_WORDS:
         return None
-    weights = small.weights()
-    return float(weights[_isin(small.words, np.sort(large.words))].sum() / weights.sum())
+    # On Python ints: a few dozen values, where numpy's calls cost many times the work. The
+    # weights are IDF bytes over a power of two, so their sums are exact in any order and the
+    # share of the bytes' sums is the share of the weights' (0/0 is NaN, as numpy's).
+    theirs = set(large.words.tolist())
+    idf = small.idf.tolist()
+    total = sum(idf)
+    if not total:
+        return float("nan")
+    return sum(value for word, value in zip(small.words.tolist(), idf) if word in theirs) / total
 
 
 def _figures(small: Traits, large: Traits) -> tuple[int, int]:
@@ -416,13 +423,11 @@ def _figures(small: Traits, large: Traits) -> tuple[int, int]:
     exactly which figures it has."""
     if small.story_words is None or large.story_words is None:
         return 0, 0
-    mine, theirs = small.story_words.figures, large.story_words.figures
-    limit = min(
-        int(mine[-1]) if len(mine) >= FIGURES else 1 << 32,
-        int(theirs[-1]) if len(theirs) >= FIGURES else 1 << 32,
-    )
-    compared = mine[mine <= limit]
-    return int(np.count_nonzero(~_isin(compared, theirs))), len(compared)
+    mine, theirs = small.story_words.figures.tolist(), large.story_words.figures.tolist()  # see _agreement
+    limit = min(mine[-1] if len(mine) >= FIGURES else 1 << 32, theirs[-1] if len(theirs) >= FIGURES else 1 << 32)
+    compared = [figure for figure in mine if figure <= limit]
+    known = set(theirs)
+    return sum(figure not in known for figure in compared), len(compared)
 
 
 def _parts(small: Sketch, large: Sketch) -> tuple[int, int]:

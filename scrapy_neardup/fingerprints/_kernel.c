@@ -120,19 +120,27 @@ static void release(Buffer *b) {
     b->held = 0;
 }
 
-/* LSD radix sort of 32-bit values, 8 bits per pass; ``tmp`` has room for n values. */
+/* LSD radix sort of 32-bit values, 8 bits per pass; ``tmp`` has room for n values. The four
+ * passes' counts are taken in one read of the values. */
 static void radix_sort32(uint32_t *a, uint32_t *tmp, Py_ssize_t n) {
-    Py_ssize_t count[256];
-    for (int shift = 0; shift < 32; shift += 8) {
-        memset(count, 0, sizeof(count));
-        for (Py_ssize_t i = 0; i < n; i++) count[(a[i] >> shift) & 0xFF]++;
-        Py_ssize_t total = 0;
+    Py_ssize_t count[4][256];
+    memset(count, 0, sizeof(count));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t v = a[i];
+        count[0][v & 0xFF]++;
+        count[1][(v >> 8) & 0xFF]++;
+        count[2][(v >> 16) & 0xFF]++;
+        count[3][v >> 24]++;
+    }
+    for (int pass = 0; pass < 4; pass++) {
+        Py_ssize_t total = 0, *c = count[pass];
         for (int d = 0; d < 256; d++) {
-            Py_ssize_t c = count[d];
-            count[d] = total;
-            total += c;
+            Py_ssize_t here = c[d];
+            c[d] = total;
+            total += here;
         }
-        for (Py_ssize_t i = 0; i < n; i++) tmp[count[(a[i] >> shift) & 0xFF]++] = a[i];
+        int shift = 8 * pass;
+        for (Py_ssize_t i = 0; i < n; i++) tmp[c[(a[i] >> shift) & 0xFF]++] = a[i];
         uint32_t *swap = a;
         a = tmp;
         tmp = swap;
@@ -447,11 +455,12 @@ static int compute_parts(Parts *p) {
         for (Py_ssize_t i = 0; take > 0 && i < count; i++) {
             uint32_t top = (uint32_t)(p->whole[i] >> 32);
             if (top > p->hashes[take - 1]) continue;
-            Py_ssize_t lo = 0, hi = take;
-            while (lo < hi) {
-                Py_ssize_t mid = (lo + hi) / 2;
-                if (p->hashes[mid] < top) lo = mid + 1; else hi = mid;
-            }
+            /* The first kept hash not below ``top``, by halving without branches (random
+             * hashes make every branch of a binary search a guess). */
+            const uint32_t *base = p->hashes;
+            for (Py_ssize_t left = take; left > 1; left -= left / 2)
+                base = base[left / 2] < top ? base + left / 2 : base;
+            Py_ssize_t lo = (base - p->hashes) + (*base < top);
             if (lo < take && p->hashes[lo] == top && !placed[lo]) {
                 placed[lo] = 1;
                 p->places[lo] = (unsigned char)((int64_t)i * 256 / chars);
@@ -984,7 +993,8 @@ typedef struct {
     uint64_t hash;
     double idf; /* < 0: a word without letters or digits, not a feature */
     Py_ssize_t count;
-    PyObject *token; /* its first token (borrowed from the list) */
+    PyObject *item; /* the item of the list its first token is in (borrowed), and where */
+    Py_ssize_t start, end;
 } Word;
 
 typedef struct {
@@ -992,13 +1002,13 @@ typedef struct {
     double idf; /* < 0: an empty slot */
 } Slot; /* one slot of the common-word table: hash and idf in one cache line */
 
-/* UTF-8 of a str, lone surrogates as three bytes (Python's "surrogatepass"), into ``out``,
- * which has room for 4 bytes per character; returns the length. */
-static Py_ssize_t utf8_of(PyObject *word, unsigned char *out) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(word), at = 0;
-    int kind = PyUnicode_KIND(word);
-    const void *data = PyUnicode_DATA(word);
-    for (Py_ssize_t i = 0; i < n; i++) {
+/* UTF-8 of the characters start..end of a str, lone surrogates as three bytes (Python's
+ * "surrogatepass"), into ``out``, which has room for 4 bytes per character; returns the length. */
+static Py_ssize_t utf8_of(PyObject *text, Py_ssize_t start, Py_ssize_t end, unsigned char *out) {
+    Py_ssize_t at = 0;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    for (Py_ssize_t i = start; i < end; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
         if (c < 0x80) {
             out[at++] = (unsigned char)c;
@@ -1019,33 +1029,67 @@ static Py_ssize_t utf8_of(PyObject *word, unsigned char *out) {
     return at;
 }
 
-static int has_content(PyObject *word) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(word);
-    int kind = PyUnicode_KIND(word);
-    const void *data = PyUnicode_DATA(word);
-    for (Py_ssize_t i = 0; i < n; i++)
+static int has_content(PyObject *text, Py_ssize_t start, Py_ssize_t end) {
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    for (Py_ssize_t i = start; i < end; i++)
         if (Py_UNICODE_ISALNUM(PyUnicode_READ(kind, data, i))) return 1;
     return 0;
 }
 
+/* Counts one token, the characters start..end of ``item``, in the open-addressing ``words``
+ * (``size`` slots); -1 on failure (no memory). */
+static int count_token(Word *words, Py_ssize_t size, const Slot *table, Py_ssize_t slots, PyObject *item,
+                       Py_ssize_t start, Py_ssize_t end, unsigned char **big, Py_ssize_t *room) {
+    unsigned char small[256];
+    Py_ssize_t chars = end - start;
+    if (chars > 64 && chars > *room) {
+        PyMem_Free(*big);
+        *room = chars;
+        *big = (unsigned char *)PyMem_Malloc(4 * (size_t)chars);
+        if (!*big) {
+            *room = 0;
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    unsigned char *utf8 = chars > 64 ? *big : small;
+    uint64_t h = xxh64(utf8, (size_t)utf8_of(item, start, end, utf8));
+    Py_ssize_t slot = (Py_ssize_t)(h & (uint64_t)(size - 1));
+    while (words[slot].count && words[slot].hash != h) slot = (slot + 1) & (size - 1);
+    Word *word = &words[slot];
+    if (word->count++) return 0;
+    word->hash = h;
+    word->item = item;
+    word->start = start;
+    word->end = end;
+    /* The table is megabytes: ask for every word's slot before reading any. */
+    __builtin_prefetch(&table[h & (uint64_t)(slots - 1)]);
+    return 0;
+}
+
 /*
- * weigh(tokens, table, rare_idf, tf_factors, scale)
+ * weigh(tokens, table, rare_idf, tf_factors, scale[, separator])
  *   -> (simhash, features)
  *
  * The same SimHash as fingerprint._Features.weigh followed by simhash.simhash on integer
  * weights: distinct words (by their xxh64), idf from the open-addressing table (idf < 0:
  * empty slot; ``table`` holds (uint64 hash, float64 idf) pairs) or ``rare_idf`` for other words with a letter or digit, weight
  * floor(idf * tf_factors[min(tf, len - 1)] * scale + 0.5), features of weight 0 left out.
+ * ``tokens`` is a list of str, each a token, or with ``separator`` (a code point) each the
+ * tokens of a line joined by it (the tokenizer cache's form: no list of tokens is made). An
+ * empty token is no word (no letter or digit) and is not counted.
  */
 static PyObject *py_weigh(PyObject *self, PyObject *args) {
     PyObject *tokens, *table_obj, *factors_obj;
     double rare_idf, scale;
-    if (!PyArg_ParseTuple(args, "O!OdOd", &PyList_Type, &tokens, &table_obj, &rare_idf, &factors_obj,
-                          &scale))
+    long separator = -1;
+    if (!PyArg_ParseTuple(args, "O!OdOd|l", &PyList_Type, &tokens, &table_obj, &rare_idf, &factors_obj, &scale,
+                          &separator))
         return NULL;
     Buffer table_b = {0}, factors_b = {0};
     Word *words = NULL;
-    unsigned char small[256], *big = NULL; /* UTF-8 of one token */
+    unsigned char *big = NULL; /* UTF-8 of a long token */
     Py_ssize_t room = 0;
     PyObject *result = NULL;
     if (get_buffer(table_obj, &table_b, 16, "word table") < 0 ||
@@ -1059,39 +1103,35 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
         goto done;
     }
 
-    Py_ssize_t ntokens = PyList_GET_SIZE(tokens), size = 16;
+    /* Room for twice the tokens: at most one more than the separators of each item. */
+    Py_ssize_t nitems = PyList_GET_SIZE(tokens), ntokens = 0, size = 16;
+    for (Py_ssize_t t = 0; t < nitems; t++) {
+        PyObject *item = PyList_GET_ITEM(tokens, t);
+        if (!PyUnicode_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be str");
+            goto done;
+        }
+        ntokens += separator < 0 ? 1 : PyUnicode_GET_LENGTH(item) + 1;
+    }
     while (size < 2 * ntokens) size <<= 1;
     words = (Word *)PyMem_Calloc((size_t)size, sizeof(Word));
     if (!words) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t t = 0; t < ntokens; t++) {
-        PyObject *token = PyList_GET_ITEM(tokens, t);
-        if (!PyUnicode_Check(token)) {
-            PyErr_SetString(PyExc_TypeError, "tokens must be str");
-            goto done;
-        }
-        Py_ssize_t chars = PyUnicode_GET_LENGTH(token);
-        if (chars > 64 && chars > room) {
-            PyMem_Free(big);
-            room = chars;
-            big = (unsigned char *)PyMem_Malloc(4 * (size_t)room);
-            if (!big) {
-                PyErr_NoMemory();
-                goto done;
+    for (Py_ssize_t t = 0; t < nitems; t++) {
+        PyObject *item = PyList_GET_ITEM(tokens, t);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(item), start = 0;
+        if (separator >= 0) {
+            int kind = PyUnicode_KIND(item);
+            const void *data = PyUnicode_DATA(item);
+            for (Py_ssize_t i = 0; i < n; i++) {
+                if (PyUnicode_READ(kind, data, i) != (Py_UCS4)separator) continue;
+                if (i > start && count_token(words, size, table, slots, item, start, i, &big, &room) < 0) goto done;
+                start = i + 1;
             }
         }
-        unsigned char *utf8 = chars > 64 ? big : small;
-        uint64_t h = xxh64(utf8, (size_t)utf8_of(token, utf8));
-        Py_ssize_t slot = (Py_ssize_t)(h & (uint64_t)(size - 1));
-        while (words[slot].count && words[slot].hash != h) slot = (slot + 1) & (size - 1);
-        Word *word = &words[slot];
-        if (word->count++) continue;
-        word->hash = h;
-        word->token = token;
-        /* The table is megabytes: ask for every word's slot before reading any. */
-        __builtin_prefetch(&table[h & (uint64_t)(slots - 1)]);
+        if (n > start && count_token(words, size, table, slots, item, start, n, &big, &room) < 0) goto done;
     }
     for (Py_ssize_t s = 0; s < size; s++) {
         Word *word = &words[s];
@@ -1105,7 +1145,7 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
             }
             at = (at + 1) & (slots - 1);
         }
-        if (word->idf == -2.0) word->idf = has_content(word->token) ? rare_idf : -1.0;
+        if (word->idf == -2.0) word->idf = has_content(word->item, word->start, word->end) ? rare_idf : -1.0;
     }
 
     /* Charikar SimHash on integer weights: exact, so independent of summing order. */

@@ -251,6 +251,16 @@ class _Features:
         hashes, weights = self.weigh(tokens)
         return simhash(hashes, weights), len(hashes)
 
+    def simhash_of_lines(self, lines: list[str], compiled: bool = True) -> tuple[int, int]:
+        """:meth:`simhash` of the tokens of ``lines`` as :meth:`Fingerprinter.cut_lines` gives
+        them, each line's joined: the C kernel splits them, no list of tokens is made (the
+        line breaks between them are no words)."""
+        if compiled and kernel is not None:
+            return kernel.weigh(
+                lines, self._table_bytes, self.rare_idf, TF_FACTORS, WEIGHT_SCALE, ord(_TOKEN_SEPARATOR)
+            )
+        return self.simhash([token for line in lines for token in _split_tokens(line)], False)
+
 
 def _hash_table(hashes: np.ndarray, idf: np.ndarray) -> np.ndarray:
     """Open addressing (linear probing) of the common words by hash, for the C kernel.
@@ -349,12 +359,17 @@ class Fingerprinter:
         joined. The SimHash text is a text's longest sentences, one a line, and a reprint
         repeats its original's: each line is cut once while among the last :data:`CUT_LINES`.
         """
-        lines = iter(text.split("\n"))
-        tokens = _split_tokens(self._cut_line(next(lines)))
+        lines = iter(self.cut_lines(text))
+        tokens = _split_tokens(next(lines))
         for line in lines:
             tokens.append("\n")
-            tokens += _split_tokens(self._cut_line(line))
+            tokens += _split_tokens(line)
         return tokens
+
+    def cut_lines(self, text: str) -> list[str]:
+        """The tokens of each line of ``text``, joined by a control character (:meth:`cut`
+        without the line breaks, in the form the cache keeps them)."""
+        return [self._cut_line(line) for line in text.split("\n")]
 
     def _tokens_of_line(self, line: str) -> str:
         """The line's tokens joined by a control character (folded text has none): one string
@@ -405,7 +420,7 @@ class Fingerprinter:
             recipe.shingle_width,
             self.sketch_keys,
         )
-        simhash_value, tokens = self.features.simhash(self.cut(simhash_text))
+        simhash_value, tokens = self.features.simhash_of_lines(self.cut_lines(simhash_text))
         content_codes = np.frombuffer(content, dtype=np.uint32)
         return Fingerprint(
             sentence_keys=keys,

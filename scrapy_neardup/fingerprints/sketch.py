@@ -89,6 +89,9 @@ def first_places(shingles: np.ndarray, kept: np.ndarray, length: int) -> np.ndar
     return (order[first].astype(np.int64) * 256 // max(1, length)).astype(np.uint8)
 
 
+_STORED = np.dtype("<u4")  # a sketch's hashes as stored
+
+
 @dataclass(frozen=True)
 class Sketch:
     hashes: np.ndarray  # sorted uint32, at most k of them
@@ -109,12 +112,21 @@ class Sketch:
 
     @classmethod
     def from_bytes(cls, data: bytes, size: int, places: bytes | None = None) -> Sketch:
-        hashes = np.frombuffer(data, dtype="<u4")
+        hashes = np.frombuffer(data, dtype=_STORED)
         return cls(
-            hashes if hashes.dtype == np.uint32 else hashes.astype(np.uint32),
+            hashes if _STORED.isnative else hashes.astype(np.uint32),
             size,
             None if places is None else np.frombuffer(places, dtype=np.uint8),
         )
+
+    @classmethod
+    def from_record(cls, data: bytes, offset: int, size: int, placed: bool) -> Sketch:
+        """The sketch that ends a stored record, from ``offset``: its hashes, and when
+        ``placed`` a place byte for each after them. Read in place: nothing is copied."""
+        count = (len(data) - offset) // 5 if placed else (len(data) - offset) // 4
+        hashes = np.frombuffer(data, dtype=_STORED, count=count, offset=offset)
+        places = np.frombuffer(data, dtype=np.uint8, offset=offset + 4 * count) if placed else None
+        return cls(hashes if _STORED.isnative else hashes.astype(np.uint32), size, places)
 
 
 def overlap(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:

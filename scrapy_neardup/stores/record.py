@@ -44,6 +44,10 @@ _TITLES = struct.Struct("<QQ")
 _WORD_ARRAYS: tuple[np.dtype, ...] = (np.dtype("<u4"), np.dtype("u1"), np.dtype("<u2"), np.dtype("<u4"))
 
 
+# The stored orders are the machine's (little-endian): the arrays are read as they are.
+_NATIVE = all(dtype.isnative for dtype in _WORD_ARRAYS)
+
+
 def _native(array: np.ndarray) -> np.ndarray:
     """``array`` in the machine's byte order: itself (a view of the record's bytes) where that
     is the stored order, so that reading a record copies nothing."""
@@ -155,14 +159,12 @@ class DocRecord:
             offset += _WORDS.size
             parts = []
             for stored, count in zip(_WORD_ARRAYS, (nwords, nwords, nwords, nfigures)):
-                parts.append(_native(np.frombuffer(data, dtype=stored, count=count, offset=offset)))
+                array = np.frombuffer(data, dtype=stored, count=count, offset=offset)
+                parts.append(array if _NATIVE else _native(array))
                 offset += count * stored.itemsize
             words, idf, spread, figures = parts
             story_words = StoryWords(words, idf, spread, figures, datelines)
-            hashes = (len(data) - offset) // 5
-            sketch = Sketch.from_bytes(data[offset : offset + 4 * hashes], sketch_size, data[offset + 4 * hashes :])
-        else:
-            sketch = Sketch.from_bytes(data[offset:], sketch_size)
+        sketch = Sketch.from_record(data, offset, sketch_size, placed=bool(has_words))
         return cls(
             doc_id,
             key,

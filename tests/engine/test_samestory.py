@@ -313,3 +313,49 @@ def test_membership_by_binary_search_is_numpys_isin():
         values = np.concatenate([rng.integers(0, 260, size, dtype=np.uint32), ordered[: size // 2]])
         assert (_isin(values, ordered) == np.isin(values, ordered)).all()
         assert _isin(values, ordered).dtype == bool
+
+
+def test_figures_and_agreement_on_python_ints_are_those_of_numpy():
+    """The rule's counts of missing figures and its agreement of story words, taken on Python
+    ints, are those of the same sums and tests on numpy arrays (NaN for weightless words)."""
+    import math
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from scrapy_neardup.engine.samestory import _agreement, _figures
+    from scrapy_neardup.fingerprints.storywords import FIGURES, StoryWords
+
+    def words(rng, count, figures, idf_top=256):
+        drawn = np.unique(rng.integers(0, 60, count, dtype=np.uint32))
+        return StoryWords(
+            rng.permutation(drawn).astype(np.uint32),
+            rng.integers(0, idf_top, len(drawn), dtype=np.uint8),
+            np.zeros(len(drawn), dtype=np.uint16),
+            np.unique(rng.integers(0, 40, figures, dtype=np.uint32))[:FIGURES],
+        )
+
+    def numpy_figures(small, large):
+        mine, theirs = small.figures, large.figures
+        limit = min(
+            int(mine[-1]) if len(mine) >= FIGURES else 1 << 32, int(theirs[-1]) if len(theirs) >= FIGURES else 1 << 32
+        )
+        compared = mine[mine <= limit]
+        return int(np.count_nonzero(~np.isin(compared, theirs))), len(compared)
+
+    def numpy_agreement(small, large):
+        if len(small.words) < 5:
+            return None
+        weights = small.idf.astype(np.float64) / 16.0
+        with np.errstate(invalid="ignore"):
+            return float(weights[np.isin(small.words, large.words)].sum() / weights.sum())
+
+    rng = np.random.default_rng(5)
+    for round in range(400):
+        a = words(rng, rng.integers(0, 30), rng.integers(0, 40), 1 if round % 50 == 0 else 256)
+        b = words(rng, rng.integers(0, 30), rng.integers(0, 40))
+        text_a, text_b = SimpleNamespace(story_words=a), SimpleNamespace(story_words=b)
+        assert _figures(text_a, text_b) == numpy_figures(a, b)
+        found, expected = _agreement(a, b), numpy_agreement(a, b)
+        assert found == expected or (math.isnan(found) and math.isnan(expected))
+    assert _figures(SimpleNamespace(story_words=None), text_b) == (0, 0) and _agreement(None, b) is None

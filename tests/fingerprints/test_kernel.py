@@ -98,6 +98,55 @@ def test_weighing_counts_repeated_and_unknown_words_like_the_numpy_path():
         assert features.simhash(tokens) == features.simhash(tokens, compiled=False)
 
 
+def test_weighing_lines_as_the_cache_keeps_them_is_weighing_their_tokens():
+    """The SimHash of lines whose tokens are joined by the cache's separator (the C kernel
+    splits them) is that of the token list, compiled or not: empty lines and empty tokens
+    count for nothing, long and odd tokens as themselves."""
+    from scrapy_neardup.fingerprints.fingerprint import _TOKEN_SEPARATOR
+
+    fingerprinter = Fingerprinter()
+    features = fingerprinter.features
+    common = list(list(features._row)[:3000:7])
+    rng = random.Random(3)
+    for _ in range(60):
+        lines = []
+        for _ in range(rng.randint(0, 6)):
+            tokens = [rng.choice(common) for _ in range(rng.randint(0, 40))]
+            tokens += ["鑫淼犇骉", "，", " ", "2026", "x" * 300, "\ud800", "𠀀"] * rng.randint(0, 2)
+            rng.shuffle(tokens)
+            lines.append(_TOKEN_SEPARATOR.join(tokens))
+        tokens = [token for line in lines for token in line.split(_TOKEN_SEPARATOR) if token]
+        expected = features.simhash(tokens, compiled=False)
+        assert features.simhash_of_lines(lines) == features.simhash_of_lines(lines, compiled=False) == expected
+        assert features.simhash(tokens) == expected
+    for body in [text(name) for name in ARTICLES] + [random_text(rng, 400).replace("\ud800", "") for _ in range(50)]:
+        cut = fingerprinter.cut(body)
+        assert features.simhash_of_lines(fingerprinter.cut_lines(body)) == features.simhash(cut, compiled=False)
+
+
+def test_sketch_places_of_long_and_repetitive_texts_are_the_numpy_ones():
+    """The kernel's sketch (sorted by radix) and the place of each hash's first shingle (found
+    by halving) are numpy's, for texts of fewer and of many more shingles than the sketch keeps,
+    and for texts repeating their phrases."""
+    from scrapy_neardup.fingerprints.sketch import sketch_and_keys
+    from scrapy_neardup.fingerprints.text import MIN_SENTENCE_CHARS, text_tables
+
+    rng = random.Random(11)
+    tables = text_tables()
+    samples = [random_text(rng, size) for size in (1, 3, 20, 90, 400, 3000)]
+    samples += [text(name) * 3 for name in ARTICLES] + ["今天天气很好。" * 200, "甲乙丙丁戊" * 50 + "己"]
+    for sample in samples:
+        codes = fold_codes(sample)
+        for size in (16, 128, 4096):
+            _, _, hashes, distinct, _, keys, places, content = kernel.parts(
+                codes, tables.ends, tables.content, MIN_SENTENCE_CHARS, 3, 10, size, 5, 16
+            )
+            sketch, expected_keys = sketch_and_keys(np.frombuffer(content, dtype=np.uint32), size, 5, 16)
+            assert np.frombuffer(hashes, dtype="<u4").tolist() == sketch.hashes.tolist()
+            assert distinct == sketch.size and keys == expected_keys[: len(keys)]
+            assert list(places) == sketch.places.tolist()
+
+
 def test_tables_of_the_wrong_size_are_refused():
     with pytest.raises(ValueError):
         kernel.parts(

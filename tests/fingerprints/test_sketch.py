@@ -59,6 +59,23 @@ def test_sketch_round_trips_through_bytes():
     assert list(again.hashes) == list(sketch.hashes) and again.size == sketch.size
 
 
+def test_a_sketch_at_the_end_of_a_record_is_read_in_place():
+    """A stored record ends with its sketch's hashes, then (in records with story words) a
+    place byte for each: read from an offset, they are the sketch's, viewing the record's bytes."""
+    from scrapy_neardup.fingerprints.sketch import sketch_and_keys
+
+    codes = np.frombuffer("这是一段用来测试序列化的文字内容，还有别的句子".encode("utf-32-le") * 20, dtype=np.uint32)
+    sketch = sketch_and_keys(codes, 64)[0]
+    head = b"record head"
+    placed = Sketch.from_record(head + sketch.to_bytes() + sketch.places.tobytes(), len(head), sketch.size, True)
+    plain = Sketch.from_record(head + sketch.to_bytes(), len(head), sketch.size, False)
+    assert placed.hashes.tolist() == plain.hashes.tolist() == sketch.hashes.tolist()
+    assert placed.places.tolist() == sketch.places.tolist() and plain.places is None
+    assert placed.size == plain.size == sketch.size and isinstance(placed.hashes.base, bytes)
+    empty = Sketch.from_record(head, len(head), 0, True)
+    assert len(empty.hashes) == len(empty.places) == 0
+
+
 def test_shingle_hashes_are_distinct_and_sorted():
     hashes = shingle_hashes("abcdeabcdeabcde")
     assert list(hashes) == sorted(set(hashes.tolist()))
