@@ -169,10 +169,12 @@ def strip_notices(codes: np.ndarray, compiled: bool = True) -> np.ndarray:
             raise AssertionError("folded text and code points differ in length")
     if not spans:
         return codes
-    keep = np.ones(len(codes), dtype=bool)
-    for start, end in spans:
-        keep[start:end] = False
-    return codes[keep]
+    kept, at = [], 0
+    for start, end in spans:  # in order, apart
+        kept.append(codes[at:start])
+        at = end
+    kept.append(codes[at:])
+    return np.concatenate(kept)
 
 
 # The kinds of words and the bits of their first characters, as _kernel.c numbers them.

@@ -166,9 +166,10 @@ def pair_table() -> _PairTable:
     return _TABLE
 
 
-def story_words_of(content: np.ndarray, compiled: bool = True) -> StoryWords:
+def story_words_of(content: np.ndarray, compiled: bool = True, dated: bool = True) -> StoryWords:
     """The story words and figures of the content characters ``content`` (notices left out,
-    as the fingerprint has them); the C kernel's loops when built, else numpy's."""
+    as the fingerprint has them); the C kernel's loops when built, else numpy's. Without
+    ``dated``, the datelines are left 0 (not looked for)."""
     table = pair_table()
     if compiled and kernel is not None:
         words, idf, spread, figures = kernel.story_words(
@@ -185,7 +186,7 @@ def story_words_of(content: np.ndarray, compiled: bool = True) -> StoryWords:
             np.frombuffer(idf, dtype=np.uint8),
             np.frombuffer(spread, dtype=np.uint16),
             np.frombuffer(figures, dtype=np.uint32),
-            datelines_of(content),
+            datelines_of(content) if dated else 0,
         )
     length = len(content)
     content = content.astype(np.uint32)
@@ -214,30 +215,47 @@ def story_words_of(content: np.ndarray, compiled: bool = True) -> StoryWords:
         idf=np.minimum(np.floor(idf[order] * WEIGHT_SCALE + 0.5), 255).astype(np.uint8),
         spread=spread,
         figures=figures_of(content),
-        datelines=datelines_of(content),
+        datelines=datelines_of(content) if dated else 0,
     )
 
 
 class _Deferred(StoryWords):
-    """Story words computed when first read (:func:`story_words_later`)."""
+    """Story words computed when first read (:func:`story_words_later`), the datelines apart
+    from the rest: the rule reads them only of a text holding a much smaller one."""
 
-    __slots__ = ("_found", "_source")
+    __slots__ = ("_datelines", "_found", "_source")
     _found: StoryWords | None
-    _source: tuple[np.ndarray, bool] | None  # the content characters, until they are made
+    _datelines: int | None
+    _source: tuple[np.ndarray, bool] | None  # the content characters, until both are made
 
     def __init__(self, content: np.ndarray, compiled: bool) -> None:  # the parts are made on first read
         object.__setattr__(self, "_found", None)
+        object.__setattr__(self, "_datelines", None)
         object.__setattr__(self, "_source", (content, compiled))
 
     def _made(self) -> StoryWords:
         found = self._found
         if found is None:
             source = self._source  # None: another thread made them since
-            found = story_words_of(*source) if source is not None else self._found
+            found = story_words_of(*source, dated=False) if source is not None else self._found
             assert found is not None
             object.__setattr__(self, "_found", found)
-            object.__setattr__(self, "_source", None)
+            self._done()
         return found
+
+    def _dated(self) -> int:
+        datelines = self._datelines
+        if datelines is None:
+            source = self._source  # None: another thread made them since
+            datelines = datelines_of(source[0]) if source is not None else self._datelines
+            assert datelines is not None
+            object.__setattr__(self, "_datelines", datelines)
+            self._done()
+        return datelines
+
+    def _done(self) -> None:
+        if self._found is not None and self._datelines is not None:
+            object.__setattr__(self, "_source", None)
 
     # Properties, not attributes looked up when missing: the class's default for datelines
     # would answer first.
@@ -245,12 +263,12 @@ class _Deferred(StoryWords):
     idf = property(lambda self: self._made().idf)
     spread = property(lambda self: self._made().spread)
     figures = property(lambda self: self._made().figures)
-    datelines = property(lambda self: self._made().datelines)
+    datelines = property(lambda self: self._dated())
 
     def __reduce__(self) -> tuple[type[StoryWords], tuple[Any, ...]]:
         # Pickled (a crawl worker's fingerprint) and copied as the story words themselves.
         found = self._made()
-        return (StoryWords, (found.words, found.idf, found.spread, found.figures, found.datelines))
+        return (StoryWords, (found.words, found.idf, found.spread, found.figures, self._dated()))
 
 
 def story_words_later(content: np.ndarray, compiled: bool = True) -> StoryWords:

@@ -149,3 +149,20 @@ def test_dedup_judges_each_record_with_its_title_field(tmp_path, title_field):
     assert excerpt["duplicate_of"] == records[0]["url"]
     assert excerpt["similar_id"] == outputs[title_field][0]["similar_id"]
     assert outputs["none"][1]["duplicate_of"] is None
+
+
+def test_only_the_characters_the_quick_test_looks_for_fold_to_those_of_the_label():
+    """declared_title folds and searches a text's head only when it holds 原 and 题 or 題:
+    no other character folds to either (by the table, or by NFKC for those it leaves to it)."""
+    import unicodedata
+
+    import numpy as np
+
+    from scrapy_neardup.fingerprints.text import text_tables
+
+    fold = text_tables().fold
+    slow = [chr(code) for code in np.flatnonzero(fold == 0xFFFFFFFE).tolist()]
+    wide = [chr(code) for code in range(0x10000, 0x110000)]
+    for label, looked_for in (("原", {"原"}), ("题", {"题", "題"})):
+        assert {chr(code) for code in np.flatnonzero(fold == ord(label)).tolist()} == looked_for
+        assert not [char for char in slow + wide if label in unicodedata.normalize("NFKC", char).lower()]
