@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe, is_sketch_key
+from ..fingerprints.fingerprint import Fingerprint, Fingerprinter, Recipe, sketch_keys_among
 from ..fingerprints.passages import Passages
 from ..fingerprints.simhash import hamming
 from ..fingerprints.sketch import resemblance
@@ -376,14 +376,19 @@ class Detector:
     def _ranked(
         self, record: DocRecord, probe: Probe, candidates: list[DocRecord], now: float, k: int, floor: float
     ) -> list[Similar]:
-        match = self._best_match(record, probe, candidates, now)
+        judged: dict[int, Judgement] = {}
+        match = self._best_match(record, probe, candidates, now, judged)
         first = match[0].doc_id if match is not None and match[0].key != record.key else None
         not_before = now - self.ttl if self.ttl else float("-inf")
         listed = []
         for other in candidates:
             if other.time < not_before:
                 continue
-            jaccard, containment = resemblance(record.sketch, other.sketch)
+            judgement = judged.get(other.doc_id)  # its resemblance taken already
+            if judgement is not None:
+                jaccard, containment = judgement.jaccard, judgement.containment
+            else:
+                jaccard, containment = resemblance(record.sketch, other.sketch)
             if containment >= floor or other.doc_id == first:
                 similar = Similar(
                     other.key, round(containment, 4), round(jaccard, 4), other.doc_id == first, other.story_id
@@ -566,10 +571,12 @@ class Detector:
         probe: Probe,
         candidates: list[DocRecord],
         now: float,
+        judged: dict[int, Judgement] | None = None,
     ) -> Match | None:
         """The stored story's document that the rule confirms one story with the record, with
         how it matched: the earliest story's (within a story, a replacing copy first), unless
-        a later story holds a clearly closer copy (:meth:`_closest`)."""
+        a later story holds a clearly closer copy (:meth:`_closest`). ``judged`` collects the
+        rule's judgement of each candidate judged, by id."""
         if not candidates:
             return None  # most new stories: no need for the key sets below
         not_before = now - self.ttl if self.ttl else float("-inf")
@@ -589,6 +596,8 @@ class Detector:
             if not methods:
                 continue  # shares a SimHash table key but is farther than k: not a candidate
             judgement = judge(record, other, self.thresholds)
+            if judged is not None:
+                judged[other.doc_id] = judgement
             if judgement.same_story:
                 confirmed.append((other, "+".join(methods), judgement))
                 if confirmed[0][2].jaccard >= 1.0 - CLOSER:
@@ -641,5 +650,5 @@ def _refused(outcome: _Outcome, force: bool) -> bool:
 
 def _own_keys(probe: Probe) -> tuple[set[int], set[int]]:
     """A document's sentence keys and sketch keys, apart: a candidate's method is two set tests."""
-    sketches = {k for k in probe.sentence_keys if is_sketch_key(k)}
+    sketches = sketch_keys_among(probe.sentence_keys)
     return set(probe.sentence_keys) - sketches, sketches

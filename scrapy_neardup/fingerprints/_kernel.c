@@ -120,27 +120,34 @@ static void release(Buffer *b) {
     b->held = 0;
 }
 
-/* LSD radix sort of 32-bit values, 8 bits per pass; ``tmp`` has room for n values. The four
- * passes' counts are taken in one read of the values. */
+/* Radix sorts by 32-bit keys, 8 bits per pass: the four passes' counts are taken in one read
+ * of the keys (count_bytes), then each pass's counts become where each byte value's items
+ * start (starts_of). */
+static inline void count_bytes(Py_ssize_t count[4][256], uint32_t key) {
+    count[0][key & 0xFF]++;
+    count[1][(key >> 8) & 0xFF]++;
+    count[2][(key >> 16) & 0xFF]++;
+    count[3][key >> 24]++;
+}
+
+static void starts_of(Py_ssize_t count[256]) {
+    Py_ssize_t total = 0;
+    for (int d = 0; d < 256; d++) {
+        Py_ssize_t here = count[d];
+        count[d] = total;
+        total += here;
+    }
+}
+
+/* LSD radix sort of 32-bit values; ``tmp`` has room for n values. */
 static void radix_sort32(uint32_t *a, uint32_t *tmp, Py_ssize_t n) {
     Py_ssize_t count[4][256];
     memset(count, 0, sizeof(count));
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint32_t v = a[i];
-        count[0][v & 0xFF]++;
-        count[1][(v >> 8) & 0xFF]++;
-        count[2][(v >> 16) & 0xFF]++;
-        count[3][v >> 24]++;
-    }
+    for (Py_ssize_t i = 0; i < n; i++) count_bytes(count, a[i]);
     for (int pass = 0; pass < 4; pass++) {
-        Py_ssize_t total = 0, *c = count[pass];
-        for (int d = 0; d < 256; d++) {
-            Py_ssize_t here = c[d];
-            c[d] = total;
-            total += here;
-        }
-        int shift = 8 * pass;
-        for (Py_ssize_t i = 0; i < n; i++) tmp[c[(a[i] >> shift) & 0xFF]++] = a[i];
+        Py_ssize_t *start = count[pass];
+        starts_of(start);
+        for (Py_ssize_t i = 0; i < n; i++) tmp[start[(a[i] >> (8 * pass)) & 0xFF]++] = a[i];
         uint32_t *swap = a;
         a = tmp;
         tmp = swap;
@@ -602,17 +609,13 @@ static int u32_order(const void *a, const void *b) {
 
 /* Stable LSD radix sort of 64-bit items by their top 32 bits (the bottom 32 keep their order). */
 static void radix_sort_high32(uint64_t *a, uint64_t *tmp, Py_ssize_t n) {
-    Py_ssize_t count[256];
-    for (int shift = 32; shift < 64; shift += 8) {
-        memset(count, 0, sizeof(count));
-        for (Py_ssize_t i = 0; i < n; i++) count[(a[i] >> shift) & 0xFF]++;
-        Py_ssize_t total = 0;
-        for (int d = 0; d < 256; d++) {
-            Py_ssize_t c = count[d];
-            count[d] = total;
-            total += c;
-        }
-        for (Py_ssize_t i = 0; i < n; i++) tmp[count[(a[i] >> shift) & 0xFF]++] = a[i];
+    Py_ssize_t count[4][256];
+    memset(count, 0, sizeof(count));
+    for (Py_ssize_t i = 0; i < n; i++) count_bytes(count, (uint32_t)(a[i] >> 32));
+    for (int pass = 0; pass < 4; pass++) {
+        Py_ssize_t *start = count[pass];
+        starts_of(start);
+        for (Py_ssize_t i = 0; i < n; i++) tmp[start[(a[i] >> (32 + 8 * pass)) & 0xFF]++] = a[i];
         uint64_t *swap = a;
         a = tmp;
         tmp = swap;
@@ -669,10 +672,12 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     }
     /* Pairs of Chinese characters, neither a function character: code << 32 | position. */
     Py_ssize_t nfound = 0;
+    int usable = n > 0 && is_han(content[0]) && !function[content[0]]; /* each character tested once */
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
         uint32_t a = content[i], b = content[i + 1];
-        if (is_han(a) && is_han(b) && !function[a] && !function[b])
-            found[nfound++] = ((uint64_t)(a << 16 | b) << 32) | (uint64_t)i;
+        int next = is_han(b) && !function[b];
+        if (usable && next) found[nfound++] = ((uint64_t)(a << 16 | b) << 32) | (uint64_t)i;
+        usable = next;
     }
     radix_sort_high32(found, tmp, nfound);
     Py_ssize_t nwords = 0;

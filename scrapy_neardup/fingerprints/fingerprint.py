@@ -12,6 +12,7 @@ import functools
 import math
 import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 
@@ -178,10 +179,18 @@ def sketch_keys_of(values: list[int]) -> list[int]:
     return [SKETCH_TAG | value for value in values]
 
 
+_SKETCH_TOP = SKETCH_TAG >> SKETCH_KEY_BITS
+
+
 def is_sketch_key(key: int) -> bool:
     """Sentence hashes look like this 1 time in 16 million; such a key is still a key, its
     matches are only reported as "sketch" rather than "nshash"."""
-    return key >> SKETCH_KEY_BITS == SKETCH_TAG >> SKETCH_KEY_BITS
+    return key >> SKETCH_KEY_BITS == _SKETCH_TOP
+
+
+def sketch_keys_among(keys: Iterable[int]) -> set[int]:
+    """The sketch keys of ``keys`` (:func:`is_sketch_key`), without a call for each."""
+    return {key for key in keys if key >> SKETCH_KEY_BITS == _SKETCH_TOP}
 
 
 def word_hash(word: str) -> int:

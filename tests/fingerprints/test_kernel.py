@@ -213,6 +213,8 @@ def test_story_words_figures_datelines_digest_and_places_are_the_same_compiled_o
     texts = [text(n) for n in ARTICLES] + [reprint(n) for n in ARTICLES]
     texts += [bridge(), letter(), roundup(), weather("滨海", 12, 8, 15, 3, 40, 62)]
     texts.append(text("rice") + "\n欢迎关注a3f9c21-77b0澜江网官方账号，共有3200户，详见lj88.example/n2024")
+    rng = random.Random(8)
+    texts += [random_text(rng, rng.randint(0, 600)) for _ in range(60)]
     texts.append("新华社北京1月12日电 " + text("rice") + "\n本报讯 " + text("museum"))
     compiled, plain = Fingerprinter(compiled=True), Fingerprinter(compiled=False)
     for body in texts:

@@ -107,3 +107,13 @@ def test_sketch_keys_are_more_bits_of_the_smallest_shingles():
             shingle = min(int(h) for h in whole if int(h) >> 32 == top)
             if shingle in kept and top <= int(copy_sketch.hashes[min(3, len(copy_keys) - 1)]):
                 assert key in copy_keys
+
+
+def test_sketch_keys_among_keys_are_those_is_sketch_key_names():
+    from scrapy_neardup.fingerprints.fingerprint import SKETCH_TAG, is_sketch_key, sketch_keys_among
+
+    rng = random.Random(4)
+    keys = [rng.getrandbits(64) for _ in range(200)] + [SKETCH_TAG | rng.getrandbits(40) for _ in range(50)]
+    keys += [SKETCH_TAG, SKETCH_TAG - 1, (1 << 64) - 1, 0]
+    assert sketch_keys_among(keys) == {key for key in keys if is_sketch_key(key)}
+    assert len(sketch_keys_among(keys)) == 52
