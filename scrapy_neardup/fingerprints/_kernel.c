@@ -1108,7 +1108,7 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
         goto done;
     }
 
-    /* Room for twice the tokens: at most one more than the separators of each item. */
+    /* Room for twice the tokens: each item's, one more than its separators. */
     Py_ssize_t nitems = PyList_GET_SIZE(tokens), ntokens = 0, size = 16;
     for (Py_ssize_t t = 0; t < nitems; t++) {
         PyObject *item = PyList_GET_ITEM(tokens, t);
@@ -1116,7 +1116,13 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_TypeError, "tokens must be str");
             goto done;
         }
-        ntokens += separator < 0 ? 1 : PyUnicode_GET_LENGTH(item) + 1;
+        ntokens++;
+        if (separator >= 0) { /* and one more after each separator */
+            int kind = PyUnicode_KIND(item);
+            const void *data = PyUnicode_DATA(item);
+            for (Py_ssize_t i = 0, n = PyUnicode_GET_LENGTH(item); i < n; i++)
+                ntokens += PyUnicode_READ(kind, data, i) == (Py_UCS4)separator;
+        }
     }
     while (size < 2 * ntokens) size <<= 1;
     words = (Word *)PyMem_Calloc((size_t)size, sizeof(Word));
@@ -1153,8 +1159,10 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
         if (word->idf == -2.0) word->idf = has_content(word->item, word->start, word->end) ? rare_idf : -1.0;
     }
 
-    /* Charikar SimHash on integer weights: exact, so independent of summing order. */
-    int64_t set[64] = {0}, total = 0;
+    /* Charikar SimHash on integer weights: exact, so independent of summing order. Each word's
+     * weight is added once for each 4 bits of its hash, under their value; each bit's sum is
+     * then that of the values it is set in (16 additions a word instead of 64). */
+    int64_t by_nibble[16][16] = {{0}}, total = 0;
     Py_ssize_t features = 0;
     for (Py_ssize_t s = 0; s < size; s++) {
         Word *word = &words[s];
@@ -1165,12 +1173,15 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
         int64_t w = (int64_t)weight;
         features++;
         total += w;
-        for (int bit = 0; bit < 64; bit++) /* branch-free: the bits are random */
-            set[bit] += w & -(int64_t)((word->hash >> bit) & 1);
+        for (int nibble = 0; nibble < 16; nibble++) by_nibble[nibble][(word->hash >> (4 * nibble)) & 15] += w;
     }
     uint64_t value = 0;
-    for (int bit = 0; bit < 64; bit++)
-        if (2 * set[bit] > total) value |= 1ULL << bit;
+    for (int bit = 0; bit < 64; bit++) {
+        int64_t set = 0;
+        for (int v = 0; v < 16; v++)
+            if (v >> (bit & 3) & 1) set += by_nibble[bit >> 2][v];
+        if (2 * set > total) value |= 1ULL << bit;
+    }
     result = Py_BuildValue("(Nn)", PyLong_FromUnsignedLongLong(value), features);
 
 done:
