@@ -581,6 +581,8 @@ done:
 
 /* ------------------------------------------------------------------ story words (storywords.py) */
 
+enum { PREFETCHED = 8 }; /* table slots asked for ahead of their reading */
+
 static inline int is_han(uint32_t c) { return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF); }
 
 typedef struct {
@@ -600,6 +602,25 @@ static int heavier_first(const void *a, const void *b) {
     const StoryWord *x = (const StoryWord *)a, *y = (const StoryWord *)b;
     if (x->score != y->score) return x->score > y->score ? -1 : 1;
     return x->pair < y->pair ? -1 : (x->pair > y->pair);
+}
+
+/* The ``keep`` heaviest of ``n`` words, heaviest first (heavier_first), moved to the front;
+ * returns how many. One pass keeping them in order, most words turned away by one comparison
+ * with the lightest kept: the order of a sort, without sorting every word. */
+static Py_ssize_t heaviest(StoryWord *words, Py_ssize_t n, Py_ssize_t keep) {
+    Py_ssize_t kept = 0;
+    if (keep <= 0) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (kept == keep && heavier_first(&words[i], &words[kept - 1]) >= 0) continue;
+        StoryWord word = words[i];
+        Py_ssize_t at = kept < keep ? kept++ : keep - 1; /* the lightest kept is dropped */
+        while (at > 0 && heavier_first(&word, &words[at - 1]) < 0) {
+            words[at] = words[at - 1];
+            at--;
+        }
+        words[at] = word;
+    }
+    return kept;
 }
 
 static int u32_order(const void *a, const void *b) {
@@ -693,13 +714,16 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
             words[nwords].pair = pair;
             words[nwords].score = (double)(count < nfactors ? count : nfactors - 1); /* the factor's index, for now */
             words[nwords].spread = spread;
-            /* The table is megabytes: ask for every word's slot before reading any. */
-            __builtin_prefetch(&slots[(pair * 0x9E3779B1u) & mask]);
             nwords++;
         }
         g = end;
     }
+    /* The table is megabytes: each word's slot is asked for PREFETCHED words ahead of reading
+     * it (asking for all at once overflows what the core can have on its way). */
+    for (Py_ssize_t i = 0; i < nwords && i < PREFETCHED; i++)
+        __builtin_prefetch(&slots[(words[i].pair * 0x9E3779B1u) & mask]);
     for (Py_ssize_t i = 0; i < nwords; i++) {
+        if (i + PREFETCHED < nwords) __builtin_prefetch(&slots[(words[i + PREFETCHED].pair * 0x9E3779B1u) & mask]);
         uint32_t pair = words[i].pair;
         /* Open addressing (storywords._pair_slots): an empty slot holds pair code 0. */
         float idf = (float)UNKNOWN_IDF;
@@ -713,8 +737,7 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         words[i].idf = idf;
         words[i].score = (double)idf * factors[(Py_ssize_t)words[i].score];
     }
-    qsort(words, (size_t)nwords, sizeof(StoryWord), heavier_first);
-    if (nwords > max_words) nwords = max_words;
+    nwords = heaviest(words, nwords, max_words);
 
     /* Figures: runs of digits, each hashed (xxh64 of the UTF-32-LE bytes, low 32 bits); dates
      * and the digits of codes (after a Latin letter, or before letters that digits follow) left
