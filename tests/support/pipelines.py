@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import glob
 import itertools
+import os
 from typing import Any
 
 from scrapy import Spider
 from scrapy.utils.test import get_crawler
 
 from scrapy_neardup import NearDupPipeline
+from scrapy_neardup.crawl.workers import WORKER_MODULE
 
 _namespaces = itertools.count()
 
@@ -49,4 +52,31 @@ class WatchedPipeline(NearDupPipeline):
         WatchedPipeline.last = self
         self.workers_at_open = list(self.pool._workers) if self.pool is not None else []
         self.alive_at_open = [worker.alive for worker in self.workers_at_open]
+        self.pids_at_open = [worker.transport.pid for worker in self.workers_at_open]
         return super().open_spider(spider)
+
+
+def worker_processes() -> set[int]:
+    """Process ids of this process's children that run a crawl worker (Linux /proc)."""
+    found = set()
+    for children in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+        with open(children, encoding="ascii") as handle:
+            for pid in handle.read().split():
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as command:
+                        if WORKER_MODULE.encode() in command.read():
+                            found.add(int(pid))
+                except OSError:  # it exited meanwhile
+                    pass
+    return found
+
+
+class WorkersAtDownloader:
+    """A downloader middleware that notes the crawl workers running when Scrapy builds it."""
+
+    seen: set[int] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> WorkersAtDownloader:
+        WorkersAtDownloader.seen = worker_processes()
+        return cls()
