@@ -103,6 +103,15 @@ def widen_pipe(fd: int) -> None:
         pass
 
 
+def write_now(fd: int, data: bytes) -> int:
+    """Bytes of ``data`` written to the non-blocking pipe ``fd`` at once (0 when it is full or
+    gone), without waiting for the reactor to write them."""
+    try:
+        return os.write(fd, data)
+    except OSError:
+        return 0
+
+
 def read_available(fd: int) -> bytes:
     """Everything a non-blocking pipe holds now, without waiting, leaving its end for the
     reactor to see. Twisted reads a pipe 8 KB a turn: a busy parent would read answers slower
