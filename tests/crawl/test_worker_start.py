@@ -10,7 +10,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 from support.crawls import crawl, settings_for, url_path
 from support.local_site import ARTICLES, REPRINT_OF, NewsSpider
-from support.pipelines import UnitSpider, WatchedPipeline, WorkersAtDownloader, worker_processes
+from support.pipelines import ChildrenAtDownloader, UnitSpider, WatchedPipeline, child_processes
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
@@ -37,18 +37,18 @@ def _watched(tmp_path, **extra):
 
 def _with_addon(tmp_path, **extra):
     """The add-on enables the pipeline (it keeps WATCHED, a NearDupPipeline); a downloader
-    middleware notes the workers running when Scrapy builds the downloader."""
+    middleware notes the processes running when Scrapy builds the downloader."""
     settings = _watched(tmp_path, **extra)
     settings["ADDONS"] = {"scrapy_neardup.Addon": 0}
-    settings["DOWNLOADER_MIDDLEWARES"] = {"support.pipelines.WorkersAtDownloader": 1}
-    WorkersAtDownloader.seen = set()
+    settings["DOWNLOADER_MIDDLEWARES"] = {"support.pipelines.ChildrenAtDownloader": 1}
+    ChildrenAtDownloader.seen = set()
     return settings
 
 
 async def _gone(pids, seconds=30.0):
-    """Whether none of these worker processes runs any more within ``seconds``."""
+    """Whether none of these child processes runs (or waits to be reaped) within ``seconds``."""
     for _ in range(int(seconds * 10)):
-        if not pids & worker_processes():
+        if not pids & child_processes():
             return True
         await deferLater(reactor, 0.1)
     return False
@@ -79,7 +79,7 @@ async def test_the_addon_starts_the_worker_before_scrapy_builds_its_downloader(l
     await deferred
     pipeline = WatchedPipeline.last
     assert pipeline is not None and len(pipeline.pids_at_open) == 1
-    assert pipeline.pids_at_open[0] in WorkersAtDownloader.seen
+    assert pipeline.pids_at_open[0] in ChildrenAtDownloader.seen
     assert pipeline.alive_at_open == [True]
     kept = [p for p in ARTICLES if p not in REPRINT_OF]
     assert result.paths() == kept
@@ -90,15 +90,16 @@ async def test_the_addon_starts_the_worker_before_scrapy_builds_its_downloader(l
 
 @pytest_twisted.ensureDeferred
 async def test_workers_the_addon_started_for_a_pipeline_turned_off_leave_with_the_crawl(local_site, tmp_path):
-    assert await _gone(worker_processes())  # none left from an earlier crawl of this process
     settings = _with_addon(tmp_path)
     settings["ITEM_PIPELINES"] = {"scrapy_neardup.NearDupPipeline": None}  # the add-on keeps it off
+    before = child_processes()
     deferred, result = crawl(CrawlerRunner(settings), NewsSpider, root=local_site.root, paths=ARTICLES)
     await deferred
-    assert len(WorkersAtDownloader.seen) >= 1  # started, never taken
+    started = ChildrenAtDownloader.seen - before
+    assert len(started) == 1  # the worker, never taken
     assert not any(k.startswith("neardup/") for k in result.stats)
     assert len(result.items) == len(ARTICLES)
-    assert await _gone(WorkersAtDownloader.seen)
+    assert await _gone(started)
 
 
 @pytest_twisted.ensureDeferred

@@ -11,7 +11,6 @@ from scrapy import Spider
 from scrapy.utils.test import get_crawler
 
 from scrapy_neardup import NearDupPipeline
-from scrapy_neardup.crawl.workers import WORKER_MODULE
 
 _namespaces = itertools.count()
 
@@ -56,27 +55,22 @@ class WatchedPipeline(NearDupPipeline):
         return super().open_spider(spider)
 
 
-def worker_processes() -> set[int]:
-    """Process ids of this process's children that run a crawl worker (Linux /proc)."""
-    found = set()
+def child_processes() -> set[int]:
+    """Process ids of this process's children (Linux /proc), whatever they run: a worker just
+    spawned may not have started Python yet."""
+    found: set[int] = set()
     for children in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
         with open(children, encoding="ascii") as handle:
-            for pid in handle.read().split():
-                try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as command:
-                        if WORKER_MODULE.encode() in command.read():
-                            found.add(int(pid))
-                except OSError:  # it exited meanwhile
-                    pass
+            found.update(int(pid) for pid in handle.read().split())
     return found
 
 
-class WorkersAtDownloader:
-    """A downloader middleware that notes the crawl workers running when Scrapy builds it."""
+class ChildrenAtDownloader:
+    """A downloader middleware that notes this process's children when Scrapy builds it."""
 
     seen: set[int] = set()
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> WorkersAtDownloader:
-        WorkersAtDownloader.seen = worker_processes()
+    def from_crawler(cls, crawler: Any) -> ChildrenAtDownloader:
+        ChildrenAtDownloader.seen = child_processes()
         return cls()
