@@ -15,7 +15,8 @@ from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 from scrapy_neardup import NearDupPipeline
-from scrapy_neardup.crawl.workerstart import StartWorkers
+from scrapy_neardup.crawl.settings import NearDupConfig
+from scrapy_neardup.crawl.workerstart import StartWorkers, start_pool
 
 WATCHED = "support.pipelines.WatchedPipeline"
 
@@ -125,3 +126,24 @@ def test_a_pipeline_built_outside_a_crawl_starts_no_worker():
     crawler = get_crawler(UnitSpider, {"NEARDUP_STORE": "memory://unit", "NEARDUP_WORKERS": 1})
     pipeline = NearDupPipeline.from_crawler(crawler)
     assert pipeline.pool is None
+
+
+def test_the_pipeline_takes_the_addons_workers_only_for_the_same_settings():
+    """An extension built after the add-on's may change the settings: the pipeline then starts
+    workers for its own, and the first ones leave."""
+    settings = {"NEARDUP_STORE": "memory://unit", "NEARDUP_WORKERS": 1}
+    for niceness, same in ((0, True), (5, False)):
+        crawler = get_crawler(UnitSpider, settings)
+        crawler.crawling = True  # as Scrapy sets it when the crawl starts
+        early = StartWorkers.from_crawler(crawler).pool
+        config = NearDupConfig.from_settings(
+            get_crawler(UnitSpider, {**settings, "NEARDUP_WORKER_NICENESS": niceness}).settings
+        )
+        pool = start_pool(crawler, config)
+        try:
+            assert (pool is early) == same
+            assert [worker.alive for worker in early._workers] == [same]
+        finally:
+            assert pool is not None
+            pool.close()
+            early.close()
