@@ -1,5 +1,5 @@
 """When a crawl's worker processes start: as early as Scrapy lets us, as the first item waits
-for a ready worker (its imports and tables take about 0.4 s of a core).
+for a ready worker (its imports and its tables).
 
 The pipeline starts them in its ``from_crawler``, which Scrapy calls after building its
 extensions and its downloader. The add-on also puts :class:`StartWorkers` first in
