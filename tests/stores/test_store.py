@@ -259,27 +259,6 @@ def test_leveldb_store_of_an_earlier_format_is_refused_at_open(tmp_path):
     assert os.path.exists(index_path(str(path), b"ns:default\x00"))
 
 
-def test_leveldb_tables_written_compressed_by_earlier_versions_are_read(tmp_path, monkeypatch):
-    """Earlier versions had LevelDB compress its tables with Snappy; this one writes them plain.
-    A store of compressed tables opens, its records are found, and compacting it (every table
-    written anew, plain) keeps each one."""
-    path, texts = tmp_path / "db", random_news(900)
-    monkeypatch.setitem(leveldb._DB_OPTIONS, "compression", "snappy")
-    with open_store(f"leveldb://{path}") as store:
-        detector = Detector(store)
-        assert all(detector.check(f"n{number}", news).stored for number, news in enumerate(texts))
-    assert [name for name in os.listdir(path) if name.endswith(".ldb")]  # tables, not only a log
-    monkeypatch.undo()
-    assert leveldb._DB_OPTIONS["compression"] is None
-    with open_store(f"leveldb://{path}") as store:
-        detector = Detector(store)
-        assert detector.check("copy", texts[450]).duplicate_of == "n450"
-        store.compact()
-        assert store.count() == 900
-        found = detector.query_many([detector.fingerprint(texts[n]) for n in range(0, 900, 100)])
-        assert [[s.key for s in similar if s.duplicate] for similar in found] == [[f"n{n}"] for n in range(0, 900, 100)]
-
-
 def store_bytes(path) -> int:
     return sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(path) for name in names)
 

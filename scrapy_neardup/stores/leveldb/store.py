@@ -73,13 +73,9 @@ PURGE_BATCH = 10_000  # documents a write batch of purge deletes
 # compaction mostly moves the tables a write buffer makes: small write buffers make tables of
 # 0.5-1 MB (LevelDB merges into tables of at least 1 MB), which bounds the mapped part at about
 # 1 GB whatever the store's size; tables of 32 MB let it grow with the store. Every table stays
-# open (max_open_files): a read that has to open its table again costs ten times more. No
-# compression: a record is mostly arrays of word numbers and weights, which Snappy does not
-# shrink, so compressing each table LevelDB writes only cost CPU (tables written compressed by
-# earlier versions are read as before: each block says how it was written).
+# open (max_open_files): a read that has to open its table again costs ten times more.
 _DB_OPTIONS = {
     "create_if_missing": True,
-    "compression": None,
     "bloom_filter_bits": 10,
     "lru_cache_size": 64 << 20,
     "write_buffer_size": 512 << 10,
