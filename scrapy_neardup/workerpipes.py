@@ -21,6 +21,9 @@ RESULTS_FD = 4  # and answers go out on this one
 CHILD_FDS = {1: 1, 2: 2, TASKS_FD: "w", RESULTS_FD: "r"}  # a worker's descriptors, as Twisted spawns them
 LENGTH = struct.Struct(">I")  # a frame's length, before its bytes
 PIPE_SIZE = 1 << 20  # bytes: Linux's default limit for a process that is not privileged
+# A worker's numpy makes no BLAS call; OpenBLAS would still start a thread a core at import,
+# CPU taken from the other core (the crawler's) while the worker starts. A user's value is kept.
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1"}
 
 
 def framed(obj: Any) -> bytes:
@@ -61,7 +64,8 @@ def split_frames(buffer: bytearray) -> list[bytes]:
 def spawn_arguments(module: str) -> dict[str, Any]:
     """The keyword arguments of Twisted's ``reactor.spawnProcess`` that start a worker running
     ``module``'s ``serve()``, with the parent's import path (in its order, the current folder
-    named) as PYTHONPATH: it imports the package, and the extractor, from where the parent did.
+    named) as PYTHONPATH: it imports the package, and the extractor, from where the parent did;
+    and :data:`ONE_THREAD` unless the environment says otherwise.
 
     Not "-m": pickled classes must name their modules, not __main__. "-c" puts the current
     folder first on the path, ahead of PYTHONPATH: a source checkout there would be imported
@@ -71,7 +75,7 @@ def spawn_arguments(module: str) -> dict[str, Any]:
     return {
         "executable": sys.executable,
         "args": [sys.executable, "-c", body],
-        "env": {**os.environ, "PYTHONPATH": path},
+        "env": {**ONE_THREAD, **os.environ, "PYTHONPATH": path},
         "childFDs": CHILD_FDS,
     }
 
@@ -97,6 +101,15 @@ def widen_pipe(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
     except (ImportError, AttributeError, OSError):
         pass
+
+
+def write_now(fd: int, data: bytes) -> int:
+    """Bytes of ``data`` written to the non-blocking pipe ``fd`` at once (0 when it is full or
+    gone), without waiting for the reactor to write them."""
+    try:
+        return os.write(fd, data)
+    except OSError:
+        return 0
 
 
 def read_available(fd: int) -> bytes:

@@ -8,6 +8,8 @@ import pickle
 import subprocess
 import sys
 
+import pytest
+
 from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe
 from scrapy_neardup.newsworld.small import STORIES
 from scrapy_neardup.workerpipes import (
@@ -154,3 +156,17 @@ def test_the_shared_module_imports_no_framework():
 
 def _signals(fingerprint):
     return (fingerprint.sentence_keys, fingerprint.simhash, fingerprint.sketch.hashes.tolist(), fingerprint.sketch_keys)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="counts threads in Linux's /proc")
+def test_a_worker_imports_numpy_without_openblas_threads(monkeypatch):
+    """A worker makes no BLAS call: OpenBLAS's threads would only take CPU from the crawler's
+    core while the worker starts. A value the user set is kept."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    probe = "import numpy; print(open('/proc/self/status').read().split('Threads:')[1].split()[0])"
+    env = spawn_arguments("scrapy_neardup.crawl.worker_process")["env"]
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    assert spawn_arguments("scrapy_neardup.crawl.worker_process")["env"]["OPENBLAS_NUM_THREADS"] == "2"

@@ -10,6 +10,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
 from .compat import DROP_LOG_LEVEL_HONOURED
+from .workerstart import EXTENSION_ORDER, EXTENSION_PATH
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -40,14 +41,15 @@ class NearDupLogFormatter(LogFormatter):
 
 class Addon:
     """Adds :class:`~scrapy_neardup.NearDupPipeline` to ``ITEM_PIPELINES`` at priority 200,
-    unless it is there already (then the user's priority stays)."""
+    unless it is there already (then the user's priority stays), and
+    :class:`~.workerstart.StartWorkers` first in ``EXTENSIONS``, which starts the worker
+    processes before Scrapy builds the rest of its start (the first item comes sooner)."""
 
     def update_settings(self, settings: BaseSettings) -> None:
         from .pipeline import NearDupPipeline
 
-        pipelines = settings["ITEM_PIPELINES"]
         present = False
-        for component in list(pipelines or {}):
+        for component in list(settings["ITEM_PIPELINES"] or {}):
             try:
                 loaded = load_object(component) if isinstance(component, str) else component
             except (ImportError, NameError, ValueError, AttributeError):
@@ -55,9 +57,17 @@ class Addon:
             if isinstance(loaded, type) and issubclass(loaded, NearDupPipeline):
                 present = True
         if not present:
-            if isinstance(pipelines, BaseSettings):
-                pipelines.set(PIPELINE_PATH, PIPELINE_PRIORITY, "addon")
-            else:
-                settings.set("ITEM_PIPELINES", {**(pipelines or {}), PIPELINE_PATH: PIPELINE_PRIORITY}, "addon")
+            _add_component(settings, "ITEM_PIPELINES", PIPELINE_PATH, PIPELINE_PRIORITY)
+        if EXTENSION_PATH not in (settings["EXTENSIONS"] or {}):  # the user's None or order stays
+            _add_component(settings, "EXTENSIONS", EXTENSION_PATH, EXTENSION_ORDER)
         if not DROP_LOG_LEVEL_HONOURED and settings.get("LOG_FORMATTER") == _DEFAULT_LOG_FORMATTER:
             settings.set("LOG_FORMATTER", f"{__name__}.NearDupLogFormatter", "addon")
+
+
+def _add_component(settings: BaseSettings, name: str, path: str, order: int) -> None:
+    """``path`` at ``order`` in the component dictionary setting ``name``, at the add-on's priority."""
+    components = settings[name]
+    if isinstance(components, BaseSettings):
+        components.set(path, order, "addon")
+    else:
+        settings.set(name, {**(components or {}), path: order}, "addon")

@@ -34,6 +34,7 @@ from .runfiles import crawl_files
 from .runlog import RunLog
 from .settings import NearDupConfig, typos
 from .workers import WorkerPool, can_pickle_extractor
+from .workerstart import start_pool
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -121,24 +122,15 @@ class NearDupPipeline:
     # -- opening and closing ------------------------------------------------------------
 
     def _start_workers(self) -> None:
-        """Start the worker processes, once. Called as the crawl starts (from_crawler), so that
-        their start (imports, tables, a warm-up page) runs while Scrapy builds its engine, opens
-        the store and fetches the first pages: the first item waits for a ready worker. The
-        recipe goes as the settings give it: each worker's Fingerprinter resolves it, as the
-        store does here, and resolving it first would load numpy before any worker started."""
-        config = self.config
-        if self.pool is not None or not config.workers or not can_pickle_extractor(config.extractor):
+        """Start the worker processes, once (or take those the add-on started: .workerstart).
+        Called as the crawl starts (from_crawler), so that their start (imports, tables, a
+        warm-up page) runs while Scrapy builds its engine, opens the store and fetches the
+        first pages: the first item waits for a ready worker."""
+        if self.pool is not None:
             return
-        needs_text = bool(config.text_out_field or config.keep_text or config.related or config.report)
-        self.pool = WorkerPool(
-            config.workers,
-            config.recipe(),
-            config.extractor,
-            config.worker_niceness,
-            config.extract_timeout or None,
-            send_text=needs_text,
-        )
-        self.crawler.signals.connect(self._stop_workers, signal=signals.engine_stopped)
+        self.pool = start_pool(self.crawler, self.config)
+        if self.pool is not None:
+            self.crawler.signals.connect(self._stop_workers, signal=signals.engine_stopped)
 
     def _stop_workers(self) -> None:
         """The crawl is over, or never opened the spider: the workers leave."""

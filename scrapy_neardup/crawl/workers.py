@@ -14,7 +14,16 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared
-from ..workerpipes import RESULTS_FD, TASKS_FD, framed, read_available, spawn_arguments, split_frames, widen_pipe
+from ..workerpipes import (
+    RESULTS_FD,
+    TASKS_FD,
+    framed,
+    read_available,
+    spawn_arguments,
+    split_frames,
+    widen_pipe,
+    write_now,
+)
 from .compat import installed_reactor, maybe_await, wait
 from .worker_process import page_frame
 
@@ -64,9 +73,14 @@ class _Worker:
         self._buffer = bytearray()
         self.transport = reactor.spawnProcess(_protocol(self), **spawn_arguments(WORKER_MODULE))
         tasks = getattr(self.transport, "pipes", {}).get(TASKS_FD)
+        sent = 0
         if tasks is not None:
             widen_pipe(tasks.fileno())
-        self.transport.writeToChild(TASKS_FD, pool.init_frame)
+            # Written now, not when the reactor next runs (Scrapy starts it well after it
+            # builds the pipeline): the worker loads its tables once it has the recipe.
+            sent = write_now(tasks.fileno(), pool.init_frame)
+        if sent < len(pool.init_frame):
+            self.transport.writeToChild(TASKS_FD, pool.init_frame[sent:])
 
     def submit(self, frame: bytes) -> Any:
         from twisted.internet.defer import Deferred

@@ -13,6 +13,7 @@ from scrapy import signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.logformatter import LogFormatter
 from scrapy.settings import Settings
+from scrapy.utils.conf import build_component_list
 from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.test import get_crawler
 from support.pipelines import UnitSpider, make_pipeline, neardup_stats
@@ -21,6 +22,7 @@ from scrapy_neardup import Addon, Detector, NearDuplicateItem, NearDupPipeline, 
 from scrapy_neardup.crawl.addon import NearDupLogFormatter
 from scrapy_neardup.crawl.failures import CrawlStopper
 from scrapy_neardup.crawl.storeaccess import _SHARED
+from scrapy_neardup.crawl.workerstart import EXTENSION_PATH
 from scrapy_neardup.newsworld.small import STORIES
 from scrapy_neardup.stores.record import COMMITTED, PENDING, content_key
 
@@ -365,6 +367,18 @@ def test_addon_keeps_a_priority_the_user_chose():
         UnitSpider, {"ADDONS": {"scrapy_neardup.Addon": 0}, "ITEM_PIPELINES": {"scrapy_neardup.NearDupPipeline": 50}}
     )
     assert crawler.settings.getdict("ITEM_PIPELINES") == {"scrapy_neardup.NearDupPipeline": 50}
+
+
+def test_addon_puts_the_worker_start_first_among_extensions():
+    """Scrapy builds extensions in their order, before its engine: first, the workers start
+    before the others import and start what they need."""
+    crawler = get_crawler(UnitSpider, {"ADDONS": {Addon: 0}})
+    assert build_component_list(crawler.settings.getwithbase("EXTENSIONS"))[0] == EXTENSION_PATH
+
+
+def test_addon_keeps_the_worker_start_off_when_the_user_turns_it_off():
+    crawler = get_crawler(UnitSpider, {"ADDONS": {Addon: 0}, "EXTENSIONS": {EXTENSION_PATH: None}})
+    assert EXTENSION_PATH not in build_component_list(crawler.settings.getwithbase("EXTENSIONS"))
 
 
 def test_addon_on_plain_settings():

@@ -81,6 +81,38 @@ def test_the_workers_start_before_the_crawler_imports_numpy_and_the_engine():
     assert done.stdout.strip() == "1 []"
 
 
+_LOADS_BEFORE_THE_REACTOR_RUNS = """
+import time
+from scrapy.utils.test import get_crawler
+from scrapy_neardup.crawl.pipeline import NearDupPipeline
+crawler = get_crawler(settings_dict={"NEARDUP_STORE": "memory://probe", "NEARDUP_WORKERS": 1})
+crawler.crawling = True
+pipeline = NearDupPipeline.from_crawler(crawler)
+pid = pipeline.pool._workers[0].transport.pid
+loaded = False
+for _ in range(600):
+    with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as maps:
+        loaded = "_multiarray_umath" in maps.read()
+    if loaded:
+        break
+    time.sleep(0.1)
+pipeline._stop_workers()
+print(loaded)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the worker's maps in Linux's /proc")
+def test_a_worker_loads_its_tables_before_the_reactor_runs():
+    """Scrapy runs the reactor well after it builds the pipeline (and the add-on's extension):
+    the worker gets its recipe at once, not at the reactor's first turn, and loads numpy and
+    its tables meanwhile. Here the reactor never runs."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADS_BEFORE_THE_REACTOR_RUNS], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
+
+
 @pytest.mark.parametrize(
     "source",
     [

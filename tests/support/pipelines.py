@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import glob
 import itertools
+import os
 from typing import Any
 
 from scrapy import Spider
@@ -49,4 +51,26 @@ class WatchedPipeline(NearDupPipeline):
         WatchedPipeline.last = self
         self.workers_at_open = list(self.pool._workers) if self.pool is not None else []
         self.alive_at_open = [worker.alive for worker in self.workers_at_open]
+        self.pids_at_open = [worker.transport.pid for worker in self.workers_at_open]
         return super().open_spider(spider)
+
+
+def child_processes() -> set[int]:
+    """Process ids of this process's children (Linux /proc), whatever they run: a worker just
+    spawned may not have started Python yet."""
+    found: set[int] = set()
+    for children in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+        with open(children, encoding="ascii") as handle:
+            found.update(int(pid) for pid in handle.read().split())
+    return found
+
+
+class ChildrenAtDownloader:
+    """A downloader middleware that notes this process's children when Scrapy builds it."""
+
+    seen: set[int] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> ChildrenAtDownloader:
+        ChildrenAtDownloader.seen = child_processes()
+        return cls()
