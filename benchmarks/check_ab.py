@@ -10,7 +10,9 @@ copies throughout: each checks ``--warm`` new fillers (``corpus.FillerTexts``, f
 ``--filler-start`` on) untimed, then, ``--pairs`` times, both check the same next ``--count``
 fillers through ``Detector.check_fingerprint`` (with ``--reserve``, each new story reserved and
 then committed, as a crawl's pipeline does), one after the other, the first of a pair
-alternating; each step's fillers are fingerprinted before its clock starts (this thread's CPU).
+alternating; each step's fillers are fingerprinted before its clock starts (this thread's CPU;
+a fingerprint's story words are computed when first read, by a stored one's write, unless
+``--story-words-first`` reads them before the clock too).
 A process that opens its copy afresh for each pair pays for opening LevelDB's tables again in
 its timed checks, and a pair of short runs on a shared machine is taken at two loads: pairs
 of long-lived processes in alternating order scatter less. Both copies grow alike. Printed:
@@ -55,6 +57,8 @@ def serve(args: argparse.Namespace) -> None:
         for line in sys.stdin:
             first, count = map(int, line.split())
             fingerprints = [detector.fingerprint(text) for text in fillers.chunk(first, first + count)]
+            for fingerprint in fingerprints if args.story_words_first else []:
+                fingerprint.story_words.words, fingerprint.story_words.datelines  # noqa: B018 - computed when read
             start = time.thread_time()
             for number, fingerprint in enumerate(fingerprints, first):
                 verdict = detector.check_fingerprint(f"check-ab-{number}", fingerprint, reserve=args.reserve)
@@ -77,6 +81,7 @@ def start_child(tree: Path | None, copy: Path, args: argparse.Namespace) -> subp
     command = [sys.executable, __file__, "--child", "--copy", str(copy), "--data", str(args.data)]
     command += ["--merge"] if args.merge else []
     command += ["--reserve"] if args.reserve else []
+    command += ["--story-words-first"] if args.story_words_first else []
     return subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
@@ -98,6 +103,11 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=2000, help="timed checks of each process in a pair")
     parser.add_argument("--filler-start", type=int, default=60_000_000, help="first filler index (past the fill)")
     parser.add_argument("--reserve", action="store_true", help="reserve each new story, then commit it (a crawl)")
+    parser.add_argument(
+        "--story-words-first",
+        action="store_true",
+        help="compute each fingerprint's story words before the clock (else a stored one computes them when written)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--copy", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
