@@ -67,6 +67,7 @@ def test_leveldb_ids_are_never_given_twice_after_a_killed_run(tmp_path):
     kept, gone, pending = map(int, run.stdout.split())
     with open_store(uri) as store:
         assert store.count() == 1  # the pending reservation of the dead run was dropped
+        assert store.get(kept).state == COMMITTED  # committed by its state byte before the kill
         fresh = Detector(store).check("marathon", text("marathon"))
         assert fresh.doc_id > max(kept, gone, pending)
         assert Detector(store).check("copy", reprint("rice")).duplicate_of == "rice"
