@@ -24,15 +24,31 @@ static const uint64_t P5 = 0x27D4EB2F165667C5ULL;
 
 static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
+/* Little-endian on every host: one load where the host is little-endian (a loop of byte loads
+ * is not always merged into one, and a run page's checksum reads every word of it). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint64_t read64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline uint32_t read32(const unsigned char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+#else
 static inline uint64_t read64(const unsigned char *p) {
     uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i]; /* little-endian on every host */
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
     return v;
 }
 
 static inline uint32_t read32(const unsigned char *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
+#endif
 
 static inline uint64_t xxh_round(uint64_t acc, uint64_t input) {
     acc += input * P2;
@@ -1455,8 +1471,12 @@ static PyObject *py_index_move(PyObject *self, PyObject *args) {
 enum { RUN_PAGE = 512, BLOOM_BLOCK = 64, BLOOM_PROBES = 6 };
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 
+static inline const unsigned char *bloom_block(const unsigned char *bloom, uint64_t blocks, uint32_t key) {
+    return bloom + (((uint64_t)key * blocks) >> 32) * BLOOM_BLOCK;
+}
+
 static inline int bloom_has(const unsigned char *bloom, uint64_t blocks, uint32_t key) {
-    const unsigned char *block = bloom + (((uint64_t)key * blocks) >> 32) * BLOOM_BLOCK;
+    const unsigned char *block = bloom_block(bloom, blocks, key);
     uint64_t h = mix64((uint64_t)key + GOLDEN);
     for (int i = 0; i < BLOOM_PROBES; i++) {
         unsigned bit = (unsigned)((h >> (9 * i)) & 511);
@@ -1636,6 +1656,7 @@ static PyObject *py_runs_find(PyObject *self, PyObject *args) {
     Table *tables = PyMem_Calloc(ntables ? ntables : 1, sizeof(Table));
     unsigned char *page_buf = PyMem_Malloc(8 * RUN_PAGE);
     Ids out = {PyMem_Malloc(64 * sizeof(uint32_t)), 0, 64};
+    uint32_t *keys = NULL;
     Buffer dead = {0};
     PyObject *result = NULL;
     if (!runs || !tables || !page_buf || !out.ids) {
@@ -1651,10 +1672,20 @@ static PyObject *py_runs_find(PyObject *self, PyObject *args) {
         if (get_table(PyList_GET_ITEM(table_objs, got_tables), &tables[got_tables]) < 0) goto done;
     if (get_buffer(dead_obj, &dead, 4, "dead ids") < 0) goto done;
     Live live = {dead.view.buf, dead.view.len / 4, (uint32_t)floor};
+    if ((keys = PyMem_Malloc((nbuckets ? nbuckets : 1) * sizeof(uint32_t))) == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < nbuckets; b++)
+        if (bucket_key(PyList_GET_ITEM(buckets, b), &keys[b]) < 0) goto done;
+    /* Each bucket's filter block of each run is a cache miss of its own (a large run's filter
+     * is tens of MB): asked for all at once, they are fetched side by side, not one by one. */
+    for (Py_ssize_t r = 0; r < nruns; r++)
+        for (Py_ssize_t b = 0; b < nbuckets; b++)
+            __builtin_prefetch(bloom_block(runs[r].bloom.view.buf, runs[r].blocks, keys[b]));
     if ((result = PyList_New(nbuckets)) == NULL) goto done;
     for (Py_ssize_t b = 0; b < nbuckets; b++) {
-        uint32_t key;
-        if (bucket_key(PyList_GET_ITEM(buckets, b), &key) < 0) goto fail;
+        uint32_t key = keys[b];
         out.n = 0;
         for (Py_ssize_t r = 0; r < nruns && out.n < limit; r++)
             if (run_members(&runs[r], key, &live, &out, limit, page_buf) < 0) goto fail;
@@ -1684,6 +1715,7 @@ done:
     PyMem_Free(tables);
     PyMem_Free(page_buf);
     PyMem_Free(out.ids);
+    PyMem_Free(keys);
     return result;
 }
 

@@ -325,24 +325,28 @@ class LocalStore(Store):
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None: ...
 
     def check_and_add(self, probe: Probe, record: DocRecord, confirm: Confirm | None = None) -> Reservation:
-        keys, limit = probe.sentence_keys, probe.boilerplate_limit
+        keys, limit, read_limit = probe.sentence_keys, probe.boilerplate_limit, probe.bucket_read_limit
         sentence_buckets = [sentence_bucket(key) for key in keys]
-        found = self._members_of(sentence_buckets, limit)
+        own_key = key_buckets(record.key)
+        # Every bucket in one read, each as far as a SimHash bucket is read: a sentence's first
+        # ``limit`` members are its evidence, and a boilerplate sentence's are wanted further
+        # (_passed_over). A bucket's members come oldest first, so the first ``limit`` are
+        # those a read of ``limit`` gives.
+        tables = len(probe.simhash_buckets)
+        read = self._members_of(sentence_buckets + probe.simhash_buckets + own_key, max(limit, read_limit))
+        found = [members[:limit] for members in read[: len(keys)]]
         # A sentence filed by ``limit`` stories is boilerplate: neither key nor evidence.
         kept = [i for i, members in enumerate(found) if len(members) < limit]
         filed_keys = [keys[i] for i in kept[: probe.nshash_n]]
         filed_buckets = [sentence_buckets[i] for i in kept[: probe.nshash_n]]
         candidates = {doc_id for i in kept for doc_id in found[i]}
-        own_key = key_buckets(record.key)
-        table_members = self._members_of(probe.simhash_buckets + own_key, probe.bucket_read_limit)
-        nearby = {doc_id for members in table_members[: len(probe.simhash_buckets)] for doc_id in members}
-        under_key = table_members[len(probe.simhash_buckets) :]
+        table_members = [members[:read_limit] for members in read[len(keys) :]]
+        nearby = {doc_id for members in table_members[:tables] for doc_id in members}
+        under_key = table_members[tables:]
         for members in under_key:
             candidates.update(members)
-        boilerplate = [sentence_buckets[i] for i, members in enumerate(found) if len(members) >= limit]
-        nearby -= self._passed_over(
-            nearby - candidates, record.simhash, boilerplate, under_key, probe.bucket_read_limit
-        )
+        boilerplate = [read[i][:read_limit] for i, members in enumerate(found) if len(members) >= limit]
+        nearby -= self._passed_over(nearby - candidates, record.simhash, boilerplate, under_key, read_limit)
         candidates |= nearby
         records = self._records(candidates) if candidates else []
         record.sentence_keys = filed_keys
@@ -354,18 +358,18 @@ class LocalStore(Store):
         return Reservation(record.doc_id, records, filed_keys)
 
     def _passed_over(
-        self, doc_ids: set[int], simhash: int, boilerplate: list[bytes], under_key: list[list[int]], read_limit: int
+        self, doc_ids: set[int], simhash: int, boilerplate: list[list[int]], under_key: list[list[int]], read_limit: int
     ) -> set[int]:
         """Those of ``doc_ids`` (members of SimHash buckets only) whose records the verdict rule
         would pass over, so need not be read: a SimHash farther than k, no key shared with the
         document (it would be in that key's bucket; a boilerplate bucket, not read as evidence,
-        is read here in full), not a copy replacing another (a pending one matters), and not
-        under the document's own key (that bucket was read in full)."""
+        is read here up to ``read_limit``), not a copy replacing another (a pending one
+        matters), and not under the document's own key (that bucket was read in full)."""
         far = self._far_by_simhash(doc_ids, simhash)
         if not far or any(len(members) >= read_limit for members in under_key):
             return set()
         far -= set(self._claims().values())
-        for members in self._members_of(boilerplate, read_limit) if boilerplate else []:
+        for members in boilerplate:
             if len(members) >= read_limit:
                 return set()
             far.difference_update(members)

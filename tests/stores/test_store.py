@@ -19,6 +19,7 @@ from scrapy_neardup.stores.leveldb import store as leveldb
 from scrapy_neardup.stores.leveldb import tieredindex
 from scrapy_neardup.stores.leveldb.bucketindex import BUCKET_CAP, BucketIndex
 from scrapy_neardup.stores.leveldb.store import index_folder, index_path
+from scrapy_neardup.stores.record import COMMITTED, PENDING
 
 
 def test_another_format_version_is_refused(tmp_path):
@@ -66,6 +67,7 @@ def test_leveldb_ids_are_never_given_twice_after_a_killed_run(tmp_path):
     kept, gone, pending = map(int, run.stdout.split())
     with open_store(uri) as store:
         assert store.count() == 1  # the pending reservation of the dead run was dropped
+        assert store.get(kept).state == COMMITTED  # committed by its state byte before the kill
         fresh = Detector(store).check("marathon", text("marathon"))
         assert fresh.doc_id > max(kept, gone, pending)
         assert Detector(store).check("copy", reprint("rice")).duplicate_of == "rice"
@@ -121,6 +123,32 @@ def test_pending_reservations_of_a_dead_run_are_dropped_at_open(tmp_path):
     with open_store(uri) as store:
         assert store.count() == 1 and store.get(kept.doc_id) is not None
         assert Detector(store).check("retry", text("marathon")).status == "unique"
+
+
+def test_a_committed_new_story_is_its_pending_record_with_only_the_state_changed(tmp_path):
+    """A new story is committed by its state byte in the stored bytes; the record reads back
+    as the pending one encoded committed, its pending mark is gone, and a copy that replaces a
+    stored one (its record read and written whole) still takes that copy's place."""
+    uri = f"leveldb://{tmp_path}/db"
+    with open_store(uri) as store:
+        detector = Detector(store, prefer=lambda new, stored: True)  # every later copy replaces
+        verdict = detector.check("rice", text("rice"), reserve=True)
+        pending = store.get(verdict.doc_id)
+        assert pending is not None and pending.state == PENDING
+        detector.commit(verdict)
+        committed = store.get(verdict.doc_id)
+        pending.state = COMMITTED
+        assert committed is not None and committed.to_bytes() == pending.to_bytes()
+        assert not list(store._db.iterator(prefix=b"p"))
+        later = detector.check("rice-copy", reprint("rice"), reserve=True)
+        assert later.replaces == "rice" and store.get(later.doc_id).state == PENDING
+        detector.commit(later)
+        assert store.get(verdict.doc_id) is None and store.get(later.doc_id).state == COMMITTED
+        released = detector.check("museum", text("museum"), reserve=True)
+        detector.release(released)
+        detector.commit(released)  # too late: nothing is stored again
+        assert store.get(released.doc_id) is None
+        assert not list(store._db.iterator(prefix=b"p"))
 
 
 def test_unknown_and_empty_uris_are_clear_errors():

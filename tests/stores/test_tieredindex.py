@@ -236,3 +236,24 @@ def test_the_filter_lets_few_absent_buckets_through(tmp_path):
     assert run is not None and run.may_hold(keys).all()
     assert run.may_hold(absent).mean() < 0.004
     run.close()
+
+
+@pytest.mark.skipif(kernel is None, reason="the C kernel is not built")
+def test_the_kernel_refuses_a_bucket_that_is_not_bytes_among_many_over_runs_and_table(tmp_path):
+    """The kernel hashes every bucket first (to ask for their filter blocks together): a bad
+    one among them is an error, and the same lookup without it answers as numpy does."""
+    index = TieredIndex.create(str(tmp_path / "index"), flush_entries=200)
+    index.start(floor=1)
+    buckets = [b"b%d" % n for n in range(120)]
+    for doc_id in range(1, 400):
+        index.add(buckets[doc_id % 120 : doc_id % 120 + 3], doc_id)
+        if doc_id == 300:
+            index.flush()
+    assert index.runs and index.table.entries
+    with pytest.raises(TypeError):
+        index.members_each([*buckets[:50], "b1", *buckets[50:]], 4)
+    python = TieredIndex(index.folder, compiled=False)
+    index.wait()  # no table half written as a run
+    python.runs, python.table, python.floor = index.runs, index.table, index.floor
+    assert index.members_each(buckets, 4) == python.members_each(buckets, 4)
+    index.close()
