@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import logging
 import pickle
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared
@@ -21,8 +21,10 @@ from ..workerpipes import (
     read_available,
     spawn_arguments,
     split_frames,
+    unsent,
     widen_pipe,
     write_now,
+    writev_now,
 )
 from .compat import installed_reactor, maybe_await, wait
 from .worker_process import page_frame
@@ -83,15 +85,32 @@ class _Worker:
         if sent < len(pool.init_frame):
             self.transport.writeToChild(TASKS_FD, pool.init_frame[sent:])
 
-    def submit(self, frame: bytes) -> Any:
+    def submit(self, frame: Sequence[bytes]) -> Any:
+        """A Deferred for the answer to the page framed in the pieces ``frame``."""
         from twisted.internet.defer import Deferred
 
         answer: Deferred[Prepared] = Deferred()
         self.pending.append((answer, frame))
-        self.transport.writeToChild(TASKS_FD, frame)
+        fd = self._idle_pipe()
+        for piece in unsent(frame, writev_now(fd, frame) if fd is not None else 0):
+            self.transport.writeToChild(TASKS_FD, piece)
         if len(self.pending) == 1 and self.ready:
             self._start_clock()
         return answer
+
+    def _idle_pipe(self) -> int | None:
+        """The tasks pipe's descriptor while Twisted holds nothing to write to it: a page is
+        then written at once, in one call, instead of joined into Twisted's buffer and written
+        on the reactor's next turns. None otherwise (or when this Twisted's writer does not say),
+        and the page goes through Twisted, after what it holds."""
+        writer = getattr(self.transport, "pipes", {}).get(TASKS_FD)
+        if writer is None or not getattr(writer, "connected", False) or getattr(writer, "disconnecting", True):
+            return None
+        if getattr(writer, "_writeDisconnected", True) or getattr(writer, "_tempDataLen", 1):
+            return None
+        if getattr(writer, "offset", -1) != len(getattr(writer, "dataBuffer", b"?")):
+            return None
+        return writer.fileno()
 
     def _start_clock(self) -> None:
         """The oldest page is the one being prepared: it has the pool's timeout from now.
@@ -293,7 +312,7 @@ class WorkerPool:
         or ExtractTimeout."""
         return self.resend(page_frame(source, is_html, key, site, title))
 
-    def resend(self, frame: bytes) -> Any:
+    def resend(self, frame: Sequence[bytes]) -> Any:
         """Hand a framed page to the live worker with the fewest pages waiting."""
         for index, worker in enumerate(self._workers):
             if not worker.alive:

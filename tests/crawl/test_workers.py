@@ -9,13 +9,14 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from support.local_site import nested_page
 
+from scrapy_neardup.crawl.compat import wait
 from scrapy_neardup.crawl.worker_process import page_frame, read_page
 from scrapy_neardup.crawl.workers import WorkerPool
 from scrapy_neardup.fingerprints.fingerprint import Recipe
 from scrapy_neardup.fingerprints.prepare import OK, Preparer
 from scrapy_neardup.fingerprints.titles import title_hash
 from scrapy_neardup.newsworld.small import STORIES
-from scrapy_neardup.workerpipes import LENGTH, PIPE_SIZE, TASKS_FD
+from scrapy_neardup.workerpipes import LENGTH, PIPE_SIZE, TASKS_FD, unsent
 
 HTML = (
     "<html><body><article>" + "".join(f"<p>{p}</p>" for p in STORIES["metro"].paragraphs) + "</article></body></html>"
@@ -125,7 +126,7 @@ def test_a_worker_loads_its_tables_before_the_reactor_runs():
     ],
 )
 def test_a_page_crosses_to_the_worker_exactly(source):
-    frame = page_frame(source, True, "https://a.example/\udc80", "a.example", "标题\ud800")
+    frame = b"".join(page_frame(source, True, "https://a.example/\udc80", "a.example", "标题\ud800"))
     (length,) = LENGTH.unpack_from(frame)
     assert length == len(frame) - LENGTH.size
     back = read_page(frame[LENGTH.size :])
@@ -186,7 +187,6 @@ async def test_a_page_gets_the_whole_time_bound_from_its_own_start():
     from twisted.internet import reactor
     from twisted.internet.task import deferLater
 
-    from scrapy_neardup.crawl.compat import wait
     from scrapy_neardup.fingerprints.prepare import TIMEOUT
 
     story = next(iter(STORIES.values()))
@@ -204,6 +204,45 @@ async def test_a_page_gets_the_whole_time_bound_from_its_own_start():
     assert slow.status == TIMEOUT
     assert 1.45 <= took < 10
     assert after.status == OK  # on the worker that replaced the killed one
+
+
+def test_what_is_left_of_pieces_after_a_partial_write():
+    pieces = [b"head", b"", b"body of the page"]
+    assert unsent(pieces, 0) == pieces[:1] + pieces[2:]
+    assert unsent(pieces, 2) == [b"ad", b"body of the page"]
+    assert unsent(pieces, 4) == [b"body of the page"]
+    assert unsent(pieces, 9) == [b"of the page"]
+    assert unsent(pieces, 20) == []
+
+
+@deferred_f_from_coro_f
+async def test_pages_over_the_pipe_s_size_sent_together_arrive_whole_and_in_order():
+    """A page larger than the pipe is written in part at once and the rest by Twisted; the pages
+    sent after it wait behind that rest, so each arrives whole, in order, and is answered as
+    the crawler's own Preparer answers it."""
+    recipe = Recipe().resolved()
+    stories = list(STORIES.values())[:4]
+    filler = "<div>" + "<span>站点导航 新闻 体育 财经</span>" * 60_000 + "</div>"  # about 3 MB as UTF-8
+    pages = [
+        "<html><body>"
+        + (filler if n == 1 else "")
+        + "<article>"
+        + "".join(f"<p>{p}</p>" for p in story.paragraphs)
+        + "</article></body></html>"
+        for n, story in enumerate(stories)
+    ]
+    assert len(pages[1].encode("utf-8")) > 2 * PIPE_SIZE
+    local = Preparer(recipe, EXTRACTOR)
+    expected = [local(page, True, f"https://s{n}.example/1", f"s{n}.example") for n, page in enumerate(pages)]
+    pool = WorkerPool(1, recipe, EXTRACTOR)
+    try:
+        await pool.prepare("<p>ready</p>", False)  # the worker has started: pages go out at once
+        answers = [pool.submit(page, True, f"https://s{n}.example/1", f"s{n}.example") for n, page in enumerate(pages)]
+        got = [await wait(answer) for answer in answers]
+    finally:
+        pool.close()
+    assert [p.status for p in got] == [OK] * 4
+    assert [_signals(p.fingerprint) for p in got] == [_signals(p.fingerprint) for p in expected]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
