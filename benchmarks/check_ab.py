@@ -38,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus
+from trees import check_base
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -111,6 +112,8 @@ def main() -> None:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--copy", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if problem := check_base(args.base):
+        parser.error(problem)
     if args.child:
         serve(args)
         return

@@ -410,6 +410,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.neighbour:
         neighbour(json.loads(args.neighbour))
         return 0
+    from trees import check_base
+
+    if problem := check_base(args.base):
+        parser.error(problem)
 
     from scrapy_neardup.newsworld import build_world
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 import query
 import reprints
+from trees import check_base
 
 BATCH = 64
 
@@ -132,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fingerprints", action="store_true", help="time fingerprinting the stream only")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if problem := check_base(args.base):
+        parser.error(problem)
     if args.child:
         if args.fingerprints:
             seconds = fingerprinting(args.data, args.seed, args.rounds)

@@ -57,6 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import contextlib
 
 import corpus
+from trees import check_base
 
 STEP = 100_000  # fill throughput is reported per step of this many documents
 PASSES = 5  # passes over the measured batch at each size; the best counts
@@ -833,6 +834,8 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--base", type=Path, help="source tree of another commit, measured in the same run")
     parser.add_argument("--engine-path", type=Path, help=argparse.SUPPRESS)  # the --base child
     args = parser.parse_args(argv)
+    if problem := check_base(args.base):
+        parser.error(problem)
     STEP = args.step
     if args.engine_path:
         sys.path.insert(0, str(args.engine_path.resolve()))

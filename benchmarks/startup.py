@@ -28,6 +28,8 @@ import time
 from importlib.util import find_spec
 from pathlib import Path
 
+from trees import check_base
+
 RECORD = {
     "url": "https://news.example.cn/2024/0518/1.html",
     "text": (
@@ -55,6 +57,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15, help="runs of each configuration")
     parser.add_argument("--base", type=Path, help="source tree of another commit to time too")
     args = parser.parse_args()
+    if problem := check_base(args.base):
+        parser.error(problem)
 
     repo = Path(__file__).resolve().parent.parent
     work = Path(tempfile.mkdtemp(prefix="neardup-startup-"))

@@ -14,6 +14,7 @@ import os
 import pickle
 import struct
 import sys
+from collections.abc import Sequence
 from typing import Any, BinaryIO
 
 TASKS_FD = 3  # in a worker: tasks come in on this descriptor
@@ -110,6 +111,28 @@ def write_now(fd: int, data: bytes) -> int:
         return os.write(fd, data)
     except OSError:
         return 0
+
+
+def writev_now(fd: int, pieces: Sequence[bytes]) -> int:
+    """Bytes of ``pieces`` written, in order, to the non-blocking pipe ``fd`` in one call at
+    once (0 when it is full or gone, or where there is no writev): a page and its head go out
+    without being joined."""
+    try:
+        return os.writev(fd, pieces)
+    except (OSError, AttributeError):
+        return 0
+
+
+def unsent(pieces: Sequence[bytes], sent: int) -> list[bytes]:
+    """What is left of ``pieces`` once their first ``sent`` bytes are written."""
+    left = []
+    for piece in pieces:
+        if sent >= len(piece):
+            sent -= len(piece)
+            continue
+        left.append(piece[sent:] if sent else piece)
+        sent = 0
+    return left
 
 
 def read_available(fd: int) -> bytes:

@@ -341,8 +341,9 @@ class NearDupPipeline:
             return None, None
         key = self.fields.key(adapter)
         site = site_of(key, self.fields.source_name(item))
+        title = self.fields.title(adapter)  # NEARDUP_TITLE_FIELD, hashed with the fingerprint
         if self.preparer is not None:
-            prepared = self.preparer(source, is_html, key, site)
+            prepared = self.preparer(source, is_html, key, site, title)
             verdict = await self._check_prepared(adapter, key, prepared, source)
         else:
             assert self.pool is not None  # pages are prepared here or by the worker processes
@@ -350,7 +351,7 @@ class NearDupPipeline:
             async def check(prepared: Prepared) -> tuple[Prepared, Verdict | None]:
                 return prepared, await self._check_prepared(adapter, key, prepared, source)
 
-            prepared, verdict = await self.pool.in_order(source, is_html, check, key, site)
+            prepared, verdict = await self.pool.in_order(source, is_html, check, key, site, title)
         for _ in range(3):  # a copy of a pending first copy waits for its outcome
             if verdict is None:
                 break
@@ -404,8 +405,8 @@ class NearDupPipeline:
         """
         source = self.fields.source_name(item)
         text = _text_of(prepared, body) if self.config.keep_text else None
-        assert prepared.fingerprint is not None  # prepared.status is OK
-        fingerprint = prepared.fingerprint.with_title(self.fields.title(ItemAdapter(item)))  # NEARDUP_TITLE_FIELD
+        fingerprint = prepared.fingerprint  # with its headline's hash (NEARDUP_TITLE_FIELD)
+        assert fingerprint is not None  # prepared.status is OK
         waited = False
         while True:
             try:

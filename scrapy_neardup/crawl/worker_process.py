@@ -19,23 +19,26 @@ if TYPE_CHECKING:
     from ..fingerprints.prepare import Preparer
 
 
-def page_frame(source: str | bytes, is_html: bool, key: str, site: str) -> bytes:
-    """A page as one message: its other fields pickled, then the page itself as bytes, not
-    pickled (a str encoded once, lone surrogates kept): pickling a str leaves its UTF-8 form
+def page_frame(
+    source: str | bytes, is_html: bool, key: str, site: str, title: str | None = None
+) -> tuple[bytes, bytes]:
+    """A page as one message, in two pieces written one after the other: its length and its
+    other fields pickled, then the page itself as bytes, not pickled (a str encoded once, lone
+    surrogates kept) and not copied into one buffer. Pickling a str leaves its UTF-8 form
     cached in it, a second copy of the page held as long as the item."""
     is_str = isinstance(source, str)
     body = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-    fields = pickle.dumps((is_str, is_html, key, site), protocol=pickle.HIGHEST_PROTOCOL)
-    size = 2 * LENGTH.size + len(fields) + len(body)
-    return b"".join((LENGTH.pack(size - LENGTH.size), LENGTH.pack(len(fields)), fields, body))
+    fields = pickle.dumps((is_str, is_html, key, site, title), protocol=pickle.HIGHEST_PROTOCOL)
+    size = LENGTH.size + len(fields) + len(body)
+    return LENGTH.pack(size) + LENGTH.pack(len(fields)) + fields, body
 
 
-def read_page(payload: bytes) -> tuple[str | bytes, bool, str, str]:
+def read_page(payload: bytes) -> tuple[str | bytes, bool, str, str, str | None]:
     """The page and its fields back from a :func:`page_frame` message (without its length)."""
     (size,) = LENGTH.unpack_from(payload)
-    is_str, is_html, key, site = pickle.loads(payload[LENGTH.size : LENGTH.size + size])
+    is_str, is_html, key, site, title = pickle.loads(payload[LENGTH.size : LENGTH.size + size])
     body = memoryview(payload)[LENGTH.size + size :]
-    return (str(body, "utf-8", "surrogatepass") if is_str else bytes(body)), is_html, key, site
+    return (str(body, "utf-8", "surrogatepass") if is_str else bytes(body)), is_html, key, site, title
 
 
 def serve() -> None:

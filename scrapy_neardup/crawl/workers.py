@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import logging
 import pickle
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..fingerprints.prepare import ERROR, TIMEOUT, Prepared
@@ -21,8 +21,10 @@ from ..workerpipes import (
     read_available,
     spawn_arguments,
     split_frames,
+    unsent,
     widen_pipe,
     write_now,
+    writev_now,
 )
 from .compat import installed_reactor, maybe_await, wait
 from .worker_process import page_frame
@@ -67,7 +69,8 @@ class _Worker:
 
         self.pool = pool
         self.pending: collections.deque = collections.deque()  # (Deferred, frame), oldest first
-        self._deadline: Any = None  # the timer of the page being prepared (the oldest)
+        self._deadline: Any = None  # the timer that checks the page being prepared (the oldest)
+        self._started: float | None = None  # when that page's preparing began
         self.ready = False  # the process has loaded its tables (its first answer says so)
         self.alive = True
         self._buffer = bytearray()
@@ -82,32 +85,70 @@ class _Worker:
         if sent < len(pool.init_frame):
             self.transport.writeToChild(TASKS_FD, pool.init_frame[sent:])
 
-    def submit(self, frame: bytes) -> Any:
+    def submit(self, frame: Sequence[bytes]) -> Any:
+        """A Deferred for the answer to the page framed in the pieces ``frame``."""
         from twisted.internet.defer import Deferred
 
         answer: Deferred[Prepared] = Deferred()
         self.pending.append((answer, frame))
-        self.transport.writeToChild(TASKS_FD, frame)
+        fd = self._idle_pipe()
+        for piece in unsent(frame, writev_now(fd, frame) if fd is not None else 0):
+            self.transport.writeToChild(TASKS_FD, piece)
         if len(self.pending) == 1 and self.ready:
             self._start_clock()
         return answer
 
+    def _idle_pipe(self) -> int | None:
+        """The tasks pipe's descriptor while Twisted holds nothing to write to it: a page is
+        then written at once, in one call, instead of joined into Twisted's buffer and written
+        on the reactor's next turns. None otherwise (or when this Twisted's writer does not say),
+        and the page goes through Twisted, after what it holds."""
+        writer = getattr(self.transport, "pipes", {}).get(TASKS_FD)
+        if writer is None or not getattr(writer, "connected", False) or getattr(writer, "disconnecting", True):
+            return None
+        if getattr(writer, "_writeDisconnected", True) or getattr(writer, "_tempDataLen", 1):
+            return None
+        if getattr(writer, "offset", -1) != len(getattr(writer, "dataBuffer", b"?")):
+            return None
+        return writer.fileno()
+
     def _start_clock(self) -> None:
-        """The oldest page is the one being prepared: it has the pool's timeout from now."""
+        """The oldest page is the one being prepared: it has the pool's timeout from now.
+
+        One timer a worker, armed when none is, re-armed when it fires early: a timer set
+        and cancelled for every page cost the reactor thread more than the rest of the
+        hand-over."""
         if self.pool.timeout:
             reactor = installed_reactor()
-
-            self._deadline = reactor.callLater(self.pool.timeout, self._overrun)
+            self._started = reactor.seconds()
+            if self._deadline is None:
+                self._deadline = reactor.callLater(self.pool.timeout, self._check_clock)
 
     def _stop_clock(self) -> None:
+        self._started = None
+
+    def _cancel_clock(self) -> None:
+        self._started = None
         if self._deadline is not None and self._deadline.active():
             self._deadline.cancel()
         self._deadline = None
 
+    def _check_clock(self) -> None:
+        """The timer fired: the page being prepared overran, or the timer waits for it."""
+        self._deadline = None
+        if self._started is None or not self.alive or not self.pending:
+            return
+        assert self.pool.timeout  # the clock runs only with a timeout
+        left = self._started + self.pool.timeout - installed_reactor().seconds()
+        if left > 0:
+            self._deadline = installed_reactor().callLater(left, self._check_clock)
+        else:
+            self._overrun()
+
     def _overrun(self) -> None:
         """The page being prepared took too long: kill the worker, fail that page, and give
         the pages queued behind it to the other workers."""
-        self._deadline = None
+        self._started = None
         if not self.alive or not self.pending:
             return
         self.alive = False
@@ -145,13 +186,13 @@ class _Worker:
         if not self.alive:
             return
         self.alive = False
-        self._stop_clock()
+        self._cancel_clock()
         pending, self.pending = self.pending, collections.deque()
         for answer, _ in pending:
             answer.errback(WorkerDied(f"the worker process stopped before answering ({reason})"))
 
     def close(self) -> None:
-        self._stop_clock()
+        self._cancel_clock()
         if self.alive:
             self.alive = False
             self.transport.closeChildFD(TASKS_FD)  # end of input: the worker exits
@@ -217,6 +258,7 @@ class WorkerPool:
         judge: Callable[[Prepared], Awaitable[T]],
         key: str = "",
         site: str = "",
+        title: str | None = None,
     ) -> T:
         """``judge(prepared)`` of this page, called once every page that arrived before it was
         judged: pages are prepared side by side, and their fingerprints checked in arrival
@@ -226,7 +268,7 @@ class WorkerPool:
         before, mine = self._tail, Deferred[None]()
         self._tail = mine
         try:
-            prepared = await self.prepare(source, is_html, key, site)
+            prepared = await self.prepare(source, is_html, key, site, title)
             if before is not None and not before.called:
                 await wait(before)
             return await maybe_await(judge(prepared))
@@ -235,12 +277,14 @@ class WorkerPool:
                 self._tail = None
             mine.callback(None)
 
-    async def prepare(self, source: str | bytes, is_html: bool, key: str = "", site: str = "") -> Prepared:
+    async def prepare(
+        self, source: str | bytes, is_html: bool, key: str = "", site: str = "", title: str | None = None
+    ) -> Prepared:
         """The prepared page; a page whose worker died is tried once more, alone, on a new
         worker, so that one bad page costs one item. Never raises: ERROR instead."""
         try:
             try:
-                return await wait(self.submit(source, is_html, key, site))
+                return await wait(self.submit(source, is_html, key, site, title))
             except ExtractTimeout as exc:
                 return Prepared(TIMEOUT, error=str(exc))
             except WorkerDied as exc:
@@ -253,7 +297,7 @@ class WorkerPool:
                     self._retry_lock = DeferredLock()
                 await wait(self._retry_lock.acquire())
                 try:
-                    return await wait(self.submit(source, is_html, key, site))
+                    return await wait(self.submit(source, is_html, key, site, title))
                 finally:
                     self._retry_lock.release()
         except ExtractTimeout as exc:  # on its second try
@@ -261,12 +305,14 @@ class WorkerPool:
         except Exception as exc:  # the pool itself failed (a worker was killed twice)
             return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}")
 
-    def submit(self, source: str | bytes, is_html: bool, key: str = "", site: str = "") -> Any:
+    def submit(
+        self, source: str | bytes, is_html: bool, key: str = "", site: str = "", title: str | None = None
+    ) -> Any:
         """A Deferred that fires with the :class:`Prepared` page, or fails with WorkerDied
         or ExtractTimeout."""
-        return self.resend(page_frame(source, is_html, key, site))
+        return self.resend(page_frame(source, is_html, key, site, title))
 
-    def resend(self, frame: bytes) -> Any:
+    def resend(self, frame: Sequence[bytes]) -> Any:
         """Hand a framed page to the live worker with the fewest pages waiting."""
         for index, worker in enumerate(self._workers):
             if not worker.alive:

@@ -76,9 +76,12 @@ class Preparer:
         reaches it. No site, so no line is remembered as a site's own text."""
         self(WARM_UP_PAGE, True)
 
-    def __call__(self, source: str | bytes, is_html: bool, key: str = "", site: str = "") -> Prepared:
+    def __call__(
+        self, source: str | bytes, is_html: bool, key: str = "", site: str = "", title: str | None = None
+    ) -> Prepared:
         """``key`` names the page and ``site`` its site (:func:`.article.site_of`), for
-        the site's own text."""
+        the site's own text; ``title`` is its headline, hashed into the fingerprint here (in
+        the worker, off the crawler's thread)."""
         extract_seconds = None
         if is_html:
             started = time.perf_counter()
@@ -104,7 +107,7 @@ class Preparer:
             return Prepared(NO_TEXT, extract_seconds=extract_seconds)
         started = time.perf_counter()
         try:
-            fingerprint = self.fingerprinter.fingerprint(text)
+            fingerprint = self.fingerprinter.fingerprint(text, title)
         except Exception as exc:
             return Prepared(ERROR, error=f"{type(exc).__name__}: {exc}", extract_seconds=extract_seconds)
         extracted = text if is_html else None

@@ -7,13 +7,16 @@ import sys
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
+from support.local_site import nested_page
 
+from scrapy_neardup.crawl.compat import wait
 from scrapy_neardup.crawl.worker_process import page_frame, read_page
 from scrapy_neardup.crawl.workers import WorkerPool
 from scrapy_neardup.fingerprints.fingerprint import Recipe
 from scrapy_neardup.fingerprints.prepare import OK, Preparer
+from scrapy_neardup.fingerprints.titles import title_hash
 from scrapy_neardup.newsworld.small import STORIES
-from scrapy_neardup.workerpipes import LENGTH, PIPE_SIZE, TASKS_FD
+from scrapy_neardup.workerpipes import LENGTH, PIPE_SIZE, TASKS_FD, unsent
 
 HTML = (
     "<html><body><article>" + "".join(f"<p>{p}</p>" for p in STORIES["metro"].paragraphs) + "</article></body></html>"
@@ -123,11 +126,11 @@ def test_a_worker_loads_its_tables_before_the_reactor_runs():
     ],
 )
 def test_a_page_crosses_to_the_worker_exactly(source):
-    frame = page_frame(source, True, "https://a.example/\udc80", "a.example")
+    frame = b"".join(page_frame(source, True, "https://a.example/\udc80", "a.example", "标题\ud800"))
     (length,) = LENGTH.unpack_from(frame)
     assert length == len(frame) - LENGTH.size
     back = read_page(frame[LENGTH.size :])
-    assert back == (source, True, "https://a.example/\udc80", "a.example")
+    assert back == (source, True, "https://a.example/\udc80", "a.example", "标题\ud800")
     assert type(back[0]) is type(source)
 
 
@@ -152,6 +155,93 @@ async def test_a_worker_gives_what_the_crawler_would_for_pages_of_one_site():
     assert [p.status for p in got] == [p.status for p in expected]
     assert [p.text for p in got] == [p.text for p in expected]
     assert "本站首页" in expected[0].text and "本站首页" not in expected[1].text  # the site's text went
+    assert [_signals(p.fingerprint) for p in got] == [_signals(p.fingerprint) for p in expected]
+
+
+@deferred_f_from_coro_f
+async def test_a_worker_hashes_the_headline_into_the_fingerprint():
+    """The item's headline (NEARDUP_TITLE_FIELD) crosses with its page and is hashed in the
+    worker, as the crawler's own Preparer hashes it; a page without one has none."""
+    story = next(iter(STORIES.values()))
+    page = "<html><body><article>" + "".join(f"<p>{p}</p>" for p in story.paragraphs) + "</article></body></html>"
+    recipe = Recipe().resolved()
+    local = Preparer(recipe, EXTRACTOR)
+    pool = WorkerPool(1, recipe, EXTRACTOR)
+    try:
+        titled = await pool.prepare(page, True, "https://a.example/1", "a.example", "河边的早晨")
+        untitled = await pool.prepare(page, True, "https://b.example/1", "b.example")
+    finally:
+        pool.close()
+    assert titled.fingerprint.title == title_hash("河边的早晨") != 0
+    assert (
+        titled.fingerprint.title
+        == local(page, True, "https://a.example/1", "a.example", "河边的早晨").fingerprint.title
+    )
+    assert untitled.fingerprint.title == 0
+
+
+@deferred_f_from_coro_f
+async def test_a_page_gets_the_whole_time_bound_from_its_own_start():
+    """A worker's one timer, armed by an earlier page, does not cut a later page short: the
+    slow page started a second after the first still has its 1.5 s."""
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    from scrapy_neardup.fingerprints.prepare import TIMEOUT
+
+    story = next(iter(STORIES.values()))
+    page = "<html><body><article>" + "".join(f"<p>{p}</p>" for p in story.paragraphs) + "</article></body></html>"
+    pool = WorkerPool(1, Recipe().resolved(), EXTRACTOR, timeout=1.5)
+    try:
+        assert (await pool.prepare(page, True, "https://a.example/1", "a.example")).status == OK
+        await wait(deferLater(reactor, 1.0, lambda: None))
+        started = reactor.seconds()
+        slow = await pool.prepare(nested_page(), True, "https://a.example/slow", "a.example")
+        took = reactor.seconds() - started
+        after = await pool.prepare(page, True, "https://b.example/1", "b.example")
+    finally:
+        pool.close()
+    assert slow.status == TIMEOUT
+    assert 1.45 <= took < 10
+    assert after.status == OK  # on the worker that replaced the killed one
+
+
+def test_what_is_left_of_pieces_after_a_partial_write():
+    pieces = [b"head", b"", b"body of the page"]
+    assert unsent(pieces, 0) == pieces[:1] + pieces[2:]
+    assert unsent(pieces, 2) == [b"ad", b"body of the page"]
+    assert unsent(pieces, 4) == [b"body of the page"]
+    assert unsent(pieces, 9) == [b"of the page"]
+    assert unsent(pieces, 20) == []
+
+
+@deferred_f_from_coro_f
+async def test_pages_over_the_pipe_s_size_sent_together_arrive_whole_and_in_order():
+    """A page larger than the pipe is written in part at once and the rest by Twisted; the pages
+    sent after it wait behind that rest, so each arrives whole, in order, and is answered as
+    the crawler's own Preparer answers it."""
+    recipe = Recipe().resolved()
+    stories = list(STORIES.values())[:4]
+    filler = "<div>" + "<span>站点导航 新闻 体育 财经</span>" * 60_000 + "</div>"  # about 3 MB as UTF-8
+    pages = [
+        "<html><body>"
+        + (filler if n == 1 else "")
+        + "<article>"
+        + "".join(f"<p>{p}</p>" for p in story.paragraphs)
+        + "</article></body></html>"
+        for n, story in enumerate(stories)
+    ]
+    assert len(pages[1].encode("utf-8")) > 2 * PIPE_SIZE
+    local = Preparer(recipe, EXTRACTOR)
+    expected = [local(page, True, f"https://s{n}.example/1", f"s{n}.example") for n, page in enumerate(pages)]
+    pool = WorkerPool(1, recipe, EXTRACTOR)
+    try:
+        await pool.prepare("<p>ready</p>", False)  # the worker has started: pages go out at once
+        answers = [pool.submit(page, True, f"https://s{n}.example/1", f"s{n}.example") for n, page in enumerate(pages)]
+        got = [await wait(answer) for answer in answers]
+    finally:
+        pool.close()
+    assert [p.status for p in got] == [OK] * 4
     assert [_signals(p.fingerprint) for p in got] == [_signals(p.fingerprint) for p in expected]
 
 
