@@ -25,6 +25,7 @@ from ..engine.verdicts import DUPLICATE, REVISIT, SHORT, UNIQUE, Verdict
 from ..fingerprints.article import site_of
 from ..fingerprints.prepare import ERROR, NO_TEXT, NOT_ARTICLE, TIMEOUT, Prepared, Preparer
 from ..stores import redact
+from . import gcfreeze
 from .compat import closing_result
 from .failures import BAD_SETTING, CrawlStopper, Outages, open_failure, stop_at_open
 from .items import ItemFields
@@ -201,6 +202,8 @@ class NearDupPipeline:
         if self.review is not None:
             self.review.attach(access)
         self.opened = True
+        if config.freeze_gc:
+            gcfreeze.freeze()
         self.log.log(
             logging.INFO,
             "scrapy-neardup: store %s (namespace %r), action %s, nshash n=%d, SimHash distance <= %d, "
@@ -228,6 +231,8 @@ class NearDupPipeline:
 
     def close_spider(self, spider: Spider | None = None) -> Any:
         if self.opened:
+            if self.config.freeze_gc:
+                gcfreeze.unfreeze()
             self.purges.stop()
             self.outages.close(self.reservations)
         self._stop_workers()

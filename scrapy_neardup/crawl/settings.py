@@ -85,6 +85,7 @@ class NearDupConfig:
     keep_text: bool = False  # store each new story's text beside its record (compressed)
     report: str = ""  # path of the review page written when the spider closes; "" = none
     title_field: str = "title"  # item field holding the headline, shown on the review page; "" = none
+    freeze_gc: bool = True  # Python's full collections skip what the process held at the open (gcfreeze)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, spider: Spider | None = None) -> NearDupConfig:
@@ -368,6 +369,7 @@ SETTINGS: dict[str, Callable[[BaseSettings, str], Any]] = {
     "NEARDUP_KEEP_TEXT": _bool,
     "NEARDUP_REPORT": _report_path,
     "NEARDUP_TITLE_FIELD": _optional_name,
+    "NEARDUP_FREEZE_GC": _bool,
 }
 
 assert {f"NEARDUP_{f.name.upper()}" for f in fields(NearDupConfig)} == set(SETTINGS)

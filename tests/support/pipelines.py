@@ -25,6 +25,7 @@ def make_pipeline(**settings: Any) -> NearDupPipeline:
         "NEARDUP_STORE": "memory://unit",
         "NEARDUP_NAMESPACE": f"ns{next(_namespaces)}",
         "NEARDUP_WORKERS": 0,
+        "NEARDUP_FREEZE_GC": False,  # opened outside a crawl, it may never be closed to unfreeze
         **settings,
     }
     crawler = get_crawler(UnitSpider, settings)
@@ -53,6 +54,19 @@ class WatchedPipeline(NearDupPipeline):
         self.alive_at_open = [worker.alive for worker in self.workers_at_open]
         self.pids_at_open = [worker.transport.pid for worker in self.workers_at_open]
         return super().open_spider(spider)
+
+
+class FreezeWatch:
+    """A pipeline after NearDupPipeline that notes, item by item, how many objects Python's
+    garbage collector holds frozen (gc.get_freeze_count)."""
+
+    seen: list[int] = []
+
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        import gc
+
+        FreezeWatch.seen.append(gc.get_freeze_count())
+        return item
 
 
 def child_processes() -> set[int]:
