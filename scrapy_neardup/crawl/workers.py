@@ -115,9 +115,8 @@ class _Worker:
     def _start_clock(self) -> None:
         """The oldest page is the one being prepared: it has the pool's timeout from now.
 
-        One timer a worker, armed when none is, re-armed when it fires early: a timer set
-        and cancelled for every page cost the reactor thread more than the rest of the
-        hand-over."""
+        One timer a worker, armed when none is and re-armed when it fires early, instead of
+        a timer set and cancelled in the reactor's schedule for every page."""
         if self.pool.timeout:
             reactor = installed_reactor()
             self._started = reactor.seconds()
