@@ -9,9 +9,13 @@ place), each fill a LevelDB store of their own through ``Detector.check_fingerpr
 each in turn: per step, the CPU time of a check (the store's lookup, verification and insert),
 the CPU time of the whole process a check (with LevelDB's compactions and the index's
 writing and merging of runs, in threads of their own), its wall time, and each process's RSS
-growth per stored document, split as speed.py splits it.
+growth per stored document, split as speed.py splits it. With ``--disk``, each store is then
+compacted (``LevelDBStore.compact``: LevelDB's ``compact_range`` and the bucket index merged into
+one run) and its bytes on disk a document printed: the records' own bytes, the index's files
+and the rest (LevelDB's keys, block trailers and table indexes).
 
     python benchmarks/store_ab.py --base /tmp/main-tree --documents 1000000 --step 100000
+    python benchmarks/store_ab.py --base /tmp/main-tree --documents 1000000 --step 250000 --disk
 """
 
 from __future__ import annotations
@@ -50,11 +54,13 @@ def make_fingerprints(args: argparse.Namespace, path: Path) -> None:
 
 def child(args: argparse.Namespace) -> None:
     """Fill a store step by step on the parent's word; answer each step with its figures."""
-    if args.engine_path:
-        sys.path.insert(0, args.engine_path)
     from speed import rss_bytes, rss_parts
 
+    import scrapy_neardup
     from scrapy_neardup import Detector, Recipe, open_store
+
+    if args.engine_path and not Path(scrapy_neardup.__file__).is_relative_to(args.engine_path):
+        sys.exit(f"the engine was imported from {scrapy_neardup.__file__}, not from {args.engine_path}")
 
     shutil.rmtree(args.store, ignore_errors=True)
     store = open_store(f"leveldb://{args.store}", recipe=Recipe(tokenizer="rjieba"))
@@ -64,6 +70,9 @@ def child(args: argparse.Namespace) -> None:
     number = 0
     base, base_parts = rss_bytes(), rss_parts()
     for line in sys.stdin:
+        if line.strip() == "disk":
+            print(json.dumps(disk_figures(store, args.store)), flush=True)
+            continue
         stop = int(line)
         cpu, process_cpu, wall, checked = time.thread_time(), time.process_time(), time.perf_counter(), 0
         while number < stop:
@@ -91,6 +100,25 @@ def child(args: argparse.Namespace) -> None:
     shutil.rmtree(args.store, ignore_errors=True)
 
 
+def disk_figures(store, path: str) -> dict:
+    """Bytes on disk a stored document, compacted, in parts (see the module's docstring)."""
+    from speed import disk_bytes
+
+    started = time.perf_counter()
+    store.compact()
+    stored = store.count()
+    records = sum(len(record.to_bytes()) for record in store.records())
+    index = sum(disk_bytes(str(folder)) for folder in Path(path).glob("neardup-index-*"))
+    return {
+        "stored": stored,
+        "compact_s": time.perf_counter() - started,
+        "disk": disk_bytes(path) / stored,
+        "records": records / stored,
+        "index": index / stored,
+        "load": os.getloadavg()[0],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     corpus.add_data_option(parser)
@@ -98,6 +126,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=1_000_000)
     parser.add_argument("--step", type=int, default=100_000)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp"), help="where the stores and fingerprints go")
+    parser.add_argument("--disk", action="store_true", help="at the end, compact each store and print its size")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--store", help=argparse.SUPPRESS)
     parser.add_argument("--fingerprints", help=argparse.SUPPRESS)
@@ -116,8 +145,11 @@ def main() -> None:
     for name, tree in engines.items():
         store = args.workdir / f"neardup-store-ab-{'base' if tree else 'this'}-{os.getpid()}"
         command = [sys.executable, __file__, "--child", "--store", str(store), "--fingerprints", str(fingerprints)]
+        # The base's engine comes first on the path from the start: corpus imports the package.
+        path = os.pathsep.join(filter(None, [str(tree) if tree else "", os.environ.get("PYTHONPATH", "")]))
         children[name] = subprocess.Popen(
             command + (["--engine-path", str(tree)] if tree is not None else []),
+            env={**os.environ, "PYTHONPATH": path},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -133,6 +165,19 @@ def main() -> None:
             print(
                 f"| {f['stored']:,} | {name} | {f['cpu_us']:,.0f} | {f['process_cpu_us']:,.0f} | {f['wall_us']:,.0f} | "
                 f"{f['rss_per_doc']:,.0f} ({parts}) | {f['load']:.1f} |",
+                flush=True,
+            )
+    if args.disk:
+        print("\n| stored | engine | disk B/doc | records | bucket index | rest | compaction s | load |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, process in children.items():
+            process.stdin.write("disk\n")
+            process.stdin.flush()
+            f = json.loads(process.stdout.readline())
+            rest = f["disk"] - f["records"] - f["index"]
+            print(
+                f"| {f['stored']:,} | {name} | {f['disk']:,.0f} | {f['records']:,.0f} | {f['index']:,.0f} | "
+                f"{rest:,.0f} | {f['compact_s']:,.1f} | {f['load']:.1f} |",
                 flush=True,
             )
     for process in children.values():

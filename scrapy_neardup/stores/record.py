@@ -38,6 +38,11 @@ _WORDS = struct.Struct("<BBQH")  # story words, figures, the text's digest, its 
 # and of the original title it declares (fingerprints.titles), either 0 for none.
 _TITLES_FLAG = 0x2000
 _TITLES = struct.Struct("<QQ")
+# The next bit says that the sketch's hashes are packed (Sketch.packed: about 3 bytes a hash
+# instead of 4); records written before it read as they were written. Keys are clipped to
+# 2,000 bytes (clip_key), below the 4,096 the bits left over hold.
+_PACKED_FLAG = 0x1000
+_FLAGS = _STORY_FLAG | _WORDS_FLAG | _TITLES_FLAG | _PACKED_FLAG
 
 
 # The story words' arrays as stored: words, IDF bytes, spreads, figures (little-endian).
@@ -83,13 +88,19 @@ class DocRecord:
     text: str | None = field(default=None, compare=False, repr=False)
 
     def to_bytes(self) -> bytes:
+        return b"".join(part for _, part in self.parts())
+
+    def parts(self) -> list[tuple[str, bytes]]:
+        """The stored form part by part, named (:meth:`to_bytes` joins them): where its bytes go."""
         key = self.key.encode("utf-8", "surrogatepass")
+        if len(key) > ~_FLAGS & 0xFFFF:
+            key = clip_key(self.key, ~_FLAGS & 0xFFFF).encode("utf-8", "surrogatepass")
         story = b""
         if self.story or self.replaces or self.source:
             source = self.source.encode("utf-8")[:255].decode("utf-8", "ignore").encode("utf-8")
             story = _STORY.pack(self.story, self.replaces, len(source)) + source
         titles = _TITLES.pack(self.title, self.declared) if self.title or self.declared else b""
-        words, places = b"", b""
+        words, figures, places = b"", b"", b""
         if self.story_words is not None and self.sketch.places is not None:
             found = self.story_words
             words = b"".join(
@@ -98,32 +109,26 @@ class DocRecord:
                     found.words.astype("<u4").tobytes(),
                     found.idf.tobytes(),
                     found.spread.astype("<u2").tobytes(),
-                    found.figures.astype("<u4").tobytes(),
                 ]
             )
+            figures = found.figures.astype("<u4").tobytes()
             places = self.sketch.places.tobytes()
-        flags = (_STORY_FLAG if story else 0) | (_WORDS_FLAG if words else 0) | (_TITLES_FLAG if titles else 0)
-        return b"".join(
-            [
-                _HEAD.pack(
-                    self.doc_id,
-                    self.time,
-                    self.simhash,
-                    self.sketch.size,
-                    self.chars,
-                    self.state,
-                    len(self.sentence_keys),
-                ),
-                struct.pack(f"<{len(self.sentence_keys)}Q", *self.sentence_keys),
-                struct.pack("<H", len(key) | flags),
-                key,
-                story,
-                titles,
-                words,
-                self.sketch.to_bytes(),
-                places,
-            ]
+        flags = _PACKED_FLAG | (_STORY_FLAG if story else 0) | (_WORDS_FLAG if words else 0)
+        flags |= _TITLES_FLAG if titles else 0
+        head = _HEAD.pack(
+            self.doc_id, self.time, self.simhash, self.sketch.size, self.chars, self.state, len(self.sentence_keys)
         )
+        return [
+            ("head", head),
+            ("sentence keys", struct.pack(f"<{len(self.sentence_keys)}Q", *self.sentence_keys)),
+            ("key", struct.pack("<H", len(key) | flags) + key),
+            ("story fields", story),
+            ("titles", titles),
+            ("story words", words),
+            ("figures", figures),
+            ("sketch hashes", self.sketch.packed()),
+            ("sketch places", places),
+        ]
 
     @staticmethod
     def time_of(data: bytes) -> float:
@@ -139,7 +144,8 @@ class DocRecord:
         (key_length,) = struct.unpack_from("<H", data, offset)
         offset += 2
         has_story, has_words, has_titles = key_length & _STORY_FLAG, key_length & _WORDS_FLAG, key_length & _TITLES_FLAG
-        key_length &= ~(_STORY_FLAG | _WORDS_FLAG | _TITLES_FLAG)
+        packed = key_length & _PACKED_FLAG
+        key_length &= ~_FLAGS
         key = data[offset : offset + key_length].decode("utf-8", "surrogatepass")
         offset += key_length
         story = replaces = 0
@@ -164,7 +170,7 @@ class DocRecord:
                 offset += count * stored.itemsize
             words, idf, spread, figures = parts
             story_words = StoryWords(words, idf, spread, figures, datelines)
-        sketch = Sketch.from_record(data, offset, sketch_size, placed=bool(has_words))
+        sketch = Sketch.from_record(data, offset, sketch_size, placed=bool(has_words), packed=bool(packed))
         return cls(
             doc_id,
             key,
