@@ -25,9 +25,9 @@ _HEAD = struct.Struct("<QdQIIBB")
 _TIME = struct.Struct("<d")  # at offset 8 of the head
 # Bytes of the head; a server-side script reads the state byte, the head's next to last, in place.
 HEAD_SIZE = _HEAD.size
-# Keys are clipped far below 32 KiB, so the top bit of the key's length is free: set, it says
-# that the story fields (story id, the id it replaces, the source) follow the key. A record
-# without them is written as records always were, so stores of either kind read alike.
+# Keys are clipped far below 32 KiB, so the top bits of the key's length are free for flags.
+# The top bit says that the story fields (story id, the id it replaces, the source) follow the
+# key; a record without them leaves them out.
 _STORY_FLAG = 0x8000
 _STORY = struct.Struct("<QQB")  # story id, replaced id, length of the source
 # The next bit says that the story words follow (and the sketch's places follow its hashes):
@@ -43,6 +43,7 @@ _TITLES = struct.Struct("<QQ")
 # 2,000 bytes (clip_key), below the 4,096 the bits left over hold.
 _PACKED_FLAG = 0x1000
 _FLAGS = _STORY_FLAG | _WORDS_FLAG | _TITLES_FLAG | _PACKED_FLAG
+_KEY_LIMIT = ~_FLAGS & 0xFFFF
 
 
 # The story words' arrays as stored: words, IDF bytes, spreads, figures (little-endian).
@@ -88,13 +89,13 @@ class DocRecord:
     text: str | None = field(default=None, compare=False, repr=False)
 
     def to_bytes(self) -> bytes:
-        return b"".join(part for _, part in self.parts())
+        return b"".join([part for _, part in self.parts()])
 
     def parts(self) -> list[tuple[str, bytes]]:
         """The stored form part by part, named (:meth:`to_bytes` joins them): where its bytes go."""
         key = self.key.encode("utf-8", "surrogatepass")
-        if len(key) > ~_FLAGS & 0xFFFF:
-            key = clip_key(self.key, ~_FLAGS & 0xFFFF).encode("utf-8", "surrogatepass")
+        if len(key) > _KEY_LIMIT:
+            key = clip_key(self.key, _KEY_LIMIT).encode("utf-8", "surrogatepass")
         story = b""
         if self.story or self.replaces or self.source:
             source = self.source.encode("utf-8")[:255].decode("utf-8", "ignore").encode("utf-8")
