@@ -52,15 +52,35 @@ def make_fingerprints(args: argparse.Namespace, path: Path) -> None:
     partial.rename(path)
 
 
+def engine_process(command: list[str], tree: Path | None) -> subprocess.Popen:
+    """``command`` (a script's child mode) in a process of its own, talking through pipes, with
+    the engine of the source tree ``tree`` (None: this tree's) first on the path from the
+    start: ``corpus`` imports the package, before any option of the child is read."""
+    path = os.pathsep.join(filter(None, [str(tree) if tree else "", os.environ.get("PYTHONPATH", "")]))
+    return subprocess.Popen(
+        command + (["--engine-path", str(tree)] if tree is not None else []),
+        env={**os.environ, "PYTHONPATH": path},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def check_engine(engine_path: str | None) -> None:
+    """Stop a child that imported another engine than the one it was given."""
+    import scrapy_neardup
+
+    if engine_path and not Path(scrapy_neardup.__file__).is_relative_to(engine_path):
+        sys.exit(f"the engine was imported from {scrapy_neardup.__file__}, not from {engine_path}")
+
+
 def child(args: argparse.Namespace) -> None:
     """Fill a store step by step on the parent's word; answer each step with its figures."""
     from speed import rss_bytes, rss_parts
 
-    import scrapy_neardup
     from scrapy_neardup import Detector, Recipe, open_store
 
-    if args.engine_path and not Path(scrapy_neardup.__file__).is_relative_to(args.engine_path):
-        sys.exit(f"the engine was imported from {scrapy_neardup.__file__}, not from {args.engine_path}")
+    check_engine(args.engine_path)
 
     shutil.rmtree(args.store, ignore_errors=True)
     store = open_store(f"leveldb://{args.store}", recipe=Recipe(tokenizer="rjieba"))
@@ -145,15 +165,7 @@ def main() -> None:
     for name, tree in engines.items():
         store = args.workdir / f"neardup-store-ab-{'base' if tree else 'this'}-{os.getpid()}"
         command = [sys.executable, __file__, "--child", "--store", str(store), "--fingerprints", str(fingerprints)]
-        # The base's engine comes first on the path from the start: corpus imports the package.
-        path = os.pathsep.join(filter(None, [str(tree) if tree else "", os.environ.get("PYTHONPATH", "")]))
-        children[name] = subprocess.Popen(
-            command + (["--engine-path", str(tree)] if tree is not None else []),
-            env={**os.environ, "PYTHONPATH": path},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        children[name] = engine_process(command, tree)
     print("| stored | engine | CPU µs a check | process CPU µs | wall µs | RSS B/doc (anon + file) | load |")
     print("|---|---|---|---|---|---|---|")
     for stop in range(args.step, args.documents + 1, args.step):
