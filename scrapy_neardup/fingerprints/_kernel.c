@@ -1267,6 +1267,92 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ a sketch as records store it
+ *
+ * pack_hashes(hashes) -> bytes, unpack_hashes(data, offset, end) -> bytes (little-endian
+ * uint32): the Elias-Fano coding of sorted sketch hashes that sketch.py writes and reads with
+ * numpy when this module is not built (_packed_hashes, _unpacked_hashes): the number of hashes
+ * (2 bytes) and of low bits (1), each hash's low bits packed from bit 0 of a byte on, then the
+ * unary part, hash i setting bit (hash >> low bits) + i.
+ */
+static PyObject *py_pack_hashes(PyObject *self, PyObject *arg) {
+    Buffer h_b = {0};
+    PyObject *result = NULL;
+    if (get_buffer(arg, &h_b, 4, "sketch") < 0) goto done;
+    const uint32_t *h = (const uint32_t *)h_b.view.buf;
+    Py_ssize_t n = h_b.view.len / 4;
+    if (n > 0xFFFF) {
+        PyErr_SetString(PyExc_ValueError, "a sketch of more than 65,535 hashes");
+        goto done;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        if (h[i] < h[i - 1]) {
+            PyErr_SetString(PyExc_ValueError, "sketch hashes are not sorted");
+            goto done;
+        }
+    }
+    int low = 0;
+    uint64_t gap = n ? ((uint64_t)h[n - 1] + 1) / (uint64_t)n : 0;
+    while (gap >> (low + 1)) low++;
+    Py_ssize_t low_bytes = (n * low + 7) / 8;
+    Py_ssize_t unary_bytes = n ? (Py_ssize_t)((((uint64_t)h[n - 1] >> low) + (uint64_t)n + 7) / 8) : 0;
+    result = PyBytes_FromStringAndSize(NULL, 3 + low_bytes + unary_bytes);
+    if (!result) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    memset(out, 0, 3 + low_bytes + unary_bytes);
+    out[0] = (unsigned char)(n & 0xFF);
+    out[1] = (unsigned char)(n >> 8);
+    out[2] = (unsigned char)low;
+    unsigned char *lows = out + 3, *unary = out + 3 + low_bytes;
+    uint64_t mask = ((uint64_t)1 << low) - 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t bit = (uint64_t)i * (uint64_t)low, bits = ((uint64_t)h[i] & mask) << (bit & 7);
+        for (Py_ssize_t at = (Py_ssize_t)(bit >> 3); bits; at++, bits >>= 8) lows[at] |= (unsigned char)bits;
+        uint64_t place = ((uint64_t)h[i] >> low) + (uint64_t)i;
+        unary[place >> 3] |= (unsigned char)(1u << (place & 7));
+    }
+done:
+    release(&h_b);
+    return result;
+}
+
+static PyObject *py_unpack_hashes(PyObject *self, PyObject *args) {
+    PyObject *data_obj;
+    Py_ssize_t offset, end;
+    if (!PyArg_ParseTuple(args, "Onn", &data_obj, &offset, &end)) return NULL;
+    Buffer d_b = {0};
+    PyObject *result = NULL;
+    if (get_buffer(data_obj, &d_b, 1, "record") < 0) goto done;
+    const unsigned char *d = (const unsigned char *)d_b.view.buf;
+    if (offset < 0 || end > d_b.view.len || offset + 3 > end) goto cut;
+    Py_ssize_t n = d[offset] | (Py_ssize_t)d[offset + 1] << 8;
+    int low = d[offset + 2];
+    Py_ssize_t low_bytes = (n * low + 7) / 8;
+    if (low > 32 || offset + 3 + low_bytes > end) goto cut;
+    const unsigned char *lows = d + offset + 3, *unary = lows + low_bytes;
+    Py_ssize_t unary_bytes = end - offset - 3 - low_bytes, i = 0;
+    result = PyBytes_FromStringAndSize(NULL, 4 * n);
+    if (!result) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    uint64_t mask = ((uint64_t)1 << low) - 1;
+    for (Py_ssize_t byte = 0; byte < unary_bytes && i < n; byte++) {
+        for (unsigned set = unary[byte]; set && i < n; set &= set - 1, i++) {
+            uint64_t high = (uint64_t)(8 * byte + __builtin_ctz(set) - i), bit = (uint64_t)i * (uint64_t)low, bits = 0;
+            Py_ssize_t at = (Py_ssize_t)(bit >> 3);
+            for (int k = 0; k < 5 && at + k < low_bytes; k++) bits |= (uint64_t)lows[at + k] << (8 * k);
+            uint32_t value = (uint32_t)((high << low) | ((bits >> (bit & 7)) & mask));
+            for (int k = 0; k < 4; k++) out[4 * i + k] = (unsigned char)(value >> (8 * k));
+        }
+    }
+    if (i == n) goto done;
+    Py_CLEAR(result);
+cut:
+    PyErr_SetString(PyExc_ValueError, "a packed sketch is cut short");
+done:
+    release(&d_b);
+    return result;
+}
+
 /* ------------------------------------------------------------------ bucket index
  *
  * The LevelDB store's buckets live in memory, in one open-addressing table (bucketindex.py):
@@ -1980,6 +2066,8 @@ static PyMethodDef methods[] = {
     {"story_words", py_story_words, METH_VARARGS, "Story words and figures of content characters."},
     {"notice_spans", py_notice_spans, METH_VARARGS, "Site notices and credit lines of folded code points."},
     {"overlap", py_overlap, METH_VARARGS, "Values in both of two bottom-k sketches, and the union's size."},
+    {"pack_hashes", py_pack_hashes, METH_O, "Sorted sketch hashes as a record stores them (Elias-Fano)."},
+    {"unpack_hashes", py_unpack_hashes, METH_VARARGS, "Sketch hashes from their packed bytes in a record."},
     {"weigh", py_weigh, METH_VARARGS, "SimHash of a token list with integer tf-idf weights."},
     {"index_find", py_index_find, METH_VARARGS, "For each bucket, its lowest ids in an index table."},
     {"index_add", py_index_add, METH_VARARGS, "File one document id under buckets of an index table."},

@@ -9,6 +9,8 @@ site disclaimer or a quoted sentence have low values of both.
 
 from __future__ import annotations
 
+import functools
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -89,7 +91,67 @@ def first_places(shingles: np.ndarray, kept: np.ndarray, length: int) -> np.ndar
     return (order[first].astype(np.int64) * 256 // max(1, length)).astype(np.uint8)
 
 
-_STORED = np.dtype("<u4")  # a sketch's hashes as stored
+_STORED = np.dtype("<u4")  # a sketch's hashes as stored by records of the first layout
+
+# A record stores a sketch's hashes by Elias-Fano coding (they are sorted and distinct): the
+# number of hashes and of low bits, each hash's low bits (about the log of the mean gap between
+# hashes) packed one after another, then the high bits in unary, hash i setting bit
+# ``(hash >> low bits) + i`` of a bit vector. Within two bits a hash of the least any code of
+# sorted values can take, and read back with a few array operations.
+_PACKED = struct.Struct("<HB")  # hashes, low bits of each
+
+
+@functools.lru_cache(maxsize=64)
+def _bit_places(count: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For ``count`` values of ``width`` bits packed from bit 0 on: the 8 bytes that hold each
+    (indexes), the shift that brings it to bit 0, and ``arange(count)``."""
+    bits = np.arange(count, dtype=np.int64) * width
+    starts = (bits >> 3)[:, None] + np.arange(8)
+    return starts, (bits & 7).astype(np.uint64), np.arange(count, dtype=np.int64)
+
+
+def packed_hashes(hashes: np.ndarray) -> bytes:
+    """Sorted 32-bit hashes as a record stores them (see :data:`_PACKED`; ``kernel.pack_hashes``
+    writes the same bytes)."""
+    count = len(hashes)
+    if count == 0:
+        return _PACKED.pack(0, 0)
+    values = hashes.astype(np.uint64)
+    if np.any(values[1:] < values[:-1]):
+        raise ValueError("sketch hashes are not sorted")
+    low = max(0, ((int(values[-1]) + 1) // count).bit_length() - 1)
+    lows = (values[:, None] >> np.arange(low, dtype=np.uint64)) & np.uint64(1)
+    highs = (values >> np.uint64(low)).astype(np.int64) + np.arange(count)
+    unary = np.zeros(int(highs[-1]) + 1, dtype=np.uint8)
+    unary[highs] = 1
+    return b"".join(
+        [
+            _PACKED.pack(count, low),
+            np.packbits(lows.astype(np.uint8).ravel(), bitorder="little").tobytes(),
+            np.packbits(unary, bitorder="little").tobytes(),
+        ]
+    )
+
+
+def unpacked_hashes(data: bytes, offset: int, end: int) -> np.ndarray:
+    """The hashes :func:`packed_hashes` wrote from ``offset`` to ``end`` of ``data``
+    (``kernel.unpack_hashes`` reads the same, as little-endian bytes)."""
+    count, low = _PACKED.unpack_from(data, offset)
+    offset += _PACKED.size
+    starts, shifts, ranks = _bit_places(count, low)
+    lows_end = offset + (count * low + 7) // 8
+    # Each value is read as the 8 bytes from its first: those past the low bits are masked off,
+    # and those past the data are zeros.
+    read = lows_end + 8 - offset
+    window = np.frombuffer(data, dtype=np.uint8, count=min(len(data) - offset, read), offset=offset)
+    if len(window) < read:
+        window = np.concatenate((window, np.zeros(read - len(window), dtype=np.uint8)))
+    lows = window[starts].view("<u8").ravel() >> shifts
+    unary = np.unpackbits(np.frombuffer(data, dtype=np.uint8, count=end - lows_end, offset=lows_end), bitorder="little")
+    hashes = np.nonzero(unary)[0][:count] - ranks  # a new array: the steps below work in place
+    hashes <<= low
+    hashes |= lows.view(np.int64) & ((1 << low) - 1)
+    return hashes.astype(np.uint32)
 
 
 @dataclass(frozen=True)
@@ -110,6 +172,12 @@ class Sketch:
     def to_bytes(self) -> bytes:
         return self.hashes.astype("<u4").tobytes()
 
+    def packed(self) -> bytes:
+        """The hashes as a record stores them, read back by :meth:`from_record` (``packed``)."""
+        if kernel is None:
+            return packed_hashes(self.hashes)
+        return kernel.pack_hashes(np.ascontiguousarray(self.hashes, dtype=np.uint32))
+
     @classmethod
     def from_bytes(cls, data: bytes, size: int, places: bytes | None = None) -> Sketch:
         hashes = np.frombuffer(data, dtype=_STORED)
@@ -120,13 +188,25 @@ class Sketch:
         )
 
     @classmethod
-    def from_record(cls, data: bytes, offset: int, size: int, placed: bool) -> Sketch:
-        """The sketch that ends a stored record, from ``offset``: its hashes, and when
-        ``placed`` a place byte for each after them. Read in place: nothing is copied."""
-        count = (len(data) - offset) // 5 if placed else (len(data) - offset) // 4
-        hashes = np.frombuffer(data, dtype=_STORED, count=count, offset=offset)
-        places = np.frombuffer(data, dtype=np.uint8, offset=offset + 4 * count) if placed else None
-        return cls(hashes if _STORED.isnative else hashes.astype(np.uint32), size, places)
+    def from_record(cls, data: bytes, offset: int, size: int, placed: bool, packed: bool = False) -> Sketch:
+        """The sketch that ends a stored record, from ``offset``: its hashes (:meth:`packed`,
+        or when not ``packed`` as :meth:`to_bytes` writes them), and when ``placed`` a place
+        byte for each after them. The places, and plain hashes, are read in place."""
+        if packed:
+            count = _PACKED.unpack_from(data, offset)[0]
+            end = len(data) - count if placed else len(data)
+            if kernel is None:
+                hashes = unpacked_hashes(data, offset, end)
+            else:
+                stored = np.frombuffer(kernel.unpack_hashes(data, offset, end), dtype=_STORED)
+                hashes = stored if _STORED.isnative else stored.astype(np.uint32)
+        else:
+            count = (len(data) - offset) // 5 if placed else (len(data) - offset) // 4
+            end = offset + 4 * count
+            stored = np.frombuffer(data, dtype=_STORED, count=count, offset=offset)
+            hashes = stored if _STORED.isnative else stored.astype(np.uint32)
+        places = np.frombuffer(data, dtype=np.uint8, offset=end) if placed else None
+        return cls(hashes, size, places)
 
 
 def overlap(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:

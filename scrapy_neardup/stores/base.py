@@ -27,7 +27,12 @@ from .record import COMMITTED, PENDING, DocRecord
 # Bump when the byte layout of records or keys changes (a store class may have its own).
 # 2: every document is filed under its key too (key_bucket).
 # 3: records hold the text's story words and figures and the places of its sketch's hashes.
-FORMAT_VERSION = 3
+# 4: records may hold their sketch's hashes packed (a flag of the record says so).
+FORMAT_VERSION = 4
+# Earlier versions whose stores this one reads as they are (their records read alike). A store
+# opened to write is marked with this version at once: an older release then refuses it, where it
+# would misread the records this one writes.
+READS_FORMATS = (3,)
 
 
 # Called with the candidate records before filing; True means "a duplicate: do not file".
@@ -88,6 +93,7 @@ class Store(ABC):
     uri: str = ""
     namespace: str = "default"
     format_version: int = FORMAT_VERSION
+    reads_formats: tuple[int, ...] = READS_FORMATS
     recipe: Recipe
     tables: PermutedTables
 
@@ -118,7 +124,7 @@ class Store(ABC):
             raise StoreUnavailable(f"there is no store at {self.describe()}: check --store and --namespace")
         if found is None:
             self.write_meta(wanted)
-        elif found.get("format") != self.format_version:
+        elif found.get("format") not in (self.format_version, *self.reads_formats):
             raise StoreFormatError(
                 f"store {self.describe()} was written by format version {found.get('format')}, "
                 f"this scrapy-neardup reads version {self.format_version}; use a new store "
@@ -148,6 +154,12 @@ class Store(ABC):
                 f"store {self.describe()} holds fingerprints made with another recipe ({details}); "
                 f"fingerprints of different recipes cannot be compared: {advice}"
             )
+        elif found.get("format") != self.format_version and create:
+            self.upgrade_meta({**found, "format": self.format_version})
+
+    def upgrade_meta(self, meta: dict) -> None:
+        """Write ``meta``, the stored one with a newer format version, over it."""
+        self.write_meta(meta)
 
     # Made by the last open (there was no store); what it lost since this machine last used it,
     # found at open (see receipts.py).

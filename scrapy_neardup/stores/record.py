@@ -25,9 +25,9 @@ _HEAD = struct.Struct("<QdQIIBB")
 _TIME = struct.Struct("<d")  # at offset 8 of the head
 # Bytes of the head; a server-side script reads the state byte, the head's next to last, in place.
 HEAD_SIZE = _HEAD.size
-# Keys are clipped far below 32 KiB, so the top bit of the key's length is free: set, it says
-# that the story fields (story id, the id it replaces, the source) follow the key. A record
-# without them is written as records always were, so stores of either kind read alike.
+# Keys are clipped far below 32 KiB, so the top bits of the key's length are free for flags.
+# The top bit says that the story fields (story id, the id it replaces, the source) follow the
+# key; a record without them leaves them out.
 _STORY_FLAG = 0x8000
 _STORY = struct.Struct("<QQB")  # story id, replaced id, length of the source
 # The next bit says that the story words follow (and the sketch's places follow its hashes):
@@ -38,6 +38,12 @@ _WORDS = struct.Struct("<BBQH")  # story words, figures, the text's digest, its 
 # and of the original title it declares (fingerprints.titles), either 0 for none.
 _TITLES_FLAG = 0x2000
 _TITLES = struct.Struct("<QQ")
+# The next bit says that the sketch's hashes are packed (Sketch.packed: about 3 bytes a hash
+# instead of 4); records written before it read as they were written. Keys are clipped to
+# 2,000 bytes (clip_key), below the 4,096 the bits left over hold.
+_PACKED_FLAG = 0x1000
+_FLAGS = _STORY_FLAG | _WORDS_FLAG | _TITLES_FLAG | _PACKED_FLAG
+_KEY_LIMIT = ~_FLAGS & 0xFFFF
 
 
 # The story words' arrays as stored: words, IDF bytes, spreads, figures (little-endian).
@@ -83,13 +89,19 @@ class DocRecord:
     text: str | None = field(default=None, compare=False, repr=False)
 
     def to_bytes(self) -> bytes:
+        return b"".join([part for _, part in self.parts()])
+
+    def parts(self) -> list[tuple[str, bytes]]:
+        """The stored form part by part, named (:meth:`to_bytes` joins them): where its bytes go."""
         key = self.key.encode("utf-8", "surrogatepass")
+        if len(key) > _KEY_LIMIT:
+            key = clip_key(self.key, _KEY_LIMIT).encode("utf-8", "surrogatepass")
         story = b""
         if self.story or self.replaces or self.source:
             source = self.source.encode("utf-8")[:255].decode("utf-8", "ignore").encode("utf-8")
             story = _STORY.pack(self.story, self.replaces, len(source)) + source
         titles = _TITLES.pack(self.title, self.declared) if self.title or self.declared else b""
-        words, places = b"", b""
+        words, figures, places = b"", b"", b""
         if self.story_words is not None and self.sketch.places is not None:
             found = self.story_words
             words = b"".join(
@@ -98,32 +110,26 @@ class DocRecord:
                     found.words.astype("<u4").tobytes(),
                     found.idf.tobytes(),
                     found.spread.astype("<u2").tobytes(),
-                    found.figures.astype("<u4").tobytes(),
                 ]
             )
+            figures = found.figures.astype("<u4").tobytes()
             places = self.sketch.places.tobytes()
-        flags = (_STORY_FLAG if story else 0) | (_WORDS_FLAG if words else 0) | (_TITLES_FLAG if titles else 0)
-        return b"".join(
-            [
-                _HEAD.pack(
-                    self.doc_id,
-                    self.time,
-                    self.simhash,
-                    self.sketch.size,
-                    self.chars,
-                    self.state,
-                    len(self.sentence_keys),
-                ),
-                struct.pack(f"<{len(self.sentence_keys)}Q", *self.sentence_keys),
-                struct.pack("<H", len(key) | flags),
-                key,
-                story,
-                titles,
-                words,
-                self.sketch.to_bytes(),
-                places,
-            ]
+        flags = _PACKED_FLAG | (_STORY_FLAG if story else 0) | (_WORDS_FLAG if words else 0)
+        flags |= _TITLES_FLAG if titles else 0
+        head = _HEAD.pack(
+            self.doc_id, self.time, self.simhash, self.sketch.size, self.chars, self.state, len(self.sentence_keys)
         )
+        return [
+            ("head", head),
+            ("sentence keys", struct.pack(f"<{len(self.sentence_keys)}Q", *self.sentence_keys)),
+            ("key", struct.pack("<H", len(key) | flags) + key),
+            ("story fields", story),
+            ("titles", titles),
+            ("story words", words),
+            ("figures", figures),
+            ("sketch hashes", self.sketch.packed()),
+            ("sketch places", places),
+        ]
 
     @staticmethod
     def time_of(data: bytes) -> float:
@@ -139,7 +145,8 @@ class DocRecord:
         (key_length,) = struct.unpack_from("<H", data, offset)
         offset += 2
         has_story, has_words, has_titles = key_length & _STORY_FLAG, key_length & _WORDS_FLAG, key_length & _TITLES_FLAG
-        key_length &= ~(_STORY_FLAG | _WORDS_FLAG | _TITLES_FLAG)
+        packed = key_length & _PACKED_FLAG
+        key_length &= ~_FLAGS
         key = data[offset : offset + key_length].decode("utf-8", "surrogatepass")
         offset += key_length
         story = replaces = 0
@@ -164,7 +171,7 @@ class DocRecord:
                 offset += count * stored.itemsize
             words, idf, spread, figures = parts
             story_words = StoryWords(words, idf, spread, figures, datelines)
-        sketch = Sketch.from_record(data, offset, sketch_size, placed=bool(has_words))
+        sketch = Sketch.from_record(data, offset, sketch_size, placed=bool(has_words), packed=bool(packed))
         return cls(
             doc_id,
             key,

@@ -7,7 +7,7 @@ from support.corpus import text
 
 from scrapy_neardup import Detector, open_store
 from scrapy_neardup.engine.prefer import Copy, PreferSources, policy_from, prefer_longest, source_of
-from scrapy_neardup.stores.record import _HEAD, DocRecord
+from scrapy_neardup.stores.record import _HEAD, _PACKED_FLAG, DocRecord
 
 
 def test_longest_follows_the_engines_judgement_not_a_percentage():
@@ -53,12 +53,13 @@ def record(**story) -> DocRecord:
     return DocRecord(7, "https://a.example/rice", time.time(), fp.simhash, fp.sketch, fp.chars, 1, [11, 12], **story)
 
 
-def test_a_record_without_story_fields_is_encoded_as_records_always_were():
+def test_a_record_without_story_fields_leaves_them_out():
     plain = record()
     data = plain.to_bytes()
     at = _HEAD.size + 8 * len(plain.sentence_keys)
     key_length = int.from_bytes(data[at : at + 2], "little")
-    assert key_length == len(plain.key)  # the flag bit is clear: the old layout, byte for byte
+    assert key_length & ~_PACKED_FLAG == len(plain.key)  # the story fields' flag bit is clear
+    assert data[at + 2 : at + 2 + len(plain.key)] == plain.key.encode()
     back = DocRecord.from_bytes(data)
     assert (back.key, back.state, back.story, back.replaces, back.source) == (plain.key, 1, 0, 0, "")
     assert back.to_bytes() == data and plain.story_id == 7

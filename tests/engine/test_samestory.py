@@ -209,13 +209,13 @@ def test_explain_says_which_rule_decided(tmp_path, capsys):
     assert "rule: lead excerpt: B is the opening" in shown
 
 
-def test_a_store_of_the_previous_format_is_refused_at_open_with_the_versions(store_uri):
-    """Records of the previous format hold no story words: the rule could not judge them, so
-    such a store is refused at open, never misread."""
+def test_a_store_of_a_format_without_story_words_is_refused_at_open_with_the_versions(store_uri):
+    """Records of the format before the story words hold none: the rule could not judge them,
+    so such a store is refused at open, never misread."""
     from scrapy_neardup.stores import StoreFormatError
 
     with open_store(store_uri) as store:
-        previous = store.format_version - 1
+        previous = min(store.reads_formats) - 1  # the version before the oldest read as it is
         meta = {**store.read_meta(), "format": previous}
         if store_uri.startswith("redis"):  # its write_meta only creates a namespace
             from scrapy_neardup.stores.redis.store import encode_meta

@@ -156,6 +156,32 @@ def test_tables_of_the_wrong_size_are_refused():
         kernel.fold("abc", np.zeros(10, dtype=np.uint32))
 
 
+def test_packed_sketch_hashes_match_the_numpy_path():
+    """The kernel writes a record's packed sketch hashes byte for byte as numpy does, and reads
+    back what either wrote; both refuse unsorted hashes, and the kernel a packed sketch cut short."""
+    from scrapy_neardup.fingerprints.sketch import packed_hashes, unpacked_hashes
+
+    rng = np.random.default_rng(11)
+    cases = [[], [0], [2**32 - 1], [0, 2**32 - 1], list(range(128)), list(range(2**32 - 128, 2**32)), [5, 5, 7]]
+    for count in (1, 2, 3, 16, 127, 128, 129, 1000, 4096):
+        for top in (2**8, 2**20, 2**28, 2**32):
+            cases.append(sorted(rng.choice(top, size=min(count, top), replace=False).tolist()))
+    for hashes in cases:
+        array = np.array(hashes, dtype=np.uint32)
+        data = kernel.pack_hashes(array)
+        assert data == packed_hashes(array), hashes
+        record = b"head" + data + b"places"
+        assert np.frombuffer(kernel.unpack_hashes(record, 4, len(record) - 6), "<u4").tolist() == hashes
+        assert unpacked_hashes(record, 4, len(record) - 6).tolist() == hashes
+    for pack in (kernel.pack_hashes, packed_hashes):
+        with pytest.raises(ValueError, match="not sorted"):
+            pack(np.array([3, 2], dtype=np.uint32))
+    with pytest.raises(ValueError, match="cut short"):
+        kernel.unpack_hashes(data[:-1], 0, len(data) - 1)
+    with pytest.raises(ValueError, match="cut short"):
+        kernel.unpack_hashes(data, 0, 2)
+
+
 def test_sketch_overlap_matches_the_numpy_path():
     from scrapy_neardup.fingerprints.sketch import overlap
 

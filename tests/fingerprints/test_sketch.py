@@ -76,6 +76,26 @@ def test_a_sketch_at_the_end_of_a_record_is_read_in_place():
     assert len(empty.hashes) == len(empty.places) == 0
 
 
+def test_a_packed_sketch_at_the_end_of_a_record_reads_back_whole_and_smaller():
+    """Records store the sketch's hashes packed (at most 3.25 bytes a hash for a news text instead
+    of 4), then the places; both read back as they were, the places in place."""
+    from scrapy_neardup.fingerprints.sketch import sketch_and_keys
+
+    rng = random.Random(3)
+    for size in (0, 1, 4, 60, 800, 3000, 20000):
+        codes = np.frombuffer(random_text(rng, size).encode("utf-32-le"), dtype=np.uint32)
+        sketch = sketch_and_keys(codes, 128)[0]
+        head = b"record head"
+        packed = sketch.packed()
+        placed = Sketch.from_record(head + packed + sketch.places.tobytes(), len(head), sketch.size, True, True)
+        plain = Sketch.from_record(head + packed, len(head), sketch.size, False, True)
+        assert placed.hashes.tolist() == plain.hashes.tolist() == sketch.hashes.tolist(), size
+        assert placed.hashes.dtype == np.uint32 and placed.places.tolist() == sketch.places.tolist()
+        assert isinstance(placed.places.base, bytes) and plain.places is None
+        if size >= 800:  # 128 hashes of a news-length text
+            assert len(packed) <= 3.25 * len(sketch.hashes) + 3, (size, len(packed))
+
+
 def test_shingle_hashes_are_distinct_and_sorted():
     hashes = shingle_hashes("abcdeabcdeabcde")
     assert list(hashes) == sorted(set(hashes.tolist()))

@@ -328,8 +328,10 @@ def _path_of(uri: str) -> str:
 
 class LevelDBStore(LocalStore):
     # 1 kept the buckets as LevelDB keys, 2 a time index and a counter per write; 4 files each
-    # document under its key too; 5 records hold story words, figures and sketch places
-    format_version = 5
+    # document under its key too; 5 records hold story words, figures and sketch places; 6
+    # records may hold their sketch's hashes packed (stores of 5 read as they are)
+    format_version = 6
+    reads_formats = (5,)
 
     @classmethod
     def from_uri(cls, uri: str, namespace: str = "default", create: bool = True, **options: Any) -> LevelDBStore:

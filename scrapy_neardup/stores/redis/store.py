@@ -499,6 +499,10 @@ class RedisStore(Store):
     def read_meta(self) -> dict | None:
         return decode_meta(self._call(self.client.get, self._key("meta")), self.describe())
 
+    def upgrade_meta(self, meta: dict) -> None:
+        """Write ``meta`` over the stored one: the namespace exists (write_meta creates it)."""
+        self._call(self.client.set, self._key("meta"), encode_meta(meta))
+
     def write_meta(self, meta: dict) -> None:
         """Create the namespace: its meta, then its marker (when another process created it
         at the same moment, check against its meta)."""
