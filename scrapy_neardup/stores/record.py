@@ -132,6 +132,15 @@ class DocRecord:
         ]
 
     @staticmethod
+    def replaces_of(data: bytes) -> int:
+        """The id of the copy an encoded record replaces (0 for none), without decoding the rest."""
+        offset = HEAD_SIZE + 8 * data[HEAD_SIZE - 1]  # after the head and its sentence keys
+        (key_length,) = struct.unpack_from("<H", data, offset)
+        if not key_length & _STORY_FLAG:
+            return 0
+        return _STORY.unpack_from(data, offset + 2 + (key_length & ~_FLAGS))[1]
+
+    @staticmethod
     def time_of(data: bytes) -> float:
         """The time of an encoded record, without decoding the rest."""
         return _TIME.unpack_from(data, 8)[0]

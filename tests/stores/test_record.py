@@ -98,6 +98,16 @@ def test_records_of_the_layout_before_read_as_they_were_written():
             assert len(new) <= len(old) - 64, (record.key, len(old), len(new))
 
 
+def test_the_copy_a_record_replaces_is_read_from_its_bytes_alone():
+    import dataclasses
+
+    for record in records():
+        for replaces in (0, 2**40 + record.doc_id):
+            replacing = dataclasses.replace(record, replaces=replaces)
+            for layout in (replacing.to_bytes(), old_layout(replacing)):
+                assert DocRecord.replaces_of(layout) == replaces, record.key
+
+
 def test_a_leveldb_store_of_records_of_the_layout_before_finds_its_stories(tmp_path):
     """Records rewritten in the layout before, in a real LevelDB store: reopened, they are read,
     reprints of them are found, and records written now stand beside them."""

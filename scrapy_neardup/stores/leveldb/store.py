@@ -101,9 +101,6 @@ class _Shared:
         # namespace prefix -> copies being replaced -> the pending copy replacing each; like
         # the pending copies themselves, they do not outlive the process
         self.claims: dict[bytes, dict[int, int]] = {}
-        # namespace prefix -> its pending new stories that replace no copy: committed by their
-        # state byte alone (they do not outlive the process either)
-        self.plain_pending: dict[bytes, set[int]] = {}
         self.purging = threading.Lock()  # held by a purge, which may run in a thread of its own
         self.closing = threading.Event()  # a purge stops at its next batch
 
@@ -372,7 +369,6 @@ class LevelDBStore(LocalStore):
             self._shared.last_ids[prefix] = [self._highest_id()]
         self._last = self._shared.last_ids[prefix]
         self._prefix = prefix
-        self._plain_pending = self._shared.plain_pending.setdefault(prefix, set())
         # Known once the store is open (open() loads them); a read before that learns nothing.
         self._simhashes = self._shared.simhashes.get(prefix, SimHashes())
 
@@ -500,10 +496,6 @@ class LevelDBStore(LocalStore):
                 batch.put(b"x" + doc, pack_text(record.text))
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")
-        if record.state == PENDING and not (record.replaces or record.story):
-            self._plain_pending.add(record.doc_id)
-        else:
-            self._plain_pending.discard(record.doc_id)
         self._index.add(buckets, record.doc_id)
         self._simhashes.put(record.doc_id, record.simhash)
 
@@ -517,9 +509,14 @@ class LevelDBStore(LocalStore):
         story that replaces no copy (most) has only its state byte changed in its record's
         bytes, as the Redis stores do: nothing else of the record changes, so nothing else of
         it need be read or encoded again."""
-        if doc_id in self._plain_pending:
-            self._plain_pending.discard(doc_id)
-            self._commit_in_place(doc_id)
+        doc = _u64(doc_id)
+        data = self._get(self._doc_prefix + doc, verify_checksums=_VERIFY)
+        if data is None or data[_STATE] != PENDING:
+            return
+        if not DocRecord.replaces_of(data):
+            with self._db.write_batch() as batch:
+                batch.put(b"d" + doc, b"".join([data[:_STATE], bytes([COMMITTED]), data[_STATE + 1 :]]))
+                batch.delete(b"p" + doc)
             return
         record = self.get(doc_id)
         if record is not None and record.state == PENDING:
@@ -528,25 +525,14 @@ class LevelDBStore(LocalStore):
             if old is not None:
                 self._swap(record, old)
                 return
-            doc = _u64(doc_id)
             with self._db.write_batch() as batch:
                 batch.put(b"d" + doc, record.to_bytes())
                 batch.delete(b"p" + doc)
-
-    def _commit_in_place(self, doc_id: int) -> None:
-        doc = _u64(doc_id)
-        data = self._get(self._doc_prefix + doc, verify_checksums=_VERIFY)
-        if data is None or data[_STATE] != PENDING:
-            return
-        with self._db.write_batch() as batch:
-            batch.put(b"d" + doc, b"".join([data[:_STATE], bytes([COMMITTED]), data[_STATE + 1 :]]))
-            batch.delete(b"p" + doc)
 
     @_guarded
     def _swap(self, record: DocRecord, old: DocRecord) -> None:
         """One write batch: the replacing record (committed or pending), and the replaced
         copy out. A process killed at any moment leaves one copy of the story or the other."""
-        self._plain_pending.discard(old.doc_id)
         doc, gone = _u64(record.doc_id), _u64(old.doc_id)
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
@@ -560,7 +546,6 @@ class LevelDBStore(LocalStore):
 
     @_guarded
     def _delete(self, record: DocRecord, buckets: list[bytes]) -> None:
-        self._plain_pending.discard(record.doc_id)
         doc = _u64(record.doc_id)
         with self._db.write_batch() as batch:
             batch.delete(b"d" + doc)
