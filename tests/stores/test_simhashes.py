@@ -1,6 +1,9 @@
 """A LevelDB check reads no record of a SimHash bucket member that the verdict rule passes over."""
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -109,3 +112,43 @@ def test_verdicts_on_a_store_with_far_simhash_members_are_those_of_reading_every
         opened.close()
     assert verdicts[0] == verdicts[1]
     assert verdicts[0][-1] == ("duplicate", "k60")
+
+
+def test_a_killed_run_keeps_the_simhashes_of_its_flushed_documents(tmp_path):
+    """Each flush of the bucket index appends the SimHashes it covers: without a close, the
+    documents stored before it are passed over after reopening as after a clean close."""
+    script = f"""
+import os, sys
+sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]
+from test_simhashes import check, FAR
+from scrapy_neardup import Recipe, open_store
+store = open_store("leveldb://{tmp_path / "db"}", recipe=Recipe(tokenizer="rjieba"))
+store._index.flush_entries = 64
+for number in range(40):
+    check(store, f"far-{{number}}", FAR, [1000 + number])
+store._index.flush()
+print(store._index.flushed_upto, flush=True)
+os._exit(0)  # no close: what a kill leaves
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    flushed = int(done.stdout.split()[-1])
+    assert flushed == 40  # every document in a run: none is filed again (nor learnt) at open
+    with open_store(f"leveldb://{tmp_path / 'db'}", recipe=Recipe(tokenizer="rjieba")) as again:
+        assert again._simhashes.far(set(range(1, 41)), 0, 3) == set(range(1, 41))
+
+
+def test_segments_are_read_up_to_one_cut_short(tmp_path):
+    values = SimHashes()
+    for upto in (4, 7, 10):  # no file at first: written whole, then two segments
+        for doc_id in range(upto - 2 if upto > 4 else 1, upto + 1):
+            values.put(doc_id, FAR)
+        values.append_upto(str(tmp_path), upto)
+    data = (tmp_path / FILE).read_bytes()
+    assert SimHashes.load(str(tmp_path), last_id=10).far(set(range(1, 11)), 0, 3) == set(range(1, 11))
+    (tmp_path / FILE).write_bytes(data[:-3])  # the last segment cut short
+    torn = SimHashes.load(str(tmp_path), last_id=10)
+    assert torn.far(set(range(1, 11)), 0, 3) == set(range(1, 8))
+    torn.put(11, FAR)
+    torn.append_upto(str(tmp_path), 11)  # after a torn segment the file is written whole again
+    assert SimHashes.load(str(tmp_path), last_id=11).far(set(range(1, 12)), 0, 3) == set(range(1, 8)) | {11}
+    assert SimHashes.load(str(tmp_path), last_id=9).far({1}, 0, 3) == set()  # ids never given out

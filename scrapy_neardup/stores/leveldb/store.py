@@ -292,6 +292,14 @@ def _save_indexes(path: str, entry: _Shared) -> None:
             )
 
 
+def _append_simhashes(simhashes: SimHashes, folder: str, upto: int) -> None:
+    """After a flush of the bucket index: a run killed later keeps the SimHashes it covers."""
+    try:
+        simhashes.append_upto(folder, upto)
+    except OSError as exc:
+        logger.debug("SimHashes in %s not saved (%s); they are saved again at close", folder, exc)
+
+
 def _save_counters(entry: _Shared) -> None:
     """A clean close saves each namespace's last id (a killed run's is found at open)."""
     for prefix, last in entry.last_ids.items():
@@ -379,6 +387,7 @@ class LevelDBStore(LocalStore):
             self._simhashes = SimHashes.load(folder, self._last[0])
             self._shared.simhashes[self._prefix] = self._simhashes
             self._shared.indexes[self._prefix] = self._load_index()
+            self._shared.indexes[self._prefix].on_flush = functools.partial(_append_simhashes, self._simhashes, folder)
         self._index = self._shared.indexes[self._prefix]
         self._simhashes = self._shared.simhashes[self._prefix]
         self._drop_stale_reservations()
@@ -496,8 +505,8 @@ class LevelDBStore(LocalStore):
                 batch.put(b"x" + doc, pack_text(record.text))
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")
+        self._simhashes.put(record.doc_id, record.simhash)  # before a flush the add may start
         self._index.add(buckets, record.doc_id)
-        self._simhashes.put(record.doc_id, record.simhash)
 
     def _far_by_simhash(self, doc_ids: set[int], simhash: int) -> set[int]:
         return self._simhashes.far(doc_ids, simhash, self.recipe.simhash_k)

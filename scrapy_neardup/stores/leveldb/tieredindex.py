@@ -74,6 +74,9 @@ class TieredIndex:
         self._merge_everything = False
         self._worker: threading.Thread | None = None
         self._closed = False
+        # told the last id in a run after each flush, in the index's thread (the store saves
+        # what it keeps beside the index up to there)
+        self.on_flush: Callable[[int], None] | None = None
 
     # ------------------------------------------------------------------ opening
 
@@ -281,6 +284,8 @@ class TieredIndex:
             self.dead -= {doc_id for doc_id in dead.tolist() if after < doc_id <= upto}  # left out of the run
             self._dead_changed()
         self.save()
+        if self.on_flush is not None:
+            self.on_flush(upto)
 
     def _merge(self, plan: list[Run]) -> None:
         dead, floor = self._dead_array, self.floor

@@ -1,0 +1,97 @@
+"""Go on filling a store that ``speed.py --keep`` left, million by million, as ``speed.py --step`` reports.
+
+``speed.py`` fills a new store from nothing in one process; a fill to 10 million takes hours
+on two cores, and a session may end first. This script opens a kept store and checks more
+fillers (``corpus.FillerTexts``, from ``--first-filler`` on, past the fill that made the
+store) through ``Detector.check``, as the fill does, and prints for every step: documents a
+CPU-second of this thread (what speed.py prints) and of the whole process (LevelDB's compaction
+and the bucket index's writer included), candidates a lookup, the process's RSS growth a
+stored document over the step (anonymous and file-backed), and bytes on disk a document.
+
+    python benchmarks/fill_on.py --store /tmp/neardup-speed-rjieba-PID --upto 10000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import corpus
+from speed import BLOCK, disk_bytes, load, rss_bytes, rss_parts
+
+from scrapy_neardup import Detector, Recipe, open_store
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", required=True, type=Path, help="the LevelDB folder speed.py --keep left")
+    parser.add_argument("--upto", type=int, default=10_000_000, help="stop once the store holds this many")
+    parser.add_argument("--step", type=int, default=1_000_000, help="report every STEP stored")
+    parser.add_argument("--first-filler", type=int, default=100_000_000, help="first filler number (past the fill)")
+    parser.add_argument("--tokenizer", default="rjieba")
+    corpus.add_data_option(parser)
+    args = parser.parse_args()
+
+    articles = corpus.load_articles(args.data)
+    fillers = corpus.FillerTexts(corpus.sentence_pool(articles[len(articles) // 2 :]))
+    started = time.perf_counter()
+    store = open_store(f"leveldb://{args.store}", recipe=Recipe(tokenizer=args.tokenizer), create=False)
+    print(f"opened {args.store} in {time.perf_counter() - started:.2f} s", flush=True)
+    detector = Detector(store)
+    candidates: list[int] = []
+    inner = store.check_and_add
+
+    def counted(probe, record, confirm=None):
+        reservation = inner(probe, record, confirm)
+        candidates.append(len(reservation.candidates))
+        return reservation
+
+    store.check_and_add = counted  # type: ignore[method-assign]
+    for text in fillers.chunk(10**9, 10**9 + 200):  # loads the dictionaries, untimed
+        detector.fingerprint(text)
+    stored = store.count()
+    number = args.first_filler
+    print(f"{stored:,} stored; filling to {args.upto:,} from filler {number:,}; load {load()}", flush=True)
+    while stored < args.upto:
+        step_end = min(args.upto, (stored // args.step + 1) * args.step)
+        rss, parts = rss_bytes(), rss_parts()
+        thread_cpu = process_cpu = wall = 0.0
+        checked = duplicates = 0
+        step_start = stored
+        candidates.clear()
+        while stored < step_end:
+            take = min(BLOCK, step_end - stored)
+            texts = fillers.chunk(number, number + take)
+            keys = [f"filler-{i}" for i in range(number, number + take)]
+            number += take
+            w0, t0, p0 = time.perf_counter(), time.thread_time(), time.process_time()
+            for key, text in zip(keys, texts):
+                if detector.check(key, text).stored:
+                    stored += 1
+                else:
+                    duplicates += 1
+            wall += time.perf_counter() - w0
+            thread_cpu += time.thread_time() - t0
+            process_cpu += time.process_time() - p0
+            checked += take
+        grown = max(1, stored - step_start)
+        now = rss_parts()
+        print(
+            f"fill {step_start:,} -> {stored:,}: {checked / thread_cpu:,.0f} docs/CPU-s "
+            f"(process {checked / process_cpu:,.0f}, {checked / wall:,.0f} docs/s), "
+            f"{sum(candidates) / max(1, len(candidates)):.2f} candidates/lookup, {duplicates} judged duplicate, "
+            f"RSS {(rss_bytes() - rss) / grown:+,.0f} B/doc (anon {(now.get('anon', 0) - parts.get('anon', 0)) / grown:+,.0f}, "
+            f"file {(now.get('file', 0) - parts.get('file', 0)) / grown:+,.0f}), "
+            f"RSS {rss_bytes() / 2**30:.2f} GiB, disk {disk_bytes(str(args.store)) / stored:,.0f} B/doc, load {load()}",
+            flush=True,
+        )
+    store.close()
+    print(f"done: {stored:,} stored, next filler {number:,}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
