@@ -79,14 +79,15 @@ def main() -> None:
             process_cpu += time.process_time() - p0
             checked += take
         grown = max(1, stored - step_start)
+        now_rss = rss_bytes()  # trims the heap first: the parts read after it are the same pages
         now = rss_parts()
         print(
             f"fill {step_start:,} -> {stored:,}: {checked / thread_cpu:,.0f} docs/CPU-s "
             f"(process {checked / process_cpu:,.0f}, {checked / wall:,.0f} docs/s), "
             f"{sum(candidates) / max(1, len(candidates)):.2f} candidates/lookup, {duplicates} judged duplicate, "
-            f"RSS {(rss_bytes() - rss) / grown:+,.0f} B/doc (anon {(now.get('anon', 0) - parts.get('anon', 0)) / grown:+,.0f}, "
+            f"RSS {(now_rss - rss) / grown:+,.0f} B/doc (anon {(now.get('anon', 0) - parts.get('anon', 0)) / grown:+,.0f}, "
             f"file {(now.get('file', 0) - parts.get('file', 0)) / grown:+,.0f}), "
-            f"RSS {rss_bytes() / 2**30:.2f} GiB, disk {disk_bytes(str(args.store)) / stored:,.0f} B/doc, load {load()}",
+            f"RSS {now_rss / 2**30:.2f} GiB, disk {disk_bytes(str(args.store)) / stored:,.0f} B/doc, load {load()}",
             flush=True,
         )
     store.close()
