@@ -7,8 +7,11 @@ store) through ``Detector.check``, as the fill does, and prints for every step: 
 CPU-second of this thread (what speed.py prints) and of the whole process (LevelDB's compaction
 and the bucket index's writer included), candidates a lookup, the process's RSS growth a
 stored document over the step (anonymous and file-backed), and bytes on disk a document.
+With ``--batch``, once the store holds ``--upto``, the batch of real news and their reprints that
+speed.py measures at each size is checked as it does there (best of its passes, each undone), and
+again split into fingerprint and check: speed.py's figures "at 10M" for a store it did not fill.
 
-    python benchmarks/fill_on.py --store /tmp/neardup-speed-rjieba-PID --upto 10000000
+    python benchmarks/fill_on.py --store /tmp/neardup-speed-rjieba-PID --upto 10000000 --batch
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus
-from speed import BLOCK, disk_bytes, load, rss_bytes, rss_parts
+from speed import BLOCK, PASSES, disk_bytes, load, make_batch, rss_bytes, rss_parts, score
 
 from scrapy_neardup import Detector, Recipe, open_store
 
@@ -33,6 +36,7 @@ def main() -> None:
     parser.add_argument("--step", type=int, default=1_000_000, help="report every STEP stored")
     parser.add_argument("--first-filler", type=int, default=100_000_000, help="first filler number (past the fill)")
     parser.add_argument("--tokenizer", default="rjieba")
+    parser.add_argument("--batch", action="store_true", help="then measure speed.py's batch on the store")
     corpus.add_data_option(parser)
     args = parser.parse_args()
 
@@ -90,8 +94,47 @@ def main() -> None:
             f"RSS {now_rss / 2**30:.2f} GiB, disk {disk_bytes(str(args.store)) / stored:,.0f} B/doc, load {load()}",
             flush=True,
         )
+    if args.batch:
+        measure_batch(detector, store, corpus.news_length_docs(articles[: len(articles) // 2]), stored)
     store.close()
     print(f"done: {stored:,} stored, next filler {number:,}", flush=True)
+
+
+def measure_batch(detector: Detector, store, docs: list[str], stored: int) -> None:
+    """speed.py's batch at this size: best of PASSES passes, then fingerprint and check apart."""
+    batch = make_batch(docs)
+    cpus, walls = [], []
+    for tag in "abcde"[:PASSES]:
+        t0, w0 = time.thread_time(), time.perf_counter()
+        verdicts = [detector.check(f"{tag}:{key}", text) for key, text in zip(batch.keys, batch.texts)]
+        cpus.append(time.thread_time() - t0)
+        walls.append(time.perf_counter() - w0)
+        matched = [v.duplicate_of.split(":", 1)[1] if v.duplicate_of else None for v in verdicts]
+        for verdict in verdicts:
+            if verdict.stored:
+                store.remove(verdict.doc_id)
+    fingerprint_cpu = check_cpu = 0.0
+    added = []
+    for key, text in zip(batch.keys, batch.texts):
+        t0 = time.thread_time()
+        fingerprint = detector.fingerprint(text)
+        t1 = time.thread_time()
+        verdict = detector.check_fingerprint(f"split:{key}", fingerprint)
+        check_cpu += time.thread_time() - t1
+        fingerprint_cpu += t1 - t0
+        if verdict.stored:
+            added.append(verdict.doc_id)
+    for doc_id in added:
+        store.remove(doc_id)
+    n = len(batch.keys)
+    scored = score(batch, matched)
+    print(
+        f"batch at {stored:,}: {n / min(cpus):,.0f} docs/CPU-s, {n / min(walls):,.0f} docs/s (best of {PASSES}); "
+        f"CPU a document: fingerprint {fingerprint_cpu / n * 1e6:,.0f} µs + check {check_cpu / n * 1e6:,.0f} µs; "
+        f"{scored['caught']}/{scored['reprints']} reprints caught, {scored['false_duplicates']} false duplicates; "
+        f"load {load()}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
