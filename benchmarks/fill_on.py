@@ -60,6 +60,7 @@ def main() -> None:
     stored = store.count()
     number = args.first_filler
     print(f"{stored:,} stored; filling to {args.upto:,} from filler {number:,}; load {load()}", flush=True)
+    print_memory(store, stored)
     while stored < args.upto:
         step_end = min(args.upto, (stored // args.step + 1) * args.step)
         rss, parts = rss_bytes(), rss_parts()
@@ -94,10 +95,24 @@ def main() -> None:
             f"RSS {now_rss / 2**30:.2f} GiB, disk {disk_bytes(str(args.store)) / stored:,.0f} B/doc, load {load()}",
             flush=True,
         )
+    print_memory(store, stored)
     if args.batch:
         measure_batch(detector, store, corpus.news_length_docs(articles[: len(articles) // 2]), stored)
     store.close()
     print(f"done: {stored:,} stored, next filler {number:,}", flush=True)
+
+
+def print_memory(store, stored: int) -> None:
+    """What the process holds, a stored document: the whole RSS, and the store's own parts."""
+    rss, parts = rss_bytes(), rss_parts()
+    index = store._index.memory_bytes()
+    simhashes = store._simhashes.memory_bytes
+    print(
+        f"memory at {stored:,}: RSS {rss / 2**30:.2f} GiB, {rss / max(1, stored):,.0f} B/doc "
+        f"(anon {parts.get('anon', 0) / max(1, stored):,.0f}, file {parts.get('file', 0) / max(1, stored):,.0f}); "
+        f"bucket index {index / max(1, stored):,.1f} B/doc, SimHashes {simhashes / max(1, stored):,.1f} B/doc",
+        flush=True,
+    )
 
 
 def measure_batch(detector: Detector, store, docs: list[str], stored: int) -> None:
