@@ -10,6 +10,8 @@ stored document over the step (anonymous and file-backed), and bytes on disk a d
 With ``--batch``, once the store holds ``--upto``, the batch of real news and their reprints that
 speed.py measures at each size is checked as it does there (best of its passes, each undone), and
 again split into fingerprint and check: speed.py's figures "at 10M" for a store it did not fill.
+``--merge-index`` then merges the bucket index into one run (what compaction does to it) and
+prints its bytes a document: runs written by an earlier layout are written again in this one.
 
     python benchmarks/fill_on.py --store /tmp/neardup-speed-rjieba-PID --upto 10000000 --batch
 """
@@ -37,6 +39,11 @@ def main() -> None:
     parser.add_argument("--first-filler", type=int, default=100_000_000, help="first filler number (past the fill)")
     parser.add_argument("--tokenizer", default="rjieba")
     parser.add_argument("--batch", action="store_true", help="then measure speed.py's batch on the store")
+    parser.add_argument(
+        "--merge-index",
+        action="store_true",
+        help="then merge the bucket index into one run, timed, and print its bytes",
+    )
     corpus.add_data_option(parser)
     args = parser.parse_args()
 
@@ -98,6 +105,14 @@ def main() -> None:
     print_memory(store, stored)
     if args.batch:
         measure_batch(detector, store, corpus.news_length_docs(articles[: len(articles) // 2]), stored)
+    if args.merge_index:
+        started = time.perf_counter()
+        store._index.merge_all()
+        print(
+            f"bucket index merged into one run in {time.perf_counter() - started:.0f} s: "
+            f"{store._index.disk_bytes() / stored:,.1f} B/doc; the store {disk_bytes(str(args.store)) / stored:,.0f} B/doc",
+            flush=True,
+        )
     store.close()
     print(f"done: {stored:,} stored, next filler {number:,}", flush=True)
 
@@ -115,9 +130,22 @@ def print_memory(store, stored: int) -> None:
     )
 
 
+def open_every_table(store) -> None:
+    """Read one record of every LevelDB table, untimed. The process that filled the store (which
+    speed.py measures in) has every table open; a process that just opened the store opens each
+    (its file, index block and filter) on its first read, a cost of its first minutes, not of
+    a check at this size. Records follow ids, so reading every ``step``-th id meets them all."""
+    started = time.perf_counter()
+    get, prefix = store._get, store._doc_prefix
+    for doc_id in range(1, store._last[0] + 1, 200):
+        get(prefix + doc_id.to_bytes(8, "big"))
+    print(f"one record of every table read in {time.perf_counter() - started:.1f} s (untimed)", flush=True)
+
+
 def measure_batch(detector: Detector, store, docs: list[str], stored: int) -> None:
     """speed.py's batch at this size: best of PASSES passes, then fingerprint and check apart."""
     batch = make_batch(docs)
+    open_every_table(store)
     cpus, walls = [], []
     for tag in "abcde"[:PASSES]:
         t0, w0 = time.thread_time(), time.perf_counter()
