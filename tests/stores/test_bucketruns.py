@@ -1,6 +1,6 @@
 """Run files of the bucket index with packed pages: every entry read back by the C kernel and
-by numpy, widths at their edges, damaged pages refused, and runs of the raw layout of earlier
-versions read and merged beside packed ones."""
+by numpy, widths at their edges, and runs of the raw layout of earlier versions read and
+merged beside packed ones (test_tieredindex.py damages them)."""
 
 import os
 import random
@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xxhash
-from test_tieredindex import Model, check_all, documents
+from test_tieredindex import Model, add_all, check_all, documents
 
 from scrapy_neardup.fingerprints.kernel import kernel
 from scrapy_neardup.stores.leveldb import bucketruns, tieredindex
-from scrapy_neardup.stores.leveldb.bucketruns import PAGE, Run, RunDamaged
+from scrapy_neardup.stores.leveldb.bucketruns import PAGE, Run
 from scrapy_neardup.stores.leveldb.tieredindex import TieredIndex
 
 PATHS = [True, False] if kernel is not None else [False]
@@ -108,39 +108,6 @@ def test_widths_at_their_edges_read_back(tmp_path, entries):
     run.close()
 
 
-def test_a_damaged_packed_page_is_an_error_never_members_read_wrong(tmp_path):
-    folder = tmp_path / "index"
-    index = TieredIndex.create(str(folder), flush_entries=100)
-    index.start(floor=1)
-    for doc_id in range(1, 3001):
-        index.add([b"s%d" % doc_id, b"h%d" % (doc_id % 7)], doc_id)
-    index.merge_all()
-    index.close()
-    (name,) = [n for n in os.listdir(folder) if n.startswith("run-")]
-    good = (folder / name).read_bytes()
-    run = Run.open(str(folder / name))
-    second = int(run.starts[1])  # where page 1 starts: its head, then its fields
-    kept = int(run.starts[-1]) + 16 * run.pages + 8  # where that is kept, after the pages
-    run.close()
-    buckets = [b"s%d" % n for n in range(1, 3001)] + [b"h%d" % n for n in range(7)]
-    for at in (second, second + 8, second + 9, second + 40):  # its first key, a width, a field
-        data = bytearray(good)
-        data[at] ^= 0x10
-        (folder / name).write_bytes(bytes(data))
-        for compiled in PATHS:
-            damaged = TieredIndex.open(str(folder), compiled=compiled)
-            with pytest.raises(OSError, match="checksum"):
-                damaged.members_each(buckets, 5)
-            with pytest.raises(OSError, match="checksum"):
-                Run.write(str(tmp_path / "merged.bin"), damaged.runs, NO_DEAD, 0, ALL, compiled=compiled)
-            damaged._close_runs()
-    data = bytearray(good)
-    data[kept] ^= 1  # kept in memory and covered by the run's checksum, not the page's
-    (folder / name).write_bytes(bytes(data))
-    with pytest.raises(RunDamaged):
-        Run.open(str(folder / name))
-
-
 @pytest.mark.parametrize("compiled", PATHS)
 def test_runs_of_raw_pages_are_read_and_merged_beside_packed_ones(tmp_path, monkeypatch, compiled):
     """An index whose runs were written before pages were packed (rewritten here in that
@@ -151,9 +118,7 @@ def test_runs_of_raw_pages_are_read_and_merged_beside_packed_ones(tmp_path, monk
     monkeypatch.setattr(tieredindex, "MERGE_RATIO", 0)  # runs stay apart until merge_all
     index = TieredIndex.create(folder, flush_entries=1500, compiled=compiled)
     index.start(floor=1)
-    for doc_id, buckets in docs[:2000]:
-        index.add(buckets, doc_id)
-        model.add(buckets, doc_id)
+    add_all(index, model, docs[:2000])
     index.close()
     names = [n for n in os.listdir(folder) if n.startswith("run-")]
     assert names
@@ -166,9 +131,7 @@ def test_runs_of_raw_pages_are_read_and_merged_beside_packed_ones(tmp_path, monk
     assert again.runs and not any(run.packed for run in again.runs)
     again.start(floor=1)
     check_all(again, model, docs[:2000], random.Random(5))
-    for doc_id, buckets in docs[2000:]:
-        again.add(buckets, doc_id)
-        model.add(buckets, doc_id)
+    add_all(again, model, docs[2000:])
     again.flush()
     assert {run.packed for run in again.runs} == {True, False}
     check_all(again, model, docs, random.Random(6))
