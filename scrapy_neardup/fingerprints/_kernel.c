@@ -24,8 +24,9 @@ static const uint64_t P5 = 0x27D4EB2F165667C5ULL;
 
 static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
-/* Little-endian on every host: one load where the host is little-endian (a loop of byte loads
- * is not always merged into one, and a run page's checksum reads every word of it). */
+/* Little-endian on every host: one load or store where the host is little-endian (a loop of
+ * byte loads or stores is not always merged into one, and a run page's checksum reads every
+ * word of it, its decoding writes every entry). */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 static inline uint64_t read64(const unsigned char *p) {
     uint64_t v;
@@ -38,6 +39,8 @@ static inline uint32_t read32(const unsigned char *p) {
     memcpy(&v, p, 4);
     return v;
 }
+
+static inline void write64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
 #else
 static inline uint64_t read64(const unsigned char *p) {
     uint64_t v = 0;
@@ -47,6 +50,10 @@ static inline uint64_t read64(const unsigned char *p) {
 
 static inline uint32_t read32(const unsigned char *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline void write64(unsigned char *p, uint64_t v) {
+    for (int b = 0; b < 8; b++) p[b] = (unsigned char)(v >> (8 * b));
 }
 #endif
 
@@ -1560,13 +1567,11 @@ static PyObject *py_index_move(PyObject *self, PyObject *args) {
 enum { RUN_PAGE = 512, BLOOM_BLOCK = 64, BLOOM_PROBES = 6 };
 enum { PAGE_HEAD = 10, MAX_PAGE_BYTES = PAGE_HEAD + 8 * RUN_PAGE, PAGE_SLACK = 16 };
 
-static inline void write64(unsigned char *p, uint64_t v) {
-    for (int b = 0; b < 8; b++) p[b] = (unsigned char)(v >> (8 * b));
-}
 
 /* The ``n`` entries of the packed page ``in`` (``len`` bytes, PAGE_SLACK more readable past
- * them) into ``out``, raw; -1 when its size is not the one its head says. */
-static int unpack_page(const unsigned char *in, size_t len, uint64_t n, unsigned char *out) {
+ * them) into ``out``, raw, up to the first of a key past ``last_key`` (a lookup needs no more):
+ * how many, or -1 when its size is not the one its head says. */
+static Py_ssize_t unpack_page(const unsigned char *in, size_t len, uint64_t n, unsigned char *out, uint64_t last_key) {
     if (len < PAGE_HEAD) return -1;
     uint64_t key = read32(in), lowest = read32(in + 4);
     unsigned key_bits = in[8], id_bits = in[9], width = key_bits + id_bits;
@@ -1580,8 +1585,9 @@ static int unpack_page(const unsigned char *in, size_t len, uint64_t n, unsigned
         field &= mask;
         key += field >> id_bits;
         write64(out + 8 * i, key << 32 | (lowest + (field & id_mask)));
+        if (key > last_key) return (Py_ssize_t)i + 1;
     }
-    return 0;
+    return (Py_ssize_t)n;
 }
 
 /* Pack the ``n`` sorted entries ``e`` (1 to RUN_PAGE) into ``out`` (MAX_PAGE_BYTES +
@@ -1727,21 +1733,24 @@ static int read_all(int fd, unsigned char *out, size_t len, uint64_t at) {
 }
 
 /* Page ``page`` of ``run``, its ``len`` bytes as stored at ``in``, checked against its
- * checksum and decoded into ``out`` (raw entries); 0, or -1 when it does not match. */
-static int page_entries_of(const Run *run, uint64_t page, const unsigned char *in, size_t len, unsigned char *out) {
+ * checksum and decoded into ``out`` (raw entries, up to the first of a key past ``last_key``
+ * at least): how many, or -1 when it does not match. */
+static Py_ssize_t page_entries_of(const Run *run, uint64_t page, const unsigned char *in, size_t len,
+                                  unsigned char *out, uint64_t last_key) {
     if (xxh64(in, len) != read64((const unsigned char *)run->sums.view.buf + 8 * page)) return -1;
     uint64_t n = page_entries(run, page);
     if (!run->packed) {
         if (len != 8 * n) return -1;
         if (in != out) memcpy(out, in, len);
-        return 0;
+        return (Py_ssize_t)n;
     }
-    return unpack_page(in, len, n, out);
+    return unpack_page(in, len, n, out, last_key);
 }
 
 /* Read page ``page`` of ``run`` into ``out`` (8 * RUN_PAGE bytes, then MAX_PAGE_BYTES +
- * PAGE_SLACK for the page as stored), checked; its entry count, or -1 (error set). */
-static Py_ssize_t read_page(const Run *run, uint64_t page, unsigned char *out) {
+ * PAGE_SLACK for the page as stored), checked, up to the first entry of a key past
+ * ``last_key`` at least: how many entries, or -1 (error set). */
+static Py_ssize_t read_page(const Run *run, uint64_t page, unsigned char *out, uint64_t last_key) {
     uint64_t at = page_start(run, page), len = page_start(run, page + 1) - at;
     unsigned char *in = run->packed ? out + 8 * RUN_PAGE : out;
     if (len > MAX_PAGE_BYTES) {
@@ -1755,12 +1764,11 @@ static Py_ssize_t read_page(const Run *run, uint64_t page, unsigned char *out) {
         else PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
-    if (page_entries_of(run, page, in, (size_t)len, out) < 0) {
+    Py_ssize_t n = page_entries_of(run, page, in, (size_t)len, out, last_key);
+    if (n < 0)
         PyErr_Format(PyExc_OSError, "a page of a bucket run does not match its checksum (page %llu)",
                      (unsigned long long)page);
-        return -1;
-    }
-    return (Py_ssize_t)page_entries(run, page);
+    return n;
 }
 
 typedef struct {
@@ -1811,7 +1819,7 @@ static int run_members(const Run *run, uint32_t key, const Live *live, Ids *out,
         else hi = mid;
     }
     for (uint64_t page = lo ? lo - 1 : 0; page < run->pages && out->n < limit; page++) {
-        Py_ssize_t n = read_page(run, page, page_buf);
+        Py_ssize_t n = read_page(run, page, page_buf, key);
         if (n < 0) return -1;
         uint64_t e = 0;
         for (Py_ssize_t i = 0; i < n && out->n < limit; i++) {
@@ -1938,7 +1946,8 @@ static int source_peek(Source *src, uint64_t *entry, WriteError *err) {
         if ((err->failed = read_all(run->fd, src->stored, (size_t)len, at)) != 0) return 0;
         for (uint64_t p = 0; p < pages; p++) {
             uint64_t start = page_start(run, page + p) - at, end = page_start(run, page + p + 1) - at;
-            if (page_entries_of(run, page + p, src->stored + start, end - start, src->buf + p * RUN_PAGE * 8) < 0) {
+            if (page_entries_of(run, page + p, src->stored + start, end - start, src->buf + p * RUN_PAGE * 8,
+                                UINT64_MAX) != (Py_ssize_t)page_entries(run, page + p)) {
                 err->failed = -1;
                 err->page = page + p;
                 return 0;
