@@ -1565,29 +1565,42 @@ static PyObject *py_index_move(PyObject *self, PyObject *args) {
 #include <unistd.h>
 
 enum { RUN_PAGE = 512, BLOOM_BLOCK = 64, BLOOM_PROBES = 6 };
-enum { PAGE_HEAD = 10, MAX_PAGE_BYTES = PAGE_HEAD + 8 * RUN_PAGE, PAGE_SLACK = 16 };
+/* A packed page's head: first key, lowest id, the two widths; then the key before every
+ * PAGE_STRIDE-th entry (a lookup decodes from the stretch its key is in, not the page's start). */
+enum { PAGE_HEAD = 10, PAGE_STRIDE = 64, PAGE_SLACK = 16 };
+enum { MAX_PAGE_BYTES = PAGE_HEAD + 4 * ((RUN_PAGE - 1) / PAGE_STRIDE) + 8 * RUN_PAGE };
 
 
-/* The ``n`` entries of the packed page ``in`` (``len`` bytes, PAGE_SLACK more readable past
- * them) into ``out``, raw, up to the first of a key past ``last_key`` (a lookup needs no more):
- * how many, or -1 when its size is not the one its head says. */
-static Py_ssize_t unpack_page(const unsigned char *in, size_t len, uint64_t n, unsigned char *out, uint64_t last_key) {
-    if (len < PAGE_HEAD) return -1;
-    uint64_t key = read32(in), lowest = read32(in + 4);
+/* The entries of the packed page ``in`` of ``n`` (``len`` bytes, PAGE_SLACK more readable past
+ * them) into ``out``, raw: from the stretch of PAGE_STRIDE where keys reach ``from_key`` (those
+ * before are all less) up to the first of a key past ``last_key`` (a lookup needs no more). How
+ * many, or -1 when its size is not the one its head says. */
+static Py_ssize_t unpack_page(const unsigned char *in, size_t len, uint64_t n, unsigned char *out, uint64_t from_key,
+                              uint64_t last_key) {
+    if (len < PAGE_HEAD || n == 0) return -1;
+    uint64_t key = read32(in), lowest = read32(in + 4), strides = (n - 1) / PAGE_STRIDE, start = 0;
     unsigned key_bits = in[8], id_bits = in[9], width = key_bits + id_bits;
-    if (key_bits > 32 || id_bits > 32 || len != PAGE_HEAD + (n * width + 7) / 8) return -1;
-    const unsigned char *bits = in + PAGE_HEAD;
+    if (key_bits > 32 || id_bits > 32 || len != PAGE_HEAD + 4 * strides + (n * width + 7) / 8) return -1;
+    for (uint64_t s = strides; s > 0; s--) {
+        uint64_t before = read32(in + PAGE_HEAD + 4 * (s - 1)); /* the key of entry s * PAGE_STRIDE - 1 */
+        if (before < from_key) {
+            key = before;
+            start = s * PAGE_STRIDE;
+            break;
+        }
+    }
+    const unsigned char *bits = in + PAGE_HEAD + 4 * strides;
     uint64_t mask = width == 64 ? ~0ULL : (1ULL << width) - 1, id_mask = (1ULL << id_bits) - 1;
-    for (uint64_t i = 0, at = 0; i < n; i++, at += width) {
+    for (uint64_t i = start, at = start * width; i < n; i++, at += width) {
         unsigned shift = (unsigned)(at & 7);
         uint64_t field = read64(bits + (at >> 3)) >> shift;
         if (shift + width > 64) field |= (uint64_t)bits[(at >> 3) + 8] << (64 - shift);
         field &= mask;
         key += field >> id_bits;
-        write64(out + 8 * i, key << 32 | (lowest + (field & id_mask)));
-        if (key > last_key) return (Py_ssize_t)i + 1;
+        write64(out + 8 * (i - start), key << 32 | (lowest + (field & id_mask)));
+        if (key > last_key) return (Py_ssize_t)(i - start) + 1;
     }
-    return (Py_ssize_t)n;
+    return (Py_ssize_t)(n - start);
 }
 
 /* Pack the ``n`` sorted entries ``e`` (1 to RUN_PAGE) into ``out`` (MAX_PAGE_BYTES +
@@ -1605,7 +1618,8 @@ static size_t pack_page(const uint64_t *e, uint64_t n, unsigned char *out) {
     while (key_bits < 64 && gaps >> key_bits) key_bits++; /* the bits of the largest */
     while (id_bits < 64 && offsets >> id_bits) id_bits++;
     unsigned width = key_bits + id_bits;
-    size_t len = PAGE_HEAD + (size_t)(n * width + 7) / 8;
+    uint64_t strides = (n - 1) / PAGE_STRIDE;
+    size_t len = PAGE_HEAD + 4 * strides + (size_t)(n * width + 7) / 8;
     uint32_t first = (uint32_t)(e[0] >> 32);
     for (int b = 0; b < 4; b++) {
         out[b] = (unsigned char)(first >> (8 * b));
@@ -1613,8 +1627,12 @@ static size_t pack_page(const uint64_t *e, uint64_t n, unsigned char *out) {
     }
     out[8] = (unsigned char)key_bits;
     out[9] = (unsigned char)id_bits;
-    unsigned char *bits = out + PAGE_HEAD;
-    memset(bits, 0, len - PAGE_HEAD + 9);
+    for (uint64_t s = 1; s <= strides; s++) {
+        uint32_t before = (uint32_t)(e[s * PAGE_STRIDE - 1] >> 32);
+        for (int b = 0; b < 4; b++) out[PAGE_HEAD + 4 * (s - 1) + b] = (unsigned char)(before >> (8 * b));
+    }
+    unsigned char *bits = out + PAGE_HEAD + 4 * strides;
+    memset(bits, 0, len - PAGE_HEAD - 4 * strides + 9);
     for (uint64_t i = 0, at = 0; i < n; i++, at += width) {
         uint64_t field = ((e[i] >> 32) - (e[i ? i - 1 : 0] >> 32)) << id_bits | ((uint32_t)e[i] - lowest);
         unsigned shift = (unsigned)(at & 7);
@@ -1733,10 +1751,10 @@ static int read_all(int fd, unsigned char *out, size_t len, uint64_t at) {
 }
 
 /* Page ``page`` of ``run``, its ``len`` bytes as stored at ``in``, checked against its
- * checksum and decoded into ``out`` (raw entries, up to the first of a key past ``last_key``
- * at least): how many, or -1 when it does not match. */
+ * checksum and decoded into ``out`` (raw entries; at least those of keys ``from_key`` to
+ * ``last_key``, see unpack_page): how many, or -1 when it does not match. */
 static Py_ssize_t page_entries_of(const Run *run, uint64_t page, const unsigned char *in, size_t len,
-                                  unsigned char *out, uint64_t last_key) {
+                                  unsigned char *out, uint64_t from_key, uint64_t last_key) {
     if (xxh64(in, len) != read64((const unsigned char *)run->sums.view.buf + 8 * page)) return -1;
     uint64_t n = page_entries(run, page);
     if (!run->packed) {
@@ -1744,13 +1762,13 @@ static Py_ssize_t page_entries_of(const Run *run, uint64_t page, const unsigned 
         if (in != out) memcpy(out, in, len);
         return (Py_ssize_t)n;
     }
-    return unpack_page(in, len, n, out, last_key);
+    return unpack_page(in, len, n, out, from_key, last_key);
 }
 
 /* Read page ``page`` of ``run`` into ``out`` (8 * RUN_PAGE bytes, then MAX_PAGE_BYTES +
- * PAGE_SLACK for the page as stored), checked, up to the first entry of a key past
- * ``last_key`` at least: how many entries, or -1 (error set). */
-static Py_ssize_t read_page(const Run *run, uint64_t page, unsigned char *out, uint64_t last_key) {
+ * PAGE_SLACK for the page as stored), checked: its entries of key ``key`` and at least the
+ * next one, or all of the page's from the first of ``key`` on. How many, or -1 (error set). */
+static Py_ssize_t read_page(const Run *run, uint64_t page, unsigned char *out, uint64_t key) {
     uint64_t at = page_start(run, page), len = page_start(run, page + 1) - at;
     unsigned char *in = run->packed ? out + 8 * RUN_PAGE : out;
     if (len > MAX_PAGE_BYTES) {
@@ -1764,7 +1782,7 @@ static Py_ssize_t read_page(const Run *run, uint64_t page, unsigned char *out, u
         else PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
-    Py_ssize_t n = page_entries_of(run, page, in, (size_t)len, out, last_key);
+    Py_ssize_t n = page_entries_of(run, page, in, (size_t)len, out, key, key);
     if (n < 0)
         PyErr_Format(PyExc_OSError, "a page of a bucket run does not match its checksum (page %llu)",
                      (unsigned long long)page);
@@ -1947,7 +1965,7 @@ static int source_peek(Source *src, uint64_t *entry, WriteError *err) {
         for (uint64_t p = 0; p < pages; p++) {
             uint64_t start = page_start(run, page + p) - at, end = page_start(run, page + p + 1) - at;
             if (page_entries_of(run, page + p, src->stored + start, end - start, src->buf + p * RUN_PAGE * 8,
-                                UINT64_MAX) != (Py_ssize_t)page_entries(run, page + p)) {
+                                0, UINT64_MAX) != (Py_ssize_t)page_entries(run, page + p)) {
                 err->failed = -1;
                 err->page = page + p;
                 return 0;

@@ -14,7 +14,8 @@ A page is packed: its first key and lowest id, then for each entry one field of 
 the key's gap from the entry before it above the id's offset from that lowest id, each part
 as wide as the page's largest needs (keys are spread evenly, so at millions of entries their
 gaps take a few bits; ids take the log of the run's span): about half the 8 bytes of an entry
-as a raw uint64. Runs of earlier versions (raw pages, their own magic) are read and merged as
+as a raw uint64. Its head also keeps the key before every 64th entry, so that a lookup
+decodes from there, not from the page's first entry. Runs of earlier versions (raw pages, their own magic) are read and merged as
 they are; the next merge writes them packed.
 
 Runs never change once written: a new one is written beside the others and renamed into
@@ -48,9 +49,11 @@ _RAW_MAGIC = b"NDRUN\x00\x00\x01"  # pages of raw uint64 entries, 4 KB each (ear
 _MAGIC = b"NDRUN\x00\x00\x02"  # packed pages, where each starts kept after the checksums
 # magic, entries, pages, filter blocks, lowest id, highest id, checksum of what follows the pages
 _FOOTER = struct.Struct("<8sQQQQQQ")
-# A packed page's head: its first key, its lowest id, the bits of a key's gap, of an id's offset.
+# A packed page's head: its first key, its lowest id, the bits of a key's gap, of an id's offset;
+# then the key before every PAGE_STRIDE-th entry, where a lookup starts decoding.
 _PAGE_HEAD = struct.Struct("<IIBB")
-MAX_PAGE_BYTES = _PAGE_HEAD.size + 8 * PAGE  # a page of fields of 64 bits
+PAGE_STRIDE = 64
+MAX_PAGE_BYTES = _PAGE_HEAD.size + 4 * ((PAGE - 1) // PAGE_STRIDE) + 8 * PAGE  # fields of 64 bits
 _ENTRY = np.dtype("<u8")
 _LOW = np.uint64(0xFFFFFFFF)
 MERGE_CHUNK = 1 << 22  # entries sorted at once while merging: 32 MB
@@ -120,9 +123,10 @@ def pack_page(entries: np.ndarray) -> bytes:
     offsets = ids - lowest
     key_bits, id_bits = int(gaps.max()).bit_length(), int(offsets.max()).bit_length()
     head = _PAGE_HEAD.pack(int(keys[0]), int(lowest), key_bits, id_bits)
+    before = keys[PAGE_STRIDE - 1 : len(keys) - 1 : PAGE_STRIDE].astype("<u4").tobytes()
     fields = ((gaps << np.uint64(id_bits)) | offsets).astype(_ENTRY).view(np.uint8).reshape(-1, 8)
     bits = np.unpackbits(fields, axis=1, count=key_bits + id_bits, bitorder="little")
-    return head + np.packbits(bits, bitorder="little").tobytes()
+    return head + before + np.packbits(bits, bitorder="little").tobytes()
 
 
 def unpack_page(data: bytes, count: int) -> np.ndarray:
@@ -130,10 +134,10 @@ def unpack_page(data: bytes, count: int) -> np.ndarray:
     if len(data) < _PAGE_HEAD.size:
         raise ValueError("a packed page is shorter than its head")
     key, lowest, key_bits, id_bits = _PAGE_HEAD.unpack_from(data)
-    width = key_bits + id_bits
-    if key_bits > 32 or id_bits > 32 or len(data) != _PAGE_HEAD.size + -(-count * width // 8):
+    width, fields_at = key_bits + id_bits, _PAGE_HEAD.size + 4 * ((count - 1) // PAGE_STRIDE)
+    if key_bits > 32 or id_bits > 32 or len(data) != fields_at + -(-count * width // 8):
         raise ValueError("a packed page does not have the size its head says")
-    bits = np.unpackbits(np.frombuffer(data, np.uint8, offset=_PAGE_HEAD.size), count=count * width, bitorder="little")
+    bits = np.unpackbits(np.frombuffer(data, np.uint8, offset=fields_at), count=count * width, bitorder="little")
     fields = np.zeros((count, 8), dtype=np.uint8)
     fields[:, : -(-width // 8)] = np.packbits(bits.reshape(count, width), axis=1, bitorder="little")
     values = fields.view(_ENTRY).ravel().astype(np.uint64)
