@@ -24,8 +24,9 @@ static const uint64_t P5 = 0x27D4EB2F165667C5ULL;
 
 static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
-/* Little-endian on every host: one load where the host is little-endian (a loop of byte loads
- * is not always merged into one, and a run page's checksum reads every word of it). */
+/* Little-endian on every host: one load or store where the host is little-endian (a loop of
+ * byte loads or stores is not always merged into one, and a run page's checksum reads every
+ * word of it, its decoding writes every entry). */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 static inline uint64_t read64(const unsigned char *p) {
     uint64_t v;
@@ -38,6 +39,8 @@ static inline uint32_t read32(const unsigned char *p) {
     memcpy(&v, p, 4);
     return v;
 }
+
+static inline void write64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
 #else
 static inline uint64_t read64(const unsigned char *p) {
     uint64_t v = 0;
@@ -47,6 +50,10 @@ static inline uint64_t read64(const unsigned char *p) {
 
 static inline uint32_t read32(const unsigned char *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline void write64(unsigned char *p, uint64_t v) {
+    for (int b = 0; b < 8; b++) p[b] = (unsigned char)(v >> (8 * b));
 }
 #endif
 
@@ -1545,16 +1552,95 @@ static PyObject *py_index_move(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------ bucket runs
  *
- * bucketruns.py: a run file holds sorted uint64 entries (key << 32 | id, little-endian) in
- * pages of 512; in memory, the first entry of each page (fences), an xxh64 of each page, and
- * a blocked Bloom filter of the keys: 64-byte blocks, the block chosen by the key's order,
- * six bits in it by the key's mix. bucketruns.py does the same with numpy.
+ * bucketruns.py: a run file holds sorted uint64 entries (key << 32 | id) in pages of 512,
+ * packed (a head: first key, lowest id, bits of a key's gap, bits of an id's offset; then a
+ * field of gap << id bits | offset an entry, little-endian bits) or, in runs of earlier
+ * versions, raw; in memory, the first entry of each page (fences), an xxh64 of each page's
+ * bytes, where each page starts, and a blocked Bloom filter of the keys: 64-byte blocks, the
+ * block chosen by the key's order, six bits in it by the key's mix. A page read is decoded
+ * into raw entries (little-endian) and searched as such. bucketruns.py does the same with numpy.
  */
 
 #include <errno.h>
 #include <unistd.h>
 
 enum { RUN_PAGE = 512, BLOOM_BLOCK = 64, BLOOM_PROBES = 6 };
+/* A packed page's head: first key, lowest id, the two widths; then the key before every
+ * PAGE_STRIDE-th entry (a lookup decodes from the stretch its key is in, not the page's start). */
+enum { PAGE_HEAD = 10, PAGE_STRIDE = 64, PAGE_SLACK = 16 };
+enum { MAX_PAGE_BYTES = PAGE_HEAD + 4 * ((RUN_PAGE - 1) / PAGE_STRIDE) + 8 * RUN_PAGE };
+
+
+/* The entries of the packed page ``in`` of ``n`` (``len`` bytes, PAGE_SLACK more readable past
+ * them) into ``out``, raw: from the stretch of PAGE_STRIDE where keys reach ``from_key`` (those
+ * before are all less) up to the first of a key past ``last_key`` (a lookup needs no more). How
+ * many, or -1 when its size is not the one its head says. */
+static Py_ssize_t unpack_page(const unsigned char *in, size_t len, uint64_t n, unsigned char *out, uint64_t from_key,
+                              uint64_t last_key) {
+    if (len < PAGE_HEAD || n == 0) return -1;
+    uint64_t key = read32(in), lowest = read32(in + 4), strides = (n - 1) / PAGE_STRIDE, start = 0;
+    unsigned key_bits = in[8], id_bits = in[9], width = key_bits + id_bits;
+    if (key_bits > 32 || id_bits > 32 || len != PAGE_HEAD + 4 * strides + (n * width + 7) / 8) return -1;
+    for (uint64_t s = strides; s > 0; s--) {
+        uint64_t before = read32(in + PAGE_HEAD + 4 * (s - 1)); /* the key of entry s * PAGE_STRIDE - 1 */
+        if (before < from_key) {
+            key = before;
+            start = s * PAGE_STRIDE;
+            break;
+        }
+    }
+    const unsigned char *bits = in + PAGE_HEAD + 4 * strides;
+    uint64_t mask = width == 64 ? ~0ULL : (1ULL << width) - 1, id_mask = (1ULL << id_bits) - 1;
+    for (uint64_t i = start, at = start * width; i < n; i++, at += width) {
+        unsigned shift = (unsigned)(at & 7);
+        uint64_t field = read64(bits + (at >> 3)) >> shift;
+        if (shift + width > 64) field |= (uint64_t)bits[(at >> 3) + 8] << (64 - shift);
+        field &= mask;
+        key += field >> id_bits;
+        write64(out + 8 * (i - start), key << 32 | (lowest + (field & id_mask)));
+        if (key > last_key) return (Py_ssize_t)(i - start) + 1;
+    }
+    return (Py_ssize_t)(n - start);
+}
+
+/* Pack the ``n`` sorted entries ``e`` (1 to RUN_PAGE) into ``out`` (MAX_PAGE_BYTES +
+ * PAGE_SLACK); the page's bytes. */
+static size_t pack_page(const uint64_t *e, uint64_t n, unsigned char *out) {
+    uint32_t lowest = UINT32_MAX;
+    uint64_t gaps = 0, offsets = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if ((uint32_t)e[i] < lowest) lowest = (uint32_t)e[i];
+    for (uint64_t i = 0; i < n; i++) {
+        gaps |= (e[i] >> 32) - (e[i ? i - 1 : 0] >> 32);
+        offsets |= (uint32_t)e[i] - lowest;
+    }
+    unsigned key_bits = 0, id_bits = 0;
+    while (key_bits < 64 && gaps >> key_bits) key_bits++; /* the bits of the largest */
+    while (id_bits < 64 && offsets >> id_bits) id_bits++;
+    unsigned width = key_bits + id_bits;
+    uint64_t strides = (n - 1) / PAGE_STRIDE;
+    size_t len = PAGE_HEAD + 4 * strides + (size_t)(n * width + 7) / 8;
+    uint32_t first = (uint32_t)(e[0] >> 32);
+    for (int b = 0; b < 4; b++) {
+        out[b] = (unsigned char)(first >> (8 * b));
+        out[4 + b] = (unsigned char)(lowest >> (8 * b));
+    }
+    out[8] = (unsigned char)key_bits;
+    out[9] = (unsigned char)id_bits;
+    for (uint64_t s = 1; s <= strides; s++) {
+        uint32_t before = (uint32_t)(e[s * PAGE_STRIDE - 1] >> 32);
+        for (int b = 0; b < 4; b++) out[PAGE_HEAD + 4 * (s - 1) + b] = (unsigned char)(before >> (8 * b));
+    }
+    unsigned char *bits = out + PAGE_HEAD + 4 * strides;
+    memset(bits, 0, len - PAGE_HEAD - 4 * strides + 9);
+    for (uint64_t i = 0, at = 0; i < n; i++, at += width) {
+        uint64_t field = ((e[i] >> 32) - (e[i ? i - 1 : 0] >> 32)) << id_bits | ((uint32_t)e[i] - lowest);
+        unsigned shift = (unsigned)(at & 7);
+        write64(bits + (at >> 3), read64(bits + (at >> 3)) | field << shift);
+        if (shift + width > 64) bits[(at >> 3) + 8] |= (unsigned char)(field >> (64 - shift));
+    }
+    return len;
+}
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 
 static inline const unsigned char *bloom_block(const unsigned char *bloom, uint64_t blocks, uint32_t key) {
@@ -1607,32 +1693,34 @@ static PyObject *py_bloom_add(PyObject *self, PyObject *args) {
 }
 
 typedef struct {
-    int fd;
+    int fd, packed;
     uint64_t count, pages, blocks;
-    Buffer fences, sums, bloom;
+    Buffer fences, sums, starts, bloom;
 } Run;
 
 static void release_runs(Run *runs, Py_ssize_t n) {
     for (Py_ssize_t r = 0; r < n; r++) {
         release(&runs[r].fences);
         release(&runs[r].sums);
+        release(&runs[r].starts);
         release(&runs[r].bloom);
     }
 }
 
-/* A run from its spec (fd, count, fences, sums, bloom). */
+/* A run from its spec (fd, count, fences, sums, starts, bloom, packed). */
 static int get_run(PyObject *spec, Run *run) {
-    PyObject *fences, *sums, *bloom;
+    PyObject *fences, *sums, *starts, *bloom;
     unsigned long long count;
-    if (!PyArg_ParseTuple(spec, "iKOOO", &run->fd, &count, &fences, &sums, &bloom)) return -1;
+    if (!PyArg_ParseTuple(spec, "iKOOOOp", &run->fd, &count, &fences, &sums, &starts, &bloom, &run->packed))
+        return -1;
     run->count = count;
     if (get_buffer(fences, &run->fences, 8, "fences") < 0 || get_buffer(sums, &run->sums, 8, "sums") < 0 ||
-        get_buffer(bloom, &run->bloom, BLOOM_BLOCK, "filter") < 0)
+        get_buffer(starts, &run->starts, 8, "starts") < 0 || get_buffer(bloom, &run->bloom, BLOOM_BLOCK, "filter") < 0)
         return -1;
     run->pages = (uint64_t)run->fences.view.len / 8;
     run->blocks = (uint64_t)run->bloom.view.len / BLOOM_BLOCK;
     if (run->blocks == 0 || run->pages != (count + RUN_PAGE - 1) / RUN_PAGE ||
-        (uint64_t)run->sums.view.len != 8 * run->pages) {
+        (uint64_t)run->sums.view.len != 8 * run->pages || (uint64_t)run->starts.view.len != 8 * (run->pages + 1)) {
         PyErr_SetString(PyExc_ValueError, "a run's fences, sums and filter do not match its count");
         return -1;
     }
@@ -1643,27 +1731,62 @@ static inline uint64_t fence(const Run *run, uint64_t page) {
     return read64((const unsigned char *)run->fences.view.buf + 8 * page);
 }
 
-/* Read page ``page`` of ``run`` into ``out``, checked; its entry count, or -1 (error set). */
-static Py_ssize_t read_page(const Run *run, uint64_t page, unsigned char *out) {
-    uint64_t first = page * RUN_PAGE, n = run->count - first < RUN_PAGE ? run->count - first : RUN_PAGE;
-    size_t want = (size_t)n * 8, got = 0;
-    while (got < want) {
-        ssize_t done = pread(run->fd, out + got, want - got, (off_t)(first * 8 + got));
+static inline uint64_t page_start(const Run *run, uint64_t page) {
+    return read64((const unsigned char *)run->starts.view.buf + 8 * page);
+}
+
+static inline uint64_t page_entries(const Run *run, uint64_t page) {
+    return run->count - page * RUN_PAGE < RUN_PAGE ? run->count - page * RUN_PAGE : RUN_PAGE;
+}
+
+/* pread ``len`` bytes at ``at`` whole: 0, or errno (EIO for a file shorter than that). */
+static int read_all(int fd, unsigned char *out, size_t len, uint64_t at) {
+    for (size_t got = 0; got < len;) {
+        ssize_t done = pread(fd, out + got, len - got, (off_t)(at + got));
         if (done < 0 && errno == EINTR) continue;
-        if (done <= 0) {
-            if (done < 0) PyErr_SetFromErrno(PyExc_OSError);
-            else PyErr_SetString(PyExc_OSError, "a bucket run is shorter than its footer says");
-            return -1;
-        }
+        if (done <= 0) return done < 0 ? errno : EIO;
         got += (size_t)done;
     }
-    uint64_t sum = read64((const unsigned char *)run->sums.view.buf + 8 * page);
-    if (xxh64(out, want) != sum) {
-        PyErr_Format(PyExc_OSError, "a page of a bucket run does not match its checksum (page %llu)",
-                     (unsigned long long)page);
+    return 0;
+}
+
+/* Page ``page`` of ``run``, its ``len`` bytes as stored at ``in``, checked against its
+ * checksum and decoded into ``out`` (raw entries; at least those of keys ``from_key`` to
+ * ``last_key``, see unpack_page): how many, or -1 when it does not match. */
+static Py_ssize_t page_entries_of(const Run *run, uint64_t page, const unsigned char *in, size_t len,
+                                  unsigned char *out, uint64_t from_key, uint64_t last_key) {
+    if (xxh64(in, len) != read64((const unsigned char *)run->sums.view.buf + 8 * page)) return -1;
+    uint64_t n = page_entries(run, page);
+    if (!run->packed) {
+        if (len != 8 * n) return -1;
+        if (in != out) memcpy(out, in, len);
+        return (Py_ssize_t)n;
+    }
+    return unpack_page(in, len, n, out, from_key, last_key);
+}
+
+/* Read page ``page`` of ``run`` into ``out`` (8 * RUN_PAGE bytes, then MAX_PAGE_BYTES +
+ * PAGE_SLACK for the page as stored), checked: its entries of key ``key`` and at least the
+ * next one, or all of the page's from the first of ``key`` on. How many, or -1 (error set). */
+static Py_ssize_t read_page(const Run *run, uint64_t page, unsigned char *out, uint64_t key) {
+    uint64_t at = page_start(run, page), len = page_start(run, page + 1) - at;
+    unsigned char *in = run->packed ? out + 8 * RUN_PAGE : out;
+    if (len > MAX_PAGE_BYTES) {
+        PyErr_SetString(PyExc_OSError, "a page of a bucket run is larger than a page can be");
         return -1;
     }
-    return (Py_ssize_t)n;
+    int failed = read_all(run->fd, in, (size_t)len, at);
+    if (failed) {
+        errno = failed;
+        if (failed == EIO) PyErr_SetString(PyExc_OSError, "a bucket run is shorter than its footer says");
+        else PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
+    Py_ssize_t n = page_entries_of(run, page, in, (size_t)len, out, key, key);
+    if (n < 0)
+        PyErr_Format(PyExc_OSError, "a page of a bucket run does not match its checksum (page %llu)",
+                     (unsigned long long)page);
+    return n;
 }
 
 typedef struct {
@@ -1714,7 +1837,7 @@ static int run_members(const Run *run, uint32_t key, const Live *live, Ids *out,
         else hi = mid;
     }
     for (uint64_t page = lo ? lo - 1 : 0; page < run->pages && out->n < limit; page++) {
-        Py_ssize_t n = read_page(run, page, page_buf);
+        Py_ssize_t n = read_page(run, page, page_buf, key);
         if (n < 0) return -1;
         uint64_t e = 0;
         for (Py_ssize_t i = 0; i < n && out->n < limit; i++) {
@@ -1740,7 +1863,7 @@ static PyObject *py_runs_find(PyObject *self, PyObject *args) {
     Py_ssize_t nbuckets = PyList_GET_SIZE(buckets), got_runs = 0, got_tables = 0;
     Run *runs = PyMem_Calloc(nruns ? nruns : 1, sizeof(Run));
     Table *tables = PyMem_Calloc(ntables ? ntables : 1, sizeof(Table));
-    unsigned char *page_buf = PyMem_Malloc(8 * RUN_PAGE);
+    unsigned char *page_buf = PyMem_Malloc(8 * RUN_PAGE + MAX_PAGE_BYTES + PAGE_SLACK);
     Ids out = {PyMem_Malloc(64 * sizeof(uint32_t)), 0, 64};
     uint32_t *keys = NULL;
     Buffer dead = {0};
@@ -1811,7 +1934,8 @@ typedef struct {
     const unsigned char *mem; /* sorted entries in memory, or NULL: read from ``run`` */
     uint64_t count, next;     /* entries in all, and the next one to take */
     Run run;
-    unsigned char *buf; /* pages of the run read ahead */
+    unsigned char *buf; /* pages of the run read ahead, raw entries */
+    unsigned char *stored; /* the same pages as stored */
     uint64_t buf_first, buf_n;
 } Source;
 
@@ -1830,22 +1954,18 @@ static int source_peek(Source *src, uint64_t *entry, WriteError *err) {
     }
     uint64_t page = src->next / RUN_PAGE;
     if (page < src->buf_first || page >= src->buf_first + src->buf_n) {
-        uint64_t pages = src->run.pages - page < READ_AHEAD ? src->run.pages - page : READ_AHEAD;
-        uint64_t first = page * RUN_PAGE, stop = (page + pages) * RUN_PAGE;
-        if (stop > src->count) stop = src->count;
-        size_t want = (size_t)(stop - first) * 8, got = 0;
-        while (got < want) {
-            ssize_t done = pread(src->run.fd, src->buf + got, want - got, (off_t)(first * 8 + got));
-            if (done < 0 && errno == EINTR) continue;
-            if (done <= 0) {
-                err->failed = done < 0 ? errno : EIO;
-                return 0;
-            }
-            got += (size_t)done;
+        const Run *run = &src->run;
+        uint64_t pages = run->pages - page < READ_AHEAD ? run->pages - page : READ_AHEAD;
+        uint64_t at = page_start(run, page), len = page_start(run, page + pages) - at;
+        if (len > pages * MAX_PAGE_BYTES) {
+            err->failed = EIO;
+            return 0;
         }
+        if ((err->failed = read_all(run->fd, src->stored, (size_t)len, at)) != 0) return 0;
         for (uint64_t p = 0; p < pages; p++) {
-            uint64_t start = p * RUN_PAGE * 8, len = want - start < RUN_PAGE * 8 ? want - start : RUN_PAGE * 8;
-            if (xxh64(src->buf + start, len) != read64((const unsigned char *)src->run.sums.view.buf + 8 * (page + p))) {
+            uint64_t start = page_start(run, page + p) - at, end = page_start(run, page + p + 1) - at;
+            if (page_entries_of(run, page + p, src->stored + start, end - start, src->buf + p * RUN_PAGE * 8,
+                                0, UINT64_MAX) != (Py_ssize_t)page_entries(run, page + p)) {
                 err->failed = -1;
                 err->page = page + p;
                 return 0;
@@ -1886,12 +2006,23 @@ static int write_all(int fd, const unsigned char *data, size_t len) {
     return 0;
 }
 
+/* Pack the page of ``n`` entries ``e`` at ``out->items`` + ``*len`` and note its fence, checksum
+ * and end; 0, or -1 out of memory. */
+static int add_page(const uint64_t *e, uint64_t n, unsigned char *out, size_t *len, U64s *fences, U64s *sums,
+                    U64s *starts) {
+    size_t bytes = pack_page(e, n, out + *len);
+    if (push_u64(fences, e[0]) < 0 || push_u64(sums, xxh64(out + *len, bytes)) < 0 ||
+        push_u64(starts, starts->items[starts->n - 1] + bytes) < 0)
+        return -1;
+    *len += bytes;
+    return 0;
+}
+
 /* run_write(fd, sources, dead, floor, cap, bloom, blocks, stop) -> (count, min_id, max_id,
- * fences, sums): write the entries of ``sources`` (each sorted: a buffer of entries, or a run
- * spec) merged in order to ``fd``, in pages of 512 with the last one padded with zeros,
- * leaving out dead ids, ids below ``floor`` and a bucket's members past its ``cap`` oldest,
- * and set the filter bits of their keys. Runs without the GIL; gives up (None) once
- * ``stop[0]`` is set. */
+ * fences, sums, starts): write the entries of ``sources`` (each sorted: a buffer of entries,
+ * or a run spec) merged in order to ``fd``, in packed pages of 512, leaving out dead ids, ids
+ * below ``floor`` and a bucket's members past its ``cap`` oldest, and set the filter bits of
+ * their keys. Runs without the GIL; gives up (None) once ``stop[0]`` is set. */
 static PyObject *py_run_write(PyObject *self, PyObject *args) {
     int fd;
     PyObject *source_objs, *dead_obj, *bloom_obj, *stop_obj;
@@ -1908,8 +2039,9 @@ static PyObject *py_run_write(PyObject *self, PyObject *args) {
     Py_buffer bloom = {0}, stop = {0};
     int have_bloom = 0, have_stop = 0;
     PyObject *result = NULL;
-    U64s fences = {0}, sums = {0};
-    unsigned char *page = NULL;
+    U64s fences = {0}, sums = {0}, starts = {0};
+    uint64_t *page = NULL;
+    unsigned char *out = NULL;
     if (!sources || !mems) {
         PyErr_NoMemory();
         goto done;
@@ -1923,7 +2055,9 @@ static PyObject *py_run_write(PyObject *self, PyObject *args) {
                 goto done;
             }
             src->count = src->run.count;
-            if ((src->buf = PyMem_Malloc(READ_AHEAD * RUN_PAGE * 8)) == NULL) {
+            src->buf = PyMem_Malloc(READ_AHEAD * RUN_PAGE * 8);
+            src->stored = PyMem_Malloc(READ_AHEAD * MAX_PAGE_BYTES + PAGE_SLACK);
+            if (src->buf == NULL || src->stored == NULL) {
                 got++;
                 PyErr_NoMemory();
                 goto done;
@@ -1947,13 +2081,16 @@ static PyObject *py_run_write(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "a filter is blocks * 64 bytes, and stop a flag");
         goto done;
     }
-    if ((page = PyMem_Malloc(READ_AHEAD * RUN_PAGE * 8)) == NULL) {
+    page = PyMem_Malloc(RUN_PAGE * 8);
+    out = PyMem_Malloc(READ_AHEAD * MAX_PAGE_BYTES + PAGE_SLACK);
+    if (page == NULL || out == NULL || push_u64(&starts, 0) < 0) {
         PyErr_NoMemory();
         goto done;
     }
     Live live = {dead.view.buf, dead.view.len / 4, (uint32_t)floor};
     WriteError err = {0, 0};
     uint64_t count = 0, min_id = UINT32_MAX, max_id = 0, held = 0, filled = 0;
+    size_t out_len = 0;
     uint32_t key = 0;
     int stopped = 0, nomemory = 0;
     const volatile unsigned char *stop_flag = stop.buf;
@@ -1989,39 +2126,28 @@ static PyObject *py_run_write(PyObject *self, PyObject *args) {
         held++;
         if (id < min_id) min_id = id;
         if (id > max_id) max_id = id;
-        if (filled % RUN_PAGE == 0 && push_u64(&fences, best) < 0) {
+        page[filled++] = best;
+        count++;
+        if (filled < RUN_PAGE) continue;
+        if (add_page(page, filled, out, &out_len, &fences, &sums, &starts) < 0) {
             nomemory = 1;
             goto stopped;
         }
-        for (int b = 0; b < 8; b++) page[8 * filled + b] = (unsigned char)(best >> (8 * b));
-        filled++;
-        count++;
-        if (filled == READ_AHEAD * RUN_PAGE) {
-            for (uint64_t p = 0; p < READ_AHEAD; p++)
-                if (push_u64(&sums, xxh64(page + p * RUN_PAGE * 8, RUN_PAGE * 8)) < 0) {
-                    nomemory = 1;
-                    goto stopped;
-                }
-            if ((err.failed = write_all(fd, page, filled * 8)) != 0) goto stopped;
-            filled = 0;
+        filled = 0;
+        if (out_len > (READ_AHEAD - 1) * MAX_PAGE_BYTES) {
+            if ((err.failed = write_all(fd, out, out_len)) != 0) goto stopped;
+            out_len = 0;
             if (*stop_flag) {
                 stopped = 1;
                 goto stopped;
             }
         }
     }
-    if (filled) {
-        for (uint64_t at = 0; at < filled; at += RUN_PAGE) {
-            uint64_t n = filled - at < RUN_PAGE ? filled - at : RUN_PAGE;
-            if (push_u64(&sums, xxh64(page + at * 8, (size_t)n * 8)) < 0) {
-                nomemory = 1;
-                goto stopped;
-            }
-        }
-        uint64_t padded = (filled + RUN_PAGE - 1) / RUN_PAGE * RUN_PAGE;
-        memset(page + filled * 8, 0, (size_t)(padded - filled) * 8);
-        err.failed = write_all(fd, page, padded * 8);
+    if (filled && add_page(page, filled, out, &out_len, &fences, &sums, &starts) < 0) {
+        nomemory = 1;
+        goto stopped;
     }
+    if (out_len) err.failed = write_all(fd, out, out_len);
 stopped:
     Py_END_ALLOW_THREADS
     if (nomemory) {
@@ -2035,15 +2161,17 @@ stopped:
     } else if (stopped) {
         result = Py_NewRef(Py_None);
     } else {
-        result = Py_BuildValue("KKKy#y#", (unsigned long long)count, (unsigned long long)min_id,
+        result = Py_BuildValue("KKKy#y#y#", (unsigned long long)count, (unsigned long long)min_id,
                                (unsigned long long)max_id, (const char *)fences.items, (Py_ssize_t)(fences.n * 8),
-                               (const char *)sums.items, (Py_ssize_t)(sums.n * 8));
+                               (const char *)sums.items, (Py_ssize_t)(sums.n * 8), (const char *)starts.items,
+                               (Py_ssize_t)(starts.n * 8));
     }
 done:
     for (Py_ssize_t i = 0; i < got; i++) {
         if (sources[i].mem == NULL) {
             release_runs(&sources[i].run, 1);
             PyMem_Free(sources[i].buf);
+            PyMem_Free(sources[i].stored);
         }
         release(&mems[i]);
     }
@@ -2053,8 +2181,10 @@ done:
     PyMem_Free(sources);
     PyMem_Free(mems);
     PyMem_Free(page);
+    PyMem_Free(out);
     free(fences.items);
     free(sums.items);
+    free(starts.items);
     return result;
 }
 

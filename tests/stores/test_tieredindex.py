@@ -46,6 +46,12 @@ def documents(count, seed=1, shared=40):
     return docs
 
 
+def add_all(index, model, docs):
+    for doc_id, buckets in docs:
+        index.add(buckets, doc_id)
+        model.add(buckets, doc_id)
+
+
 def check_all(index, model, docs, rng, limits=(1, 5, 200)):
     sample = [bucket for _, buckets in rng.sample(docs, min(60, len(docs))) for bucket in buckets]
     sample += [b"s-absent-%d" % n for n in range(20)]
@@ -156,15 +162,28 @@ def test_a_damaged_run_page_is_an_error_and_a_damaged_run_is_refused_at_open(tmp
     index.merge_all()
     index.close()
     (name,) = [n for n in os.listdir(folder) if n.startswith("run-")]
-    data = bytearray((folder / name).read_bytes())
-    data[100] ^= 0xFF  # a bit flipped in the first page
+    good = (folder / name).read_bytes()
+    run = Run.open(str(folder / name))
+    second = int(run.starts[1])  # page 1's head (first key, lowest id, widths), then its fields
+    kept = int(run.starts[-1]) + 16 * run.pages + 8  # where page 1 starts, kept after the pages
+    run.close()
+    for at in (100, second, second + 8, second + 9, second + 40):  # a bit flipped in a page
+        data = bytearray(good)
+        data[at] ^= 0x10
+        (folder / name).write_bytes(bytes(data))
+        for compiled in PATHS:
+            damaged = TieredIndex.open(str(folder), compiled=compiled)
+            with pytest.raises(OSError, match="checksum"):
+                damaged.members_each([b"s%d" % n for n in range(1, 2001)], 5)
+            with pytest.raises(OSError, match="checksum"):  # merged: the same
+                Run.write(str(tmp_path / "merged.bin"), damaged.runs, np.empty(0, np.uint32), 0, 10, compiled=compiled)
+            damaged._close_runs()
+    data = bytearray(good)
+    data[kept] ^= 1  # kept in memory: the run's checksum covers it
     (folder / name).write_bytes(bytes(data))
-    for compiled in PATHS:
-        damaged = TieredIndex.open(str(folder), compiled=compiled)
-        with pytest.raises(OSError, match="checksum"):
-            damaged.members_each([b"s%d" % n for n in range(1, 40)], 5)
-        damaged._close_runs()
-    (folder / name).write_bytes(bytes(data[:-1]))  # cut short
+    with pytest.raises(RunDamaged):
+        Run.open(str(folder / name))
+    (folder / name).write_bytes(good[:-1])  # cut short
     with pytest.raises(IndexDamaged):
         TieredIndex.open(str(folder))
     with pytest.raises(RunDamaged):
@@ -202,16 +221,12 @@ def test_runs_with_the_smaller_filter_of_earlier_versions_are_read_beside_new_on
     monkeypatch.setattr(bucketruns, "BLOOM_BITS", 10)
     index = TieredIndex.create(folder, flush_entries=1000, compiled=compiled)
     index.start(floor=1)
-    for doc_id, buckets in docs[:1200]:
-        index.add(buckets, doc_id)
-        model.add(buckets, doc_id)
+    add_all(index, model, docs[:1200])
     index.close()
     monkeypatch.setattr(bucketruns, "BLOOM_BITS", 16)
     again = TieredIndex.open(folder, compiled=compiled)
     again.start(floor=1)
-    for doc_id, buckets in docs[1200:]:
-        again.add(buckets, doc_id)
-        model.add(buckets, doc_id)
+    add_all(again, model, docs[1200:])
     again.flush()
     sizes = {len(run.bloom) * 8 // run.count for run in again.runs}
     assert min(sizes) < 13 <= max(sizes)  # both kinds of run are there

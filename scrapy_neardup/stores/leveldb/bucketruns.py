@@ -3,12 +3,20 @@
 An entry is one uint64, a bucket's key (the low 32 bits of the xxh64 of its bytes, as in
 bucketindex.py) in the high half and a document id in the low half, so that sorting the
 entries sorts them by bucket and, within a bucket, oldest first. A run file holds them
-sorted, in pages of 512 (4 KB), and after them what is kept in memory while the run is in
-use: the first entry of each page (to find a bucket's page without reading the file), an
-xxh64 checksum of each page (a damaged page is an error, never members read wrong), and a
-blocked Bloom filter of its keys (a bucket the run does not hold costs no read at all).
-Memory is about 2 bytes an entry, against 10-21 for the table in memory; pages are read
-with ``pread``, so the OS's page cache, not the process, holds the file.
+sorted, in pages of 512, and after them what is kept in memory while the run is in use: the
+first entry of each page (to find a bucket's page without reading the file), an xxh64
+checksum of each page's bytes (a damaged page is an error, never members read wrong), where
+each page starts, and a blocked Bloom filter of its keys (a bucket the run does not hold
+costs no read at all). Memory is about 2 bytes an entry, against 10-21 for the table in
+memory; pages are read with ``pread``, so the OS's page cache, not the process, holds the file.
+
+A page is packed: its first key and lowest id, then for each entry one field of fixed width,
+the key's gap from the entry before it above the id's offset from that lowest id, each part
+as wide as the page's largest needs (keys are spread evenly, so at millions of entries their
+gaps take a few bits; ids take the log of the run's span): about half the 8 bytes of an entry
+as a raw uint64. Its head also keeps the key before every 64th entry, so that a lookup
+decodes from there, not from the page's first entry. Runs of earlier versions (raw pages, their own magic) are read and merged as
+they are; the next merge writes them packed.
 
 Runs never change once written: a new one is written beside the others and renamed into
 place when whole, merging makes a new run from several, and the index's manifest
@@ -29,7 +37,7 @@ import xxhash
 from ...fingerprints.kernel import kernel
 from .indexfiles import NOFOLLOW
 
-PAGE = 512  # entries a page: 4 KB
+PAGE = 512  # entries a page
 # Filter bits a key. A lookup asks every run for each of its buckets, most of them absent there,
 # and each ask the filter lets through reads and checks a page for nothing: 16 bits let about
 # 0.15% through (10 let about 1%) for 0.75 bytes more an entry. A run keeps the filter it was
@@ -37,9 +45,15 @@ PAGE = 512  # entries a page: 4 KB
 BLOOM_BITS = 16
 BLOOM_PROBES = 6  # bits a key sets, all in one 512-bit block of the filter
 _BLOCK_BYTES = 64
-_MAGIC = b"NDRUN\x00\x00\x01"
+_RAW_MAGIC = b"NDRUN\x00\x00\x01"  # pages of raw uint64 entries, 4 KB each (earlier versions)
+_MAGIC = b"NDRUN\x00\x00\x02"  # packed pages, where each starts kept after the checksums
 # magic, entries, pages, filter blocks, lowest id, highest id, checksum of what follows the pages
 _FOOTER = struct.Struct("<8sQQQQQQ")
+# A packed page's head: its first key, its lowest id, the bits of a key's gap, of an id's offset;
+# then the key before every PAGE_STRIDE-th entry, where a lookup starts decoding.
+_PAGE_HEAD = struct.Struct("<IIBB")
+PAGE_STRIDE = 64
+MAX_PAGE_BYTES = _PAGE_HEAD.size + 4 * ((PAGE - 1) // PAGE_STRIDE) + 8 * PAGE  # fields of 64 bits
 _ENTRY = np.dtype("<u8")
 _LOW = np.uint64(0xFFFFFFFF)
 MERGE_CHUNK = 1 << 22  # entries sorted at once while merging: 32 MB
@@ -101,15 +115,40 @@ def _in_filter(bloom: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return held.all(axis=0)
 
 
-def page_sums(entries: np.ndarray) -> np.ndarray:
-    """The xxh64 of each page's bytes."""
-    data = entries.astype(_ENTRY, copy=False).tobytes()
-    step = 8 * PAGE
-    return np.array([xxhash.xxh64_intdigest(data[at : at + step]) for at in range(0, len(data), step)], dtype=np.uint64)
+def pack_page(entries: np.ndarray) -> bytes:
+    """The bytes of a page of sorted ``entries`` (1 to :data:`PAGE`), packed."""
+    keys, ids = entries >> np.uint64(32), entries & _LOW
+    gaps = np.diff(keys, prepend=keys[:1])
+    lowest = ids.min()
+    offsets = ids - lowest
+    key_bits, id_bits = int(gaps.max()).bit_length(), int(offsets.max()).bit_length()
+    head = _PAGE_HEAD.pack(int(keys[0]), int(lowest), key_bits, id_bits)
+    before = keys[PAGE_STRIDE - 1 : len(keys) - 1 : PAGE_STRIDE].astype("<u4").tobytes()
+    fields = ((gaps << np.uint64(id_bits)) | offsets).astype(_ENTRY).view(np.uint8).reshape(-1, 8)
+    bits = np.unpackbits(fields, axis=1, count=key_bits + id_bits, bitorder="little")
+    return head + before + np.packbits(bits, bitorder="little").tobytes()
+
+
+def unpack_page(data: bytes, count: int) -> np.ndarray:
+    """The ``count`` entries of a packed page (:func:`pack_page`), or ValueError."""
+    if len(data) < _PAGE_HEAD.size:
+        raise ValueError("a packed page is shorter than its head")
+    key, lowest, key_bits, id_bits = _PAGE_HEAD.unpack_from(data)
+    width, fields_at = key_bits + id_bits, _PAGE_HEAD.size + 4 * ((count - 1) // PAGE_STRIDE)
+    if key_bits > 32 or id_bits > 32 or len(data) != fields_at + -(-count * width // 8):
+        raise ValueError("a packed page does not have the size its head says")
+    bits = np.unpackbits(np.frombuffer(data, np.uint8, offset=fields_at), count=count * width, bitorder="little")
+    fields = np.zeros((count, 8), dtype=np.uint8)
+    fields[:, : -(-width // 8)] = np.packbits(bits.reshape(count, width), axis=1, bitorder="little")
+    values = fields.view(_ENTRY).ravel().astype(np.uint64)
+    keys = np.uint64(key) + np.cumsum(values >> np.uint64(id_bits), dtype=np.uint64)
+    ids = (values & np.uint64((1 << id_bits) - 1)) + np.uint64(lowest)
+    return (keys << np.uint64(32)) | ids
 
 
 class Run:
-    """One run file, open: its fences, page checksums and filter in memory, its pages on disk."""
+    """One run file, open: its fences, page checksums, page starts and filter in memory, its
+    pages on disk."""
 
     def __init__(
         self,
@@ -120,7 +159,9 @@ class Run:
         max_id: int,
         fences: np.ndarray,
         sums: np.ndarray,
+        starts: np.ndarray,
         bloom: np.ndarray,
+        packed: bool = True,
     ):
         self.path = path
         self.name = os.path.basename(path)
@@ -130,37 +171,48 @@ class Run:
         self.max_id = max_id
         self.fences = fences
         self.sums = sums
+        self.starts = starts  # page p's bytes are starts[p] to starts[p + 1]
         self.bloom = bloom
+        self.packed = packed
 
     @property
     def pages(self) -> int:
         return len(self.fences)
 
     def memory_bytes(self) -> int:
-        return self.fences.nbytes + self.sums.nbytes + self.bloom.nbytes
+        return self.fences.nbytes + self.sums.nbytes + self.starts.nbytes + self.bloom.nbytes
 
     def disk_bytes(self) -> int:
-        return 8 * PAGE * self.pages + self.memory_bytes() + _FOOTER.size
+        return os.fstat(self.fd).st_size
 
     def spec(self) -> tuple:
         """What the C kernel reads the run with."""
-        return (self.fd, self.count, self.fences, self.sums, self.bloom)
+        return (self.fd, self.count, self.fences, self.sums, self.starts, self.bloom, self.packed)
 
     # ------------------------------------------------------------------ reading
 
     def read_pages(self, first: int, stop: int) -> np.ndarray:
         """The entries of pages ``first`` to ``stop - 1``, each checked against its checksum."""
-        start, end = first * PAGE, min(stop * PAGE, self.count)
-        if end <= start:
+        stop = min(stop, self.pages)
+        if stop <= first:
             return np.empty(0, dtype=np.uint64)
-        data = os.pread(self.fd, 8 * (end - start), 8 * start)
-        if len(data) != 8 * (end - start):
+        start, end = int(self.starts[first]), int(self.starts[stop])
+        data = os.pread(self.fd, end - start, start)
+        if len(data) != end - start:
             raise RunDamaged(f"bucket run {self.path} is shorter than its footer says")
-        step = 8 * PAGE
-        for number, at in enumerate(range(0, len(data), step), first):
-            if xxhash.xxh64_intdigest(data[at : at + step]) != int(self.sums[number]):
+        pages = []
+        for number in range(first, stop):
+            page = data[int(self.starts[number]) - start : int(self.starts[number + 1]) - start]
+            if xxhash.xxh64_intdigest(page) != int(self.sums[number]):
                 raise RunDamaged(f"bucket run {self.path}: page {number} does not match its checksum")
-        return np.frombuffer(data, dtype=_ENTRY).astype(np.uint64)
+            if not self.packed:
+                pages.append(np.frombuffer(page, dtype=_ENTRY).astype(np.uint64))
+                continue
+            try:
+                pages.append(unpack_page(page, min(PAGE, self.count - number * PAGE)))
+            except ValueError as exc:
+                raise RunDamaged(f"bucket run {self.path}: page {number}: {exc}") from None
+        return np.concatenate(pages) if len(pages) > 1 else pages[0]
 
     def may_hold(self, keys: np.ndarray) -> np.ndarray:
         """For each key, whether the filter lets it through (False: the run does not hold it)."""
@@ -199,23 +251,36 @@ class Run:
         try:
             size = os.fstat(fd).st_size
             footer = os.pread(fd, _FOOTER.size, max(0, size - _FOOTER.size))
-            if len(footer) != _FOOTER.size or footer[:8] != _MAGIC:
+            if len(footer) != _FOOTER.size or footer[:8] not in (_MAGIC, _RAW_MAGIC):
                 raise RunDamaged(f"bucket run {path} is not a whole run file")
-            _, count, pages, blocks, min_id, max_id, checksum = _FOOTER.unpack(footer)
-            at = 8 * PAGE * pages
-            meta_size = 16 * pages + _BLOCK_BYTES * blocks
-            if pages != -(-count // PAGE) or at + meta_size + _FOOTER.size != size:
+            magic, count, pages, blocks, min_id, max_id, checksum = _FOOTER.unpack(footer)
+            packed = magic == _MAGIC
+            meta_size = (24 * pages + 8 if packed else 16 * pages) + _BLOCK_BYTES * blocks
+            at = size - _FOOTER.size - meta_size
+            if pages != -(-count // PAGE) or at < 0 or (not packed and at != 8 * PAGE * pages):
                 raise RunDamaged(f"bucket run {path} does not have the size its footer says")
             meta = os.pread(fd, meta_size, at)
             if len(meta) != meta_size or xxhash.xxh64_intdigest(meta) != checksum:
                 raise RunDamaged(f"bucket run {path} does not match its checksum")
             fences = np.frombuffer(meta, dtype=_ENTRY, count=pages)  # little-endian, as the kernel reads them
             sums = np.frombuffer(meta, dtype=_ENTRY, count=pages, offset=8 * pages)
-            bloom = np.frombuffer(meta, dtype=np.uint8, offset=16 * pages)  # the three share meta
+            if packed:
+                starts = np.frombuffer(meta, dtype=_ENTRY, count=pages + 1, offset=16 * pages)
+                sizes = np.diff(starts.astype(np.int64))
+                if (
+                    starts[0] != 0
+                    or starts[-1] != at
+                    or not np.all((sizes >= _PAGE_HEAD.size) & (sizes <= MAX_PAGE_BYTES))
+                ):
+                    raise RunDamaged(f"bucket run {path} has pages of sizes no page has")
+            else:  # raw pages of 4 KB, the last one padded (its checksum is of its entries)
+                starts = np.arange(pages + 1, dtype=_ENTRY) * np.uint64(8 * PAGE)
+                starts[-1] = 8 * count
+            bloom = np.frombuffer(meta, dtype=np.uint8, offset=meta_size - _BLOCK_BYTES * blocks)  # these share meta
         except BaseException:
             os.close(fd)
             raise
-        return cls(path, fd, count, min_id, max_id, fences, sums, bloom)
+        return cls(path, fd, count, min_id, max_id, fences, sums, starts, bloom, packed)
 
     @classmethod
     def write(
@@ -249,8 +314,8 @@ class Run:
                 written = _write_pages(fd, merged(sources, dead, floor, cap), bloom, stop)
             if written is None or not written[0]:
                 raise _NothingWritten
-            count, min_id, max_id, fences, sums = written
-            meta = b"".join([fences, sums, bloom.tobytes()])
+            count, min_id, max_id, fences, sums, starts = written
+            meta = b"".join([fences, sums, starts, bloom.tobytes()])
             _write_all(fd, meta)
             _write_all(
                 fd,
@@ -289,9 +354,20 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _write_pages(fd: int, chunks: Iterable[np.ndarray], bloom: np.ndarray, stop: bytearray):
     """numpy's :func:`run_write <scrapy_neardup._kernel>`: the same pages and figures."""
-    fences, sums = [], []
+    fences: list[int] = []
+    sums: list[int] = []
+    starts = [0]
     count, min_id, max_id = 0, 1 << 32, 0
     tail = np.empty(0, dtype=np.uint64)  # entries of a page not yet full
+
+    def write(entries: np.ndarray) -> None:
+        pages = [pack_page(entries[at : at + PAGE]) for at in range(0, len(entries), PAGE)]
+        for at, page in zip(range(0, len(entries), PAGE), pages):
+            fences.append(int(entries[at]))
+            sums.append(xxhash.xxh64_intdigest(page))
+            starts.append(starts[-1] + len(page))
+        _write_all(fd, b"".join(pages))
+
     for chunk in chunks:
         if stop[0]:
             return None
@@ -303,25 +379,12 @@ def _write_pages(fd: int, chunks: Iterable[np.ndarray], bloom: np.ndarray, stop:
         count += len(chunk)
         pending = np.concatenate((tail, chunk)) if len(tail) else chunk
         whole = len(pending) - len(pending) % PAGE
-        if whole:
-            done = pending[:whole]
-            fences.append(done[::PAGE])
-            sums.append(page_sums(done))
-            _write_all(fd, done.astype(_ENTRY, copy=False).tobytes())
+        write(pending[:whole])
         tail = pending[whole:]
-    if len(tail):
-        fences.append(tail[:1])
-        sums.append(page_sums(tail))
-        _write_all(fd, tail.astype(_ENTRY, copy=False).tobytes() + bytes(8 * (PAGE - len(tail))))
+    write(tail)
     if not count:
         return None
-    return (
-        count,
-        min_id,
-        max_id,
-        np.concatenate(fences).astype(_ENTRY).tobytes(),
-        np.concatenate(sums).astype(_ENTRY).tobytes(),
-    )
+    return tuple([count, min_id, max_id] + [np.array(a, dtype=_ENTRY).tobytes() for a in (fences, sums, starts)])
 
 
 class _Reader:
