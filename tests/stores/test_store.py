@@ -1,3 +1,4 @@
+import glob
 import json
 import os
 import shutil
@@ -424,3 +425,24 @@ def test_a_run_killed_while_its_index_writes_and_merges_runs_loses_no_stored_doc
         missing = [n for n, similar in zip(stored, found) if f"n{n}" not in [s.key for s in similar if s.duplicate]]
         assert missing == []
         assert store.count() >= len(stored)
+
+
+def test_leveldb_purge_beside_checks_leaves_a_smaller_store_too(tmp_path, monkeypatch):
+    """A paced purge compacts the range it emptied a slice at a time, resting between: LevelDB's
+    own compaction seldom goes back to the oldest tables of records written in id order."""
+    monkeypatch.setattr(leveldb, "PURGE_BATCH", 100)
+    monkeypatch.setattr(leveldb, "COMPACT_SLICE", 300)
+    path, now = tmp_path / "db", [1_000.0]
+    texts = random_news(1200, seed=5)
+    with open_store(f"leveldb://{path}") as store:
+        detector = Detector(store, clock=lambda: now[0])
+        for number, news in enumerate(texts):
+            now[0] = 1_000.0 + number
+            assert detector.check(f"n{number}", news).stored
+        store.compact()
+        before = sum(os.path.getsize(name) for name in glob.glob(str(path / "*.ldb")))
+        assert store.purge(1_000.0 + 900, background=True) == 900
+        after = sum(os.path.getsize(name) for name in glob.glob(str(path / "*.ldb")))
+        assert after < 0.5 * before, (before, after)
+        assert store.count() == 300
+        assert detector.check("again", texts[1100]).duplicate_of == "n1100"

@@ -68,6 +68,7 @@ logger = logging.getLogger(__name__)
 _ID = 8
 _STATE = HEAD_SIZE - 2  # a record's state byte: the next to last of its head
 PURGE_BATCH = 10_000  # documents a write batch of purge deletes
+COMPACT_SLICE = 200_000  # ids a background purge compacts at a time
 # Record reads are of ids that exist; the bloom filter saves a block read per level missed.
 # LevelDB maps its first 1,000 open table files into memory (their pages count in RSS) and
 # reads the others through its block cache (lru_cache_size). Records come in id order, so
@@ -577,17 +578,21 @@ class LevelDBStore(LocalStore):
         so nothing is read to take a document out of its buckets. Only records are deleted
         and only the floor moves, so a purge in another thread leaves the checks of this one
         alone (their candidates are at or above the floor already: the detector matches no
-        document older than its window). In place, LevelDB then compacts the range they held:
-        the store is smaller on disk when purge returns. A ``background`` purge, beside
-        checks, rests after each batch (:class:`~scrapy_neardup.stores.pacing.Pace`: Python runs
-        one thread at a time, so its busy time is the checks' lost time), and leaves the
-        compaction to LevelDB's own, over time: compacting at once took the CPU the checks needed.
+        document older than its window). LevelDB then compacts the range they held, so the
+        store is smaller on disk when purge returns: records come in id order, so LevelDB's own
+        compaction seldom goes back to the oldest tables, and deletions alone would leave them
+        (and the deletions) on disk. A ``background`` purge, beside checks, rests after each
+        batch (:class:`~scrapy_neardup.stores.pacing.Pace`: Python runs one thread at a time, so
+        its busy time is the checks' lost time), and compacts the range a slice of
+        :data:`COMPACT_SLICE` ids at a time, resting after each as well: compacting it at once
+        took the CPU the checks needed.
         """
         with self._shared.purging:
             return self._purge(older_than, background)
 
     def _purge(self, older_than: float, background: bool) -> int:
         removed, after = 0, 0
+        first = self._lowest_id()
         pace = Pace(self._shared.closing) if background else None
         while not self._shared.closing.is_set():
             gone, left = [], None
@@ -621,10 +626,22 @@ class LevelDBStore(LocalStore):
                 break
             if pace is not None:
                 pace.rest()
-        if removed and not background and not self._shared.closing.is_set():
-            for family in (b"d", b"x", b"p"):
-                self._shared.db.compact_range(start=self._prefix + family, stop=self._prefix + family + _u64(after + 1))
+        if removed and not self._shared.closing.is_set():
+            self._compact_purged(first, after, pace)
         return removed
+
+    def _compact_purged(self, first: int, last: int, pace: Pace | None) -> None:
+        """Compact the records (and kept texts, pending marks) up to id ``last``, from the start
+        (what an earlier purge left is taken too): at once, or a slice at a time from ``first``
+        with ``pace``'s rests between (ended when the store closes)."""
+        step = last - first + 1 if pace is None else COMPACT_SLICE
+        for low in range(first, last + 1, step):
+            start = _u64(low) if low > first else b""
+            stop = _u64(min(last, low + step - 1) + 1)
+            for family in (b"d", b"x", b"p"):
+                self._shared.db.compact_range(start=self._prefix + family + start, stop=self._prefix + family + stop)
+            if pace is not None and not pace.rest():
+                return
 
     @_guarded
     def texts(self, doc_ids: list[int]) -> dict[int, str]:
