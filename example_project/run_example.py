@@ -141,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     from scrapy.utils.project import data_path, get_project_settings
 
     from scrapy_neardup.newsworld import build_world, serve
+    from scrapy_neardup.stores import receipts
 
     settings = get_project_settings()
     settings.set("LOG_LEVEL", args.log_level, priority="cmdline")
@@ -149,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers is not None:
         settings.set("NEARDUP_WORKERS", args.workers, priority="cmdline")
     if not args.keep_store and not settings.get("NEARDUP_STORE"):
-        shutil.rmtree(data_path("neardup"), ignore_errors=True)  # this example's own default store
+        folder = data_path("neardup")  # this example's own default store, started anew each run
+        shutil.rmtree(folder, ignore_errors=True)
+        receipts.forget(f"leveldb://{os.path.abspath(folder)}")  # emptied on purpose: nothing lost
 
     world = build_world(seed=args.seed, excerpt_every=args.excerpts)
     server, base_url = serve(world)

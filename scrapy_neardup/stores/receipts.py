@@ -32,7 +32,7 @@ from typing import Any
 
 from .base import Store
 
-__all__ = ["check", "receipt_path", "record", "record_now_and_then"]
+__all__ = ["check", "forget", "receipt_path", "record", "record_now_and_then"]
 
 logger = logging.getLogger(__name__)
 
@@ -112,21 +112,39 @@ def record(store: Store) -> None:
         last = store.last_id()
         if last is None:
             return
-        path = receipt_path()
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         receipts = _read()
         receipts[identity] = {"last_id": last, "marker": store.marker(), "at": time.time()}
         if len(receipts) > KEPT:  # stores made and dropped (temporary folders): the oldest go
             newest = sorted(receipts, key=lambda name: float(receipts[name].get("at") or 0), reverse=True)
             receipts = {name: receipts[name] for name in newest[:KEPT]}
-        fd, partial = tempfile.mkstemp(prefix=".stores-", dir=os.path.dirname(path))
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(receipts, handle, indent=1, sort_keys=True)
-            os.replace(partial, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(partial)
-            raise
+        _write(receipts)
     except Exception as exc:  # the state directory is read-only, the store went away...
         logger.warning("could not write the receipt of store %s in %s: %s", store.describe(), receipt_path(), exc)
+
+
+def forget(location: str) -> None:
+    """Drop the receipts of the store at ``location`` (as :meth:`Store.location` spells it),
+    every namespace: a store deleted on purpose, to start anew (the example project does at each
+    run), is not one that lost its data, and its next open says nothing."""
+    receipts = _read()
+    kept = {name: value for name, value in receipts.items() if not name.startswith(f"{location} namespace=")}
+    if len(kept) < len(receipts):
+        try:
+            _write(kept)
+        except OSError as exc:
+            logger.warning("could not drop the receipts of store %s in %s: %s", location, receipt_path(), exc)
+
+
+def _write(receipts: dict[str, Any]) -> None:
+    """Replace the receipts file, through a new file renamed over it."""
+    path = receipt_path()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=".stores-", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(receipts, handle, indent=1, sort_keys=True)
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise

@@ -168,6 +168,10 @@ def test_run_example_keeps_every_story_once(tmp_path: Path) -> None:
         ids.setdefault(world.story_of[_path(item["url"])], set()).add(item["similar_id"])
     assert all(len(v) == 1 for v in ids.values()) and len({next(iter(v)) for v in ids.values()}) == len(ids)
     assert "every story exactly once" in result.stdout
+    # Run again, as a user does: the example deletes its store on purpose, and nothing is reported lost.
+    again = _run(["run_example.py"], project)
+    assert again.returncode == 0 and "every story exactly once" in again.stdout, again.stdout + again.stderr
+    assert "the stories stored since are forgotten" not in again.stdout + again.stderr
 
 
 def test_scrapy_crawl_news_and_a_second_run_on_the_same_store(tmp_path: Path) -> None:

@@ -146,3 +146,14 @@ def test_only_the_most_recent_receipts_are_kept(tmp_path, monkeypatch):
     with open(receipts.receipt_path(), encoding="utf-8") as handle:
         kept = json.load(handle)
     assert sorted(name.split("/")[-1] for name in kept) == ["2 namespace=kept", "3 namespace=kept", "4 namespace=kept"]
+
+
+def test_a_store_deleted_on_purpose_and_forgotten_opens_without_a_report(tmp_path, caplog):
+    kept, other = tmp_path / "kept", tmp_path / "other"
+    for path in (kept, other):
+        checked(f"leveldb://{path}", 0, 2)
+        shutil.rmtree(path)
+    receipts.forget(f"leveldb://{kept}")
+    assert reopened(f"leveldb://{kept}", caplog) is None  # its receipts (every namespace) are gone
+    lost = reopened(f"leveldb://{other}", caplog)  # another store's receipt is kept
+    assert lost is not None and "is empty" in lost
