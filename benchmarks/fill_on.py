@@ -36,7 +36,12 @@ def main() -> None:
     parser.add_argument("--store", required=True, type=Path, help="the LevelDB folder speed.py --keep left")
     parser.add_argument("--upto", type=int, default=10_000_000, help="stop once the store holds this many")
     parser.add_argument("--step", type=int, default=1_000_000, help="report every STEP stored")
-    parser.add_argument("--first-filler", type=int, default=100_000_000, help="first filler number (past the fill)")
+    parser.add_argument(
+        "--first-filler",
+        type=int,
+        default=100_000_000,
+        help="first filler number: past the fill; for a later run, the next one the last run printed",
+    )
     parser.add_argument("--tokenizer", default="rjieba")
     parser.add_argument("--batch", action="store_true", help="then measure speed.py's batch on the store")
     parser.add_argument(
