@@ -26,9 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus
-from speed import BLOCK, PASSES, disk_bytes, load, make_batch, rss_bytes, rss_parts, score
-
-from scrapy_neardup import Detector, Recipe, open_store
+from speed import BLOCK, PASSES, EngineSubject, disk_bytes, load, make_batch, rss_bytes, rss_parts, score
 
 
 def main() -> None:
@@ -55,20 +53,10 @@ def main() -> None:
     articles = corpus.load_articles(args.data)
     fillers = corpus.FillerTexts(corpus.sentence_pool(articles[len(articles) // 2 :]))
     started = time.perf_counter()
-    store = open_store(f"leveldb://{args.store}", recipe=Recipe(tokenizer=args.tokenizer), create=False)
+    subject = EngineSubject(args.tokenizer, "", path=str(args.store))
     print(f"opened {args.store} in {time.perf_counter() - started:.2f} s", flush=True)
-    detector = Detector(store)
-    candidates: list[int] = []
-    inner = store.check_and_add
-
-    def counted(probe, record, confirm=None):
-        reservation = inner(probe, record, confirm)
-        candidates.append(len(reservation.candidates))
-        return reservation
-
-    store.check_and_add = counted  # type: ignore[method-assign]
-    for text in fillers.chunk(10**9, 10**9 + 200):  # loads the dictionaries, untimed
-        detector.fingerprint(text)
+    subject.warm_up(fillers.chunk(10**9, 10**9 + 200))  # loads the dictionaries, untimed
+    store = subject.store
     stored = store.count()
     number = args.first_filler
     print(f"{stored:,} stored; filling to {args.upto:,} from filler {number:,}; load {load()}", flush=True)
@@ -79,25 +67,21 @@ def main() -> None:
         thread_cpu = process_cpu = wall = 0.0
         checked = duplicates = 0
         step_start = stored
-        candidates.clear()
+        subject.candidates.clear()
         while stored < step_end:
             take = min(BLOCK, step_end - stored)
-            texts = fillers.chunk(number, number + take)
-            keys = [f"filler-{i}" for i in range(number, number + take)]
+            clock, judged = subject.fill(
+                [f"filler-{i}" for i in range(number, number + take)], fillers.chunk(number, number + take)
+            )
             number += take
-            w0, t0, p0 = time.perf_counter(), time.thread_time(), time.process_time()
-            for key, text in zip(keys, texts):
-                if detector.check(key, text).stored:
-                    stored += 1
-                else:
-                    duplicates += 1
-            wall += time.perf_counter() - w0
-            thread_cpu += time.thread_time() - t0
-            process_cpu += time.process_time() - p0
+            stored += take - judged
+            duplicates += judged
+            wall, thread_cpu, process_cpu = wall + clock.wall, thread_cpu + clock.cpu, process_cpu + clock.process_cpu
             checked += take
         grown = max(1, stored - step_start)
         now_rss = rss_bytes()  # trims the heap first: the parts read after it are the same pages
         now = rss_parts()
+        candidates = subject.candidates
         print(
             f"fill {step_start:,} -> {stored:,}: {checked / thread_cpu:,.0f} docs/CPU-s "
             f"(process {checked / process_cpu:,.0f}, {checked / wall:,.0f} docs/s), "
@@ -109,7 +93,7 @@ def main() -> None:
         )
     print_memory(store, stored)
     if args.batch:
-        measure_batch(detector, store, corpus.news_length_docs(articles[: len(articles) // 2]), stored)
+        measure_batch(subject, corpus.news_length_docs(articles[: len(articles) // 2]), stored)
     if args.merge_index:
         started = time.perf_counter()
         store._index.merge_all()
@@ -118,7 +102,7 @@ def main() -> None:
             f"{store._index.disk_bytes() / stored:,.1f} B/doc; the store {disk_bytes(str(args.store)) / stored:,.0f} B/doc",
             flush=True,
         )
-    store.close()
+    subject.close()
     print(f"done: {stored:,} stored, next filler {number:,}", flush=True)
 
 
@@ -139,7 +123,7 @@ def open_every_table(store) -> None:
     """Read one record of every LevelDB table, untimed. The process that filled the store (which
     speed.py measures in) has every table open; a process that just opened the store opens each
     (its file, index block and filter) on its first read, a cost of its first minutes, not of
-    a check at this size. Records follow ids, so reading every ``step``-th id meets them all."""
+    a check at this size. Records follow ids, so reading every 200th id meets them all."""
     started = time.perf_counter()
     get, prefix = store._get, store._doc_prefix
     for doc_id in range(1, store._last[0] + 1, 200):
@@ -147,38 +131,24 @@ def open_every_table(store) -> None:
     print(f"one record of every table read in {time.perf_counter() - started:.1f} s (untimed)", flush=True)
 
 
-def measure_batch(detector: Detector, store, docs: list[str], stored: int) -> None:
-    """speed.py's batch at this size: best of PASSES passes, then fingerprint and check apart."""
+def measure_batch(subject: EngineSubject, docs: list[str], stored: int) -> None:
+    """speed.py's batch at this size, as it measures it: best of PASSES passes, each undone,
+    then fingerprint and check apart."""
     batch = make_batch(docs)
-    open_every_table(store)
+    open_every_table(subject.store)
     cpus, walls = [], []
     for tag in "abcde"[:PASSES]:
-        t0, w0 = time.thread_time(), time.perf_counter()
-        verdicts = [detector.check(f"{tag}:{key}", text) for key, text in zip(batch.keys, batch.texts)]
-        cpus.append(time.thread_time() - t0)
-        walls.append(time.perf_counter() - w0)
-        matched = [v.duplicate_of.split(":", 1)[1] if v.duplicate_of else None for v in verdicts]
-        for verdict in verdicts:
-            if verdict.stored:
-                store.remove(verdict.doc_id)
-    fingerprint_cpu = check_cpu = 0.0
-    added = []
-    for key, text in zip(batch.keys, batch.texts):
-        t0 = time.thread_time()
-        fingerprint = detector.fingerprint(text)
-        t1 = time.thread_time()
-        verdict = detector.check_fingerprint(f"split:{key}", fingerprint)
-        check_cpu += time.thread_time() - t1
-        fingerprint_cpu += t1 - t0
-        if verdict.stored:
-            added.append(verdict.doc_id)
-    for doc_id in added:
-        store.remove(doc_id)
+        clock, matched = subject.run_batch(batch, tag)
+        cpus.append(clock.cpu)
+        walls.append(clock.wall)
+        subject.undo_batch()
+    split = subject.run_split(batch)
+    subject.undo_batch()
     n = len(batch.keys)
     scored = score(batch, matched)
     print(
         f"batch at {stored:,}: {n / min(cpus):,.0f} docs/CPU-s, {n / min(walls):,.0f} docs/s (best of {PASSES}); "
-        f"CPU a document: fingerprint {fingerprint_cpu / n * 1e6:,.0f} µs + check {check_cpu / n * 1e6:,.0f} µs; "
+        f"CPU a document: fingerprint {split['fingerprint_cpu_us']:,.0f} µs + check {split['store_cpu_us']:,.0f} µs; "
         f"{scored['caught']}/{scored['reprints']} reprints caught, {scored['false_duplicates']} false duplicates; "
         f"load {load()}",
         flush=True,

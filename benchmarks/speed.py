@@ -116,18 +116,20 @@ class Clock:
 
     CPU time is the calling thread's (``time.thread_time``): the work the measured calls do,
     little disturbed by other jobs on a shared machine. LevelDB's background compaction
-    thread is not in it (on an idle second core it costs no wall time either).
+    thread is not in it (on an idle second core it costs no wall time either); ``process_cpu``
+    is the whole process's, that thread's included.
     """
 
-    wall = cpu = 0.0
+    wall = cpu = process_cpu = 0.0
 
     def __enter__(self) -> Clock:
-        self._wall, self._cpu = time.perf_counter(), time.thread_time()
+        self._wall, self._cpu, self._process = time.perf_counter(), time.thread_time(), time.process_time()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.wall = time.perf_counter() - self._wall
         self.cpu = time.thread_time() - self._cpu
+        self.process_cpu = time.process_time() - self._process
 
 
 @dataclass
@@ -206,14 +208,17 @@ class Subject:
 
 
 class EngineSubject(Subject):
-    def __init__(self, tokenizer: str, workdir: str, keep: bool = False):
+    def __init__(self, tokenizer: str, workdir: str, keep: bool = False, path: str | None = None):
+        """A new store in ``workdir`` (deleted at close unless ``keep``), or, with ``path``, the
+        store an earlier run kept there (opened as it is, and kept)."""
         from scrapy_neardup import Detector, Recipe, open_store
 
-        self.keep = keep
+        self.keep = keep or path is not None
         self.name = f"scrapy_neardup ({tokenizer})"
-        self.path = os.path.join(workdir, f"neardup-speed-{tokenizer}-{os.getpid()}")
-        shutil.rmtree(self.path, ignore_errors=True)
-        self.store = open_store(f"leveldb://{self.path}", recipe=Recipe(tokenizer=tokenizer))
+        self.path = path or os.path.join(workdir, f"neardup-speed-{tokenizer}-{os.getpid()}")
+        if path is None:
+            shutil.rmtree(self.path, ignore_errors=True)
+        self.store = open_store(f"leveldb://{self.path}", recipe=Recipe(tokenizer=tokenizer), create=path is None)
         self.detector = Detector(self.store)
         self.candidates: list[int] = []
         self._count_candidates()
