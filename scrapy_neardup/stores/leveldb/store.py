@@ -591,8 +591,7 @@ class LevelDBStore(LocalStore):
             return self._purge(older_than, background)
 
     def _purge(self, older_than: float, background: bool) -> int:
-        removed, after = 0, 0
-        first = self._lowest_id()
+        removed, after, first = 0, 0, 0
         pace = Pace(self._shared.closing) if background else None
         while not self._shared.closing.is_set():
             gone, left = [], None
@@ -605,6 +604,7 @@ class LevelDBStore(LocalStore):
                     break
             if not gone:
                 break
+            first = first or int.from_bytes(gone[0][1:], "big")  # the lowest id purged
             stop = _u64(int.from_bytes(gone[-1][1:], "big") + 1)
             with self._db.write_batch() as batch:
                 for family in (b"x", b"p"):  # kept texts and pending marks: only those there are
