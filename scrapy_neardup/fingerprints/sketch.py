@@ -198,14 +198,15 @@ class Sketch:
             if kernel is None:
                 hashes = unpacked_hashes(data, offset, end)
             else:
-                stored = np.frombuffer(kernel.unpack_hashes(data, offset, end), dtype=_STORED)
+                stored = np.frombuffer(kernel.unpack_hashes(data, offset, end), _STORED)
                 hashes = stored if _STORED.isnative else stored.astype(np.uint32)
         else:
             count = (len(data) - offset) // 5 if placed else (len(data) - offset) // 4
             end = offset + 4 * count
-            stored = np.frombuffer(data, dtype=_STORED, count=count, offset=offset)
+            stored = np.frombuffer(data, _STORED, count, offset)
             hashes = stored if _STORED.isnative else stored.astype(np.uint32)
-        places = np.frombuffer(data, dtype=np.uint8, offset=end) if placed else None
+        # Positional arguments: numpy parses keywords at a cost near the read's own.
+        places = np.frombuffer(data, np.uint8, -1, end) if placed else None
         return cls(hashes, size, places)
 
 

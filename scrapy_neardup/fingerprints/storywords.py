@@ -27,6 +27,7 @@ import itertools
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -220,42 +221,42 @@ def story_words_of(content: np.ndarray, compiled: bool = True, dated: bool = Tru
 
 
 class _Deferred(StoryWords):
-    """Story words computed when first read (:func:`story_words_later`), the datelines apart
-    from the rest: the rule reads them only of a text holding a much smaller one."""
+    """Story words made when first read: the words by ``make``, the datelines apart by ``date``
+    (or given). The one-story rule reads the words only of a text judged against another, and
+    the datelines only of a text holding a much smaller one."""
 
-    __slots__ = ("_datelines", "_found", "_source")
+    __slots__ = ("_date", "_datelines", "_found", "_make")
     _found: StoryWords | None
     _datelines: int | None
-    _source: tuple[np.ndarray, bool] | None  # the content characters, until both are made
+    _make: Callable[[], StoryWords] | None  # until the words are made
+    _date: Callable[[], int] | None  # until the datelines are made
 
-    def __init__(self, content: np.ndarray, compiled: bool) -> None:  # the parts are made on first read
+    def __init__(self, make: Callable[[], StoryWords], date: Callable[[], int] | int) -> None:
+        dated = isinstance(date, int)
         object.__setattr__(self, "_found", None)
-        object.__setattr__(self, "_datelines", None)
-        object.__setattr__(self, "_source", (content, compiled))
+        object.__setattr__(self, "_make", make)
+        object.__setattr__(self, "_datelines", date if dated else None)
+        object.__setattr__(self, "_date", None if dated else date)
 
     def _made(self) -> StoryWords:
         found = self._found
         if found is None:
-            source = self._source  # None: another thread made them since
-            found = story_words_of(*source, dated=False) if source is not None else self._found
+            make = self._make  # None: another thread made them since
+            found = make() if make is not None else self._found
             assert found is not None
             object.__setattr__(self, "_found", found)
-            self._done()
+            object.__setattr__(self, "_make", None)
         return found
 
     def _dated(self) -> int:
         datelines = self._datelines
         if datelines is None:
-            source = self._source  # None: another thread made them since
-            datelines = datelines_of(source[0]) if source is not None else self._datelines
+            date = self._date  # None: another thread made them since
+            datelines = date() if date is not None else self._datelines
             assert datelines is not None
             object.__setattr__(self, "_datelines", datelines)
-            self._done()
+            object.__setattr__(self, "_date", None)
         return datelines
-
-    def _done(self) -> None:
-        if self._found is not None and self._datelines is not None:
-            object.__setattr__(self, "_source", None)
 
     # Properties, not attributes looked up when missing: the class's default for datelines
     # would answer first.
@@ -275,7 +276,13 @@ def story_words_later(content: np.ndarray, compiled: bool = True) -> StoryWords:
     """:func:`story_words_of`, computed when first read. Only a candidate close enough to be
     judged by the one-story rule reads them (engine.samestory), and a stored record: most
     queries and many duplicates never do."""
-    return _Deferred(content, compiled)
+    return _Deferred(lambda: story_words_of(content, compiled, dated=False), lambda: datelines_of(content))
+
+
+def story_words_read_later(read: Callable[[], StoryWords], datelines: int) -> StoryWords:
+    """Story words a stored record holds, read from its bytes by ``read`` when first read:
+    most records read as candidates are never judged by the one-story rule."""
+    return _Deferred(read, datelines)
 
 
 UNDATED_PLACE = 8  # characters of the place in a dateline without a day ("本报加拉加斯电")

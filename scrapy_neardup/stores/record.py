@@ -10,12 +10,13 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ..fingerprints.sketch import Sketch
-from ..fingerprints.storywords import StoryWords
+from ..fingerprints.storywords import StoryWords, story_words_read_later
 
 COMMITTED = 0
 PENDING = 1  # reserved by a crawl, waiting for the item to pass every pipeline
@@ -48,6 +49,8 @@ _KEY_LIMIT = ~_FLAGS & 0xFFFF
 
 # The story words' arrays as stored: words, IDF bytes, spreads, figures (little-endian).
 _WORD_ARRAYS: tuple[np.dtype, ...] = (np.dtype("<u4"), np.dtype("u1"), np.dtype("<u2"), np.dtype("<u4"))
+
+_WORD_BYTES = sum(dtype.itemsize for dtype in _WORD_ARRAYS[:3])  # a story word's, in three arrays
 
 
 # The stored orders are the machine's (little-endian): the arrays are read as they are.
@@ -173,13 +176,8 @@ class DocRecord:
         if has_words:
             nwords, nfigures, digest, datelines = _WORDS.unpack_from(data, offset)
             offset += _WORDS.size
-            parts = []
-            for stored, count in zip(_WORD_ARRAYS, (nwords, nwords, nwords, nfigures)):
-                array = np.frombuffer(data, dtype=stored, count=count, offset=offset)
-                parts.append(array if _NATIVE else _native(array))
-                offset += count * stored.itemsize
-            words, idf, spread, figures = parts
-            story_words = StoryWords(words, idf, spread, figures, datelines)
+            story_words = story_words_read_later(partial(_story_words, data, offset, nwords, nfigures), datelines)
+            offset += nwords * _WORD_BYTES + nfigures * _WORD_ARRAYS[3].itemsize
         sketch = Sketch.from_record(data, offset, sketch_size, placed=bool(has_words), packed=bool(packed))
         return cls(
             doc_id,
@@ -198,6 +196,17 @@ class DocRecord:
             title=title,
             declared=declared,
         )
+
+
+def _story_words(data: bytes, offset: int, nwords: int, nfigures: int) -> StoryWords:
+    """The story words' arrays of a record, from ``offset`` (:data:`_WORD_ARRAYS`), read in place."""
+    parts = []
+    for stored, count in zip(_WORD_ARRAYS, (nwords, nwords, nwords, nfigures)):
+        array = np.frombuffer(data, stored, count, offset)  # positional: keywords cost as much
+        parts.append(array if _NATIVE else _native(array))
+        offset += count * stored.itemsize
+    words, idf, spread, figures = parts
+    return StoryWords(words, idf, spread, figures)
 
 
 def pack_text(text: str) -> bytes:
