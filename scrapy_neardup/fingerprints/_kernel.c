@@ -651,19 +651,29 @@ static int u32_order(const void *a, const void *b) {
     return x < y ? -1 : (x > y);
 }
 
-/* Stable LSD radix sort of 64-bit items by their top 32 bits (the bottom 32 keep their order). */
-static void radix_sort_high32(uint64_t *a, uint64_t *tmp, Py_ssize_t n) {
-    Py_ssize_t count[4][256];
-    memset(count, 0, sizeof(count));
-    for (Py_ssize_t i = 0; i < n; i++) count_bytes(count, (uint32_t)(a[i] >> 32));
-    for (int pass = 0; pass < 4; pass++) {
-        Py_ssize_t *start = count[pass];
-        starts_of(start);
-        for (Py_ssize_t i = 0; i < n; i++) tmp[start[(a[i] >> (32 + 8 * pass)) & 0xFF]++] = a[i];
-        uint64_t *swap = a;
-        a = tmp;
-        tmp = swap;
+/* A text's pairs, each with how often it occurs and where (a bit per part of the text), by
+ * open addressing on the pair code (0: an empty slot; no pair of Chinese characters has code
+ * 0): a text's few hundred distinct pairs are counted in one pass, without sorting them. */
+typedef struct {
+    uint32_t *pairs; /* ``mask`` + 1 slots */
+    uint32_t *counts;
+    uint16_t *spreads;
+    uint32_t *used; /* the slots taken, in the order first taken */
+    Py_ssize_t nused;
+    uint32_t mask, shift;
+} PairCounts;
+
+static inline void count_pair(PairCounts *t, uint32_t pair, uint16_t bit) {
+    uint32_t slot = (pair * 0x9E3779B1u) >> t->shift;
+    while (t->pairs[slot] != 0 && t->pairs[slot] != pair) slot = (slot + 1) & t->mask;
+    if (t->pairs[slot] == 0) {
+        t->pairs[slot] = pair;
+        t->counts[slot] = 0;
+        t->spreads[slot] = 0;
+        t->used[t->nused++] = slot;
     }
+    t->counts[slot]++;
+    t->spreads[slot] |= bit;
 }
 
 /*
@@ -684,7 +694,7 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         return NULL;
     Buffer content_b = {0}, slots_b = {0}, function_b = {0}, factors_b = {0};
     PyObject *result = NULL;
-    uint64_t *found = NULL, *tmp = NULL;
+    PairCounts counted = {0};
     StoryWord *words = NULL;
     uint32_t *figures = NULL, *kept_words = NULL;
     unsigned char *kept_idf = NULL;
@@ -706,40 +716,45 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     const double *factors = (const double *)factors_b.view.buf;
     Py_ssize_t nfactors = factors_b.view.len / 8;
 
-    found = (uint64_t *)PyMem_RawMalloc(sizeof(uint64_t) * (n + 1));
-    tmp = (uint64_t *)PyMem_RawMalloc(sizeof(uint64_t) * (n + 1));
+    /* At least twice as many slots as pairs: probes stay short. */
+    uint32_t bits = 4;
+    while (((Py_ssize_t)1 << bits) < 2 * (n + 1)) bits++;
+    Py_ssize_t nslots_counted = (Py_ssize_t)1 << bits;
+    counted.mask = (uint32_t)(nslots_counted - 1);
+    counted.shift = 32 - bits;
+    counted.pairs = (uint32_t *)PyMem_RawCalloc((size_t)nslots_counted, sizeof(uint32_t));
+    counted.counts = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (size_t)nslots_counted);
+    counted.spreads = (uint16_t *)PyMem_RawMalloc(sizeof(uint16_t) * (size_t)nslots_counted);
+    counted.used = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (size_t)(n + 1));
     words = (StoryWord *)PyMem_RawMalloc(sizeof(StoryWord) * (n + 1));
     figures = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (n + 1));
-    if (!found || !tmp || !words || !figures) {
+    if (!counted.pairs || !counted.counts || !counted.spreads || !counted.used || !words || !figures) {
         PyErr_NoMemory();
         goto done;
     }
-    /* Pairs of Chinese characters, neither a function character: code << 32 | position. */
-    Py_ssize_t nfound = 0;
+    /* Pairs of Chinese characters, neither a function character. A pair at ``i`` is in part
+     * i * bins / n of the text: the part moves on at each ``next_part`` (the first i past it). */
     int usable = n > 0 && is_han(content[0]) && !function[content[0]]; /* each character tested once */
+    Py_ssize_t part = 0, next_part = (n + bins - 1) / bins;
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        while (i >= next_part) {
+            part++;
+            next_part = ((part + 1) * n + bins - 1) / bins;
+        }
         uint32_t a = content[i], b = content[i + 1];
         int next = is_han(b) && !function[b];
-        if (usable && next) found[nfound++] = ((uint64_t)(a << 16 | b) << 32) | (uint64_t)i;
+        if (usable && next) count_pair(&counted, a << 16 | b, (uint16_t)(1u << part));
         usable = next;
     }
-    radix_sort_high32(found, tmp, nfound);
     Py_ssize_t nwords = 0;
-    for (Py_ssize_t g = 0; g < nfound;) {
-        Py_ssize_t end = g + 1;
-        while (end < nfound && (found[end] >> 32) == (found[g] >> 32)) end++;
-        Py_ssize_t count = end - g;
+    for (Py_ssize_t u = 0; u < counted.nused; u++) {
+        uint32_t slot = counted.used[u], count = counted.counts[slot];
         if (count >= 2) {
-            uint32_t pair = (uint32_t)(found[g] >> 32);
-            uint16_t spread = 0;
-            for (Py_ssize_t k = g; k < end; k++)
-                spread |= (uint16_t)(1u << ((int64_t)(found[k] & 0xFFFFFFFFu) * bins / n));
-            words[nwords].pair = pair;
+            words[nwords].pair = counted.pairs[slot];
             words[nwords].score = (double)(count < nfactors ? count : nfactors - 1); /* the factor's index, for now */
-            words[nwords].spread = spread;
+            words[nwords].spread = counted.spreads[slot];
             nwords++;
         }
-        g = end;
     }
     /* The table is megabytes: each word's slot is asked for PREFETCHED words ahead of reading
      * it (asking for all at once overflows what the core can have on its way). */
@@ -826,8 +841,10 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
                            (const char *)kept_spread, nwords * 2, (const char *)figures, distinct * 4);
 
 done:
-    PyMem_RawFree(found);
-    PyMem_RawFree(tmp);
+    PyMem_RawFree(counted.pairs);
+    PyMem_RawFree(counted.counts);
+    PyMem_RawFree(counted.spreads);
+    PyMem_RawFree(counted.used);
     PyMem_RawFree(words);
     PyMem_RawFree(figures);
     PyMem_RawFree(kept_words);
