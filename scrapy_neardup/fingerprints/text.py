@@ -263,8 +263,60 @@ def fold_codes(text: str, compiled: bool = True) -> np.ndarray:
     else:
         folded = tables.fold[codes]
     if (folded == _SLOW).any():
-        return _exact(text)
+        expanded = _expanded(codes, folded)
+        return _exact(text) if expanded is None else expanded
     return folded[folded != _DROP]
+
+
+def _expanded(codes: np.ndarray, folded: np.ndarray) -> np.ndarray | None:
+    """What :func:`_exact` makes of the text of ``codes`` (``folded`` by the table), from the
+    table's fold but for the characters NFKC writes as several ("℃" -> "°c", "Ⅱ" -> "ii", "…"
+    -> "..."), written out as :func:`_exact` does; None when a combining mark is among them,
+    which may compose with a neighbour: then only NFKC of the whole text is exact. NFKC of a
+    whole text costs a hundred times the table's fold, for one "℃" in a weather report."""
+    expansions, expanded = _expansions()
+    pieces, start = [], 0
+    for at in np.flatnonzero((folded == _SLOW) | expanded[np.where(codes > 0xFFFF, 0, codes)]).tolist():
+        expansion = expansions.get(int(codes[at]))
+        if expansion is None:
+            return None
+        pieces += [folded[start:at], expansion]
+        start = at + 1
+    pieces.append(folded[start:])
+    joined = np.concatenate(pieces)
+    return joined[joined != _DROP]
+
+
+_EXPANSIONS: tuple[dict[int, np.ndarray], np.ndarray] | None = None
+
+
+def _expansions() -> tuple[dict[int, np.ndarray], np.ndarray]:
+    """The characters NFKC writes as several that fold alone whatever stands beside them,
+    each as :func:`_exact` folds it (neither it nor what it becomes holds a mark or a Hangul
+    letter or syllable, the characters that compose with a neighbour); and which of the
+    characters the table folds alone :func:`_exact` folds otherwise ("…", kept by the table
+    as a sentence end, is "..." there)."""
+    global _EXPANSIONS
+    if _EXPANSIONS is None:
+        fold = text_tables().fold
+        expanded = np.zeros(0x10000, dtype=bool)
+        found = {}
+        for code in range(0x10000):
+            slow, target = fold[code] == _SLOW, int(fold[code])
+            if not slow and (target == _DROP or len(unicodedata.normalize("NFKC", chr(code))) == 1):
+                continue
+            folded = _exact(chr(code))
+            if not slow and folded.tolist() == [target]:
+                continue
+            expanded[code] = not slow
+            if not any(_may_compose(int(part)) for part in [code, *folded.tolist()]):
+                found[code] = folded
+        _EXPANSIONS = found, expanded
+    return _EXPANSIONS
+
+
+def _may_compose(code: int) -> bool:
+    return unicodedata.category(chr(code)).startswith("M") or 0x1100 <= code < 0x1200 or 0xAC00 <= code < 0xD7A4
 
 
 def _exact(text: str) -> np.ndarray:

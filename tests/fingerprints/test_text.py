@@ -6,11 +6,17 @@ import pytest
 from support.corpus import ARTICLES, full_width, text
 
 from scrapy_neardup.fingerprints.text import (
+    _codes,
+    _exact,
+    _expanded,
     content_chars,
     fast_tokenizer_available,
+    fold_codes,
     get_tokenizer,
     normalize,
     split_sentences,
+    text_tables,
+    to_text,
 )
 
 
@@ -43,6 +49,36 @@ def test_fast_fold_agrees_with_unicodedata_nfkc():
         got = " ".join(normalize(sample).split())
         # Only a punctuation expansion may differ: "…" is kept as one sentence end.
         assert got.replace("…", "...") == expected, sample
+
+
+def test_a_text_with_a_character_nfkc_writes_as_several_folds_as_nfkc_of_the_whole_text():
+    """ "℃" (NFKC "°C") sends a text off the table's fold: the characters it writes out, and
+    the others the table folds otherwise than NFKC ("…"), are spliced into the table's fold;
+    the text is the same as NFKC of the whole of it. A combining mark, which may compose with
+    its neighbour, still takes NFKC of the whole text."""
+    rng = random.Random(11)
+    pool = list("中文新闻报道今日气温。，…‥—·ABCabc123 ") + [
+        "℃",
+        "Ⅱ",
+        "Ⅻ",
+        "㎏",
+        "½",
+        "ﬁ",
+        "㈠",
+        "①",
+        "\u00a0",
+        "\u200b",
+    ]
+    for _ in range(300):
+        sample = "".join(rng.choice(pool) for _ in range(rng.randint(1, 40))) + "℃"
+        codes = _codes(sample)
+        expanded = _expanded(codes, text_tables().fold[codes])
+        assert expanded is not None and expanded.tolist() == _exact(sample).tolist(), sample
+        assert fold_codes(sample).tolist() == _exact(sample).tolist(), sample
+    marked = "气温25℃，cafe\u0301与Ⅱ期"
+    assert _expanded(_codes(marked), text_tables().fold[_codes(marked)]) is None
+    assert fold_codes(marked).tolist() == _exact(marked).tolist()
+    assert "café" in to_text(fold_codes(marked)) and "°c" in to_text(fold_codes(marked))
 
 
 def test_content_chars_drop_punctuation_and_spaces():
