@@ -273,7 +273,7 @@ def _expanded(codes: np.ndarray, folded: np.ndarray) -> np.ndarray | None:
     table's fold but for the characters NFKC writes as several ("℃" -> "°c", "Ⅱ" -> "ii", "…"
     -> "..."), written out as :func:`_exact` does; None when a combining mark is among them,
     which may compose with a neighbour: then only NFKC of the whole text is exact. NFKC of a
-    whole text costs a hundred times the table's fold, for one "℃" in a weather report."""
+    whole text costs far more than the table's fold, for one "℃" in a weather report."""
     expansions, expanded = _expansions()
     pieces, start = [], 0
     for at in np.flatnonzero((folded == _SLOW) | expanded[np.where(codes > 0xFFFF, 0, codes)]).tolist():
