@@ -857,6 +857,42 @@ done:
     return result;
 }
 
+/* dateline_marks(content) -> (ends of 日电, starts of 本报讯, starts of 本报): the places in
+ * native uint32 content characters where storywords.datelines_of looks for a dateline (its
+ * numpy path finds them with str.find). Most texts hold none: they cost one pass. */
+static int append_index(PyObject *list, Py_ssize_t index) {
+    PyObject *value = PyLong_FromSsize_t(index);
+    if (value == NULL) return -1;
+    int failed = PyList_Append(list, value);
+    Py_DECREF(value);
+    return failed;
+}
+
+static PyObject *py_dateline_marks(PyObject *self, PyObject *arg) {
+    Buffer content_b = {0};
+    if (get_buffer(arg, &content_b, 4, "content") < 0) return NULL;
+    const uint32_t *content = (const uint32_t *)content_b.view.buf;
+    Py_ssize_t n = content_b.view.len / 4;
+    PyObject *said = PyList_New(0), *notices = PyList_New(0), *papers = PyList_New(0), *result = NULL;
+    if (said == NULL || notices == NULL || papers == NULL) goto done;
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        uint32_t a = content[i], b = content[i + 1];
+        if (a == 0x65E5 && b == 0x7535) { /* 日电 */
+            if (append_index(said, i + 2) < 0) goto done;
+        } else if (a == 0x672C && b == 0x62A5) { /* 本报, and 本报讯 */
+            if (append_index(papers, i) < 0) goto done;
+            if (i + 2 < n && content[i + 2] == 0x8BAF && append_index(notices, i) < 0) goto done;
+        }
+    }
+    result = PyTuple_Pack(3, said, notices, papers);
+done:
+    Py_XDECREF(said);
+    Py_XDECREF(notices);
+    Py_XDECREF(papers);
+    release(&content_b);
+    return result;
+}
+
 /* ------------------------------------------------------------------ site notices (notices.py) */
 
 /* The kinds of notices.py's words, as notices._kernel_words lists them (W_END: the sentence
@@ -2211,6 +2247,7 @@ static PyMethodDef methods[] = {
     {"content_clauses", py_content_clauses, METH_VARARGS, "Content characters, their places and clauses of BMP text, or None."},
     {"parts", py_parts, METH_VARARGS, "Sentence keys, SimHash text and sketch of folded code points."},
     {"story_words", py_story_words, METH_VARARGS, "Story words and figures of content characters."},
+    {"dateline_marks", py_dateline_marks, METH_O, "Where datelines may stand in content characters."},
     {"notice_spans", py_notice_spans, METH_VARARGS, "Site notices and credit lines of folded code points."},
     {"overlap", py_overlap, METH_VARARGS, "Values in both of two bottom-k sketches, and the union's size."},
     {"pack_hashes", py_pack_hashes, METH_O, "Sorted sketch hashes as a record stores them (Elias-Fano)."},

@@ -216,7 +216,7 @@ def story_words_of(content: np.ndarray, compiled: bool = True, dated: bool = Tru
         idf=np.minimum(np.floor(idf[order] * WEIGHT_SCALE + 0.5), 255).astype(np.uint8),
         spread=spread,
         figures=figures_of(content),
-        datelines=datelines_of(content) if dated else 0,
+        datelines=datelines_of(content, compiled=False) if dated else 0,
     )
 
 
@@ -276,7 +276,7 @@ def story_words_later(content: np.ndarray, compiled: bool = True) -> StoryWords:
     """:func:`story_words_of`, computed when first read. Only a candidate close enough to be
     judged by the one-story rule reads them (engine.samestory), and a stored record: most
     queries and many duplicates never do."""
-    return _Deferred(lambda: story_words_of(content, compiled, dated=False), lambda: datelines_of(content))
+    return _Deferred(lambda: story_words_of(content, compiled, dated=False), lambda: datelines_of(content, compiled))
 
 
 def story_words_read_later(read: Callable[[], StoryWords], datelines: int) -> StoryWords:
@@ -303,14 +303,21 @@ DATELINE = re.compile(
 STORY_AFTER_DATELINE = 60
 
 
-def datelines_of(content: np.ndarray) -> int:
+def datelines_of(content: np.ndarray, compiled: bool = True) -> int:
     """The parts (a bit each, of BINS) of ``content`` in which a news dateline starts."""
-    data = np.asarray(content, dtype="<u4").tobytes()
-    if not any(mark in data for mark in _DATELINE_MARKS):  # most texts: nothing to decode and scan
-        return 0
-    text = data.decode("utf-32-le", "replace")
+    if compiled and kernel is not None:
+        marks = kernel.dateline_marks(np.ascontiguousarray(content, dtype=np.uint32))
+        if not any(marks):  # most texts: nothing to decode and scan
+            return 0
+        text = np.asarray(content, dtype="<u4").tobytes().decode("utf-32-le", "replace")
+    else:
+        data = np.asarray(content, dtype="<u4").tobytes()
+        if not any(mark in data for mark in _DATELINE_MARKS):
+            return 0
+        text = data.decode("utf-32-le", "replace")
+        marks = _dateline_marks(text)
     found = 0
-    for start, end in _dateline_windows(text):
+    for start, end in _dateline_windows(len(text), *marks):
         for match in DATELINE.finditer(text, start, end):
             if len(text) - match.end() >= STORY_AFTER_DATELINE:  # not a closing attribution
                 found |= 1 << (match.start() * BINS // max(1, len(text)))
@@ -324,22 +331,29 @@ _DATELINE_MARKS = tuple(word.encode("utf-32-le") for word in ("日电", "本报"
 DATELINE_LONGEST = 22
 
 
-def _dateline_windows(text: str) -> list[tuple[int, int]]:
-    """The stretches of ``text`` a dateline can lie in, in order, apart: the DATELINE_LONGEST
-    characters ending with each 日电, each 本报讯, and the characters after each 本报 that an
-    undated dateline takes. Every match of DATELINE lies in one, so the pattern tried in them
-    finds what it finds tried at every character of the text."""
-    windows = []
-    for word, reach in (("日电", DATELINE_LONGEST), ("本报讯", len("本报讯"))):
-        at = text.find(word)
-        while at >= 0:
-            end = at + len(word)
-            windows.append((max(0, end - reach), end))
-            at = text.find(word, end)
-    at = text.find("本报")
+def _dateline_marks(text: str) -> tuple[list[int], list[int], list[int]]:
+    """Where each 日电 ends, and each 本报讯 and each 本报 starts (``kernel.dateline_marks``)."""
+    said = [at + 2 for at in _places(text, "日电")]
+    return said, _places(text, "本报讯"), _places(text, "本报")
+
+
+def _places(text: str, word: str) -> list[int]:
+    found, at = [], text.find(word)
     while at >= 0:
-        windows.append((at, min(len(text), at + len("本报电") + UNDATED_PLACE)))
-        at = text.find("本报", at + 1)
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
+
+
+def _dateline_windows(length: int, said: list[int], notices: list[int], papers: list[int]) -> list[tuple[int, int]]:
+    """The stretches of a text of ``length`` a dateline can lie in, in order, apart: the
+    DATELINE_LONGEST characters ending with each 日电 (``said``: where each ends), each 本报讯,
+    and the characters after each 本报 that an undated dateline takes. Every match of DATELINE
+    lies in one, so the pattern tried in them finds what it finds tried at every character of
+    the text."""
+    windows = [(max(0, end - DATELINE_LONGEST), end) for end in said]
+    windows += [(start, start + len("本报讯")) for start in notices]
+    windows += [(start, min(length, start + len("本报电") + UNDATED_PLACE)) for start in papers]
     return merged_spans(windows)
 
 
