@@ -47,6 +47,15 @@ def stories(count: int, seed: int = 7) -> list[tuple[str, str, str]]:
     return stream
 
 
+def _on_an_empty_cluster(group: RedisClusterGroup, count: int, seed: int) -> list:
+    """``count`` distinct stories as (key, fingerprint), once ``group`` is ok and emptied."""
+    group.wait_ok()
+    group.flush()
+    fingerprinter = Fingerprinter()
+    rng = random.Random(seed)
+    return [(f"https://a.example/{n}", fingerprinter.fingerprint(_story(rng))) for n in range(count)]
+
+
 def test_the_uri_names_any_nodes_and_the_store_finds_the_rest(redis_cluster, cluster_url):
     one, three = redis_cluster.url(0), redis_cluster.url(1, 3, 5)
     with open_store(one, "uri") as store:
@@ -103,6 +112,25 @@ def test_a_call_with_more_shard_hashes_than_one_byte_indexes_is_split(redis_clus
         assert all(v.status == DUPLICATE for v in detector.check_many(copies))
         assert store.purge(time.time() + 1) == len(texts) and store.count() == 0
         assert all(v.status == UNIQUE for v in detector.check_many(copies))  # nothing of them is left
+
+
+def test_a_purge_of_documents_spread_thin_over_the_slots_takes_them_in_one_batch(own_cluster: RedisClusterGroup):
+    """A batch of purge is counted in documents, not slots: 300 documents, a few in each
+    slot's time index, go out in one batch, whose bucket entries take one script call in each
+    of the 1,024 slots at most, and whose records one in each of their slots. Batches of 32
+    slots' few documents each called most slots again, for every batch."""
+    documents = _on_an_empty_cluster(own_cluster, 300, seed=5)
+    with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "thin") as store:
+        assert all(v.status == UNIQUE for v in Detector(store).check_many(documents))
+        masters = [node.kept_client() for node in own_cluster.masters()]
+        for master in masters:
+            master.config_resetstat()
+        assert store.purge(time.time() + 1) == len(documents)
+        # Calls that ran (a master refuses each call of a script it has not loaded yet, once)
+        stats = [master.info("commandstats").get("cmdstat_evalsha", {}) for master in masters]
+        assert sum(s.get("calls", 0) - s.get("failed_calls", 0) for s in stats) <= 1024 + len(documents)
+        assert store.count() == 0
+        assert all(v.status == UNIQUE for v in Detector(store).check_many(documents))  # nothing of them is left
 
 
 def test_calls_a_master_without_their_script_refused_are_made_again_in_their_order(redis_cluster, cluster_url):
@@ -310,11 +338,8 @@ def test_a_master_killed_while_it_waits_for_its_replica_loses_no_story(own_clust
     replica is promoted, the batch's writes to that master's slots are sent to it again: every
     story the batch kept is stored, and decided, and the ids it took are not handed out again
     (the master is the one serving the namespace's id counter)."""
-    own_cluster.wait_ok()
-    own_cluster.flush()
-    fingerprinter = Fingerprinter()
-    rng = random.Random(11)
-    documents = [(f"https://a.example/{n}", fingerprinter.fingerprint(_story(rng))) for n in range(30)]
+    documents = _on_an_empty_cluster(own_cluster, 31, seed=11)
+    _, warm = documents.pop()  # a story more, to warm the connections
     with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "waited") as store:
         counter = store._router.master_of(store._control_slot())
     victim = next(node for node in own_cluster.nodes if f"127.0.0.1:{node.port}" == counter)
@@ -326,7 +351,7 @@ def test_a_master_killed_while_it_waits_for_its_replica_loses_no_story(own_clust
     verdicts = []
     with open_store(own_cluster.url(0, 1, 2, 3, 4, 5), "waited") as store:
         detector = Detector(store)
-        detector.check_many([("https://warm.example/", fingerprinter.fingerprint(_story(rng)))])
+        detector.check_many([("https://warm.example/", warm)])
         assert replica.process is not None
         replica.process.send_signal(signal.SIGSTOP)
         try:

@@ -84,8 +84,9 @@ BOUNDARY = 60.0  # a document this close after a window's start is filed in the 
 _STATE = HEAD_SIZE  # 1-based position of a record's state byte in a value (after the status byte)
 UNDECIDED, KEPT = b"u", b"k"
 _WAIT_MS = 1000  # how long a master's replica may take to acknowledge a batch's writes
-PURGE_SLOTS = 32  # slots whose time indexes a batch of purge reads (at most 3,200 documents)
-PURGE_PAGE = 100  # documents a batch of purge takes from one slot
+PURGE_BATCH = 3200  # documents a batch of purge takes out (it reads slots' time indexes until it has them)
+PURGE_SLOTS = 32  # slots whose time indexes purge reads in one round trip
+PURGE_PAGE = 100  # documents purge reads from one slot's time index at a time
 
 CLUSTER_SCRIPTS = {
     name: _script("cluster_mark", f"cluster_{name}")
@@ -993,21 +994,28 @@ class RedisClusterStore(RedisStore):
         return out
 
     def purge(self, older_than: float, background: bool = False) -> int:
-        """Remove documents older than ``older_than`` with their bucket entries: a page from
-        each of :data:`PURGE_SLOTS` slots' time indexes a batch, the slots in turn until none
-        has more. A ``background`` purge, beside crawlers sharing the cluster, rests after each
-        batch (:class:`~scrapy_neardup.stores.pacing.Pace`), so that they keep most of the
-        masters' time."""
+        """Remove documents older than ``older_than`` with their bucket entries, in batches of
+        :data:`PURGE_BATCH` documents: a batch reads a page from each of :data:`PURGE_SLOTS`
+        slots' time indexes at a time, the slots in turn, until it holds that many or every
+        slot was read. A batch is counted in documents, not slots: its bucket entries are
+        spread over every slot whatever slots its records are in, so a batch of few documents
+        costs a call to every slot for little. A ``background`` purge, beside crawlers sharing
+        the cluster, rests after each batch (:class:`~scrapy_neardup.stores.pacing.Pace`), so
+        that they keep most of the masters' time."""
         self._after_fork()
         pace = Pace() if background else None
         removed, slots = 0, list(self._used_slots())
         while slots:
-            batch, slots = slots[:PURGE_SLOTS], slots[PURGE_SLOTS:]
-            pages = self._index_pages(batch, {}, PURGE_PAGE, older_than)
-            ids = [doc_id for page in pages.values() for _, doc_id in page]
+            ids: list[int] = []
+            more: list[int] = []  # slots with more to read once this batch's ids are out
+            while slots and len(ids) < PURGE_BATCH:
+                group, slots = slots[:PURGE_SLOTS], slots[PURGE_SLOTS:]
+                pages = self._index_pages(group, {}, PURGE_PAGE, older_than)
+                ids += [doc_id for page in pages.values() for _, doc_id in page]
+                more += [slot for slot, page in pages.items() if len(page) == PURGE_PAGE]
             if ids:
                 removed += self._purge_ids(ids)
-            slots += [slot for slot, page in pages.items() if len(page) == PURGE_PAGE]  # more there
+            slots += more
             if pace is not None:
                 pace.rest()
         return removed
