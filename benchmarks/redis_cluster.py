@@ -21,7 +21,11 @@ Starts its own cluster (``--masters`` masters, one replica each, appendonly ever
    documents and the masters' memory before and after. Then the old half is stored again and
    purged while a checking process runs at full speed beside it: its rate in the runs that
    overlap the purge against its rate before and after; twice, the purge at full speed, then
-   paced (``background=True``, as ``neardup purge --paced``).
+   paced (``background=True``, as ``neardup purge --paced``). ``--fill-procs`` fills with
+   several processes; ``--beside paced --beside-for S`` measures the paced purge alone, for
+   ``S`` seconds at most (a large store's paced purge takes hours). With ``--base DIR``,
+   ``--pairs`` pairs of namespaces filled alike are purged instead, one by a process importing
+   ``DIR``'s package and one by this tree's, in turn: the ratio of their times.
 
 The machine has two cores shared with other jobs: the load average is printed with each figure,
 rates of one run are compared with each other, and what needs more cores than this (throughput
@@ -30,12 +34,15 @@ growing with masters) is left to ``--masters`` on a bigger machine.
     python benchmarks/redis_cluster.py --quick          # smoke run
     python benchmarks/redis_cluster.py                  # fill 100k, throughput, race, purge
     python benchmarks/redis_cluster.py --only fill --fill 100000 --masters 3
+    python benchmarks/redis_cluster.py --only purge --purge 200000 --fill-procs 2 --beside paced --beside-for 300
+    python benchmarks/redis_cluster.py --only purge --purge 10000 --base /tmp/main-tree --pairs 2
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import json
 import multiprocessing
 import os
 import random
@@ -48,9 +55,11 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import corpus  # benchmarks/corpus.py
 from redis_throughput import run_parallel  # benchmarks/redis_throughput.py
+from trees import check_base  # benchmarks/trees.py
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, Recipe, open_store
 
@@ -377,52 +386,75 @@ def part_race(servers: Servers, docs: list, prints: list) -> None:
         )
 
 
-def part_purge(servers: Servers, docs: list, prints: list) -> None:
+@dataclass
+class PurgeRun:
+    """How part_purge fills and what it runs beside the purge."""
+
+    fill_procs: int = 1  # processes a fill is split over
+    beside: tuple[str, ...] = ("full", "paced")  # the purges run beside a checking process
+    beside_for: float | None = None  # seconds after which a purge beside the checker is stopped
+    base: Path | None = None  # a source tree whose purge is timed against this tree's instead
+    pairs: int = 2
+
+
+def fill_purge_space(uri: str, space: str, old: list, new: list, ttl: float, procs: int) -> None:
+    """``old`` stored dated 18 hours back, then ``new`` now, each by ``procs`` processes."""
+    run_checkers(uri, [old[i::procs] for i in range(procs)], space, ttl=ttl, clock_offset=-0.75 * ttl)
+    if new:
+        run_checkers(uri, [new[i::procs] for i in range(procs)], space, ttl=ttl)
+
+
+def part_purge(servers: Servers, docs: list, prints: list, run: PurgeRun) -> None:
     ttl = 86_400.0
     half = len(docs) // 2
     print(
         f"\n## Purge: {len(docs)} documents with a TTL of one day, {half} of them dated 18 hours back, "
-        "purged older than 12 hours"
+        f"purged older than 12 hours (filled by {run.fill_procs} process{'es' if run.fill_procs > 1 else ''})"
     )
     masters, _ = nodes(servers)
     uri = cluster_uri(servers)
     flush(servers)
-    space = namespace()
     old = [(key, fp) for (key, _, _), fp in zip(docs[:half], prints[:half])]
     new = [(key, fp) for (key, _, _), fp in zip(docs[half:], prints[half:])]
-    run_checkers(uri, [old], space, ttl=ttl, clock_offset=-0.75 * ttl)
-    run_checkers(uri, [new], space, ttl=ttl)
+    if run.base is not None:
+        purge_pairs(uri, old, new, ttl, run)
+        return
+    space = namespace()
+    started = time.time()
+    fill_purge_space(uri, space, old, new, ttl, run.fill_procs)
+    print(f"filled in {time.time() - started:.0f} s ({load()})", flush=True)
     time.sleep(1)
     # Alone: the purge's time, and the store's documents and the masters' memory before and after.
     with open_store(uri, space, _RECIPE, ttl=ttl) as store:
-        before_count, before_memory = store.count(), sum(used_memory(masters))
+        before_count, before_memory = store.count(), used_memory(masters)
         started = time.time()
         purged = store.purge(time.time() - ttl / 2)
         purge_seconds = time.time() - started
         time.sleep(1)
-        after_count, after_memory = store.count(), sum(used_memory(masters))
+        after_count, after_memory = store.count(), used_memory(masters)
     print(
         f"alone: purged {purged} documents in {purge_seconds:.1f} s ({purged / purge_seconds:,.0f} documents/s); "
-        f"documents {before_count} -> {after_count}, masters' memory {before_memory / 1e6:.1f} -> "
-        f"{after_memory / 1e6:.1f} MB ({(before_memory - after_memory) / max(1, purged):,.0f} B per purged "
-        f"document; {load()})"
+        f"documents {before_count} -> {after_count}, masters' memory {sum(before_memory) / 1e6:.1f} -> "
+        f"{sum(after_memory) / 1e6:.1f} MB ({(sum(before_memory) - sum(after_memory)) / max(1, purged):,.0f} B per "
+        f"purged document; per master {', '.join(f'{b / 1e6:.1f} -> {a / 1e6:.1f}' for b, a in zip(before_memory, after_memory))} MB; {load()})",
+        flush=True,
     )
     # Beside a crawl: the old half stored again, then purged while a checking process (in a
     # namespace of its own, on the same masters) checks at full speed; its rate in the runs that
-    # overlap the purge against its rate before and after. Once at full speed, once paced (as
+    # overlap the purge against its rate before and after. At full speed, and paced (as
     # `neardup purge --paced`), in the same run.
-    probe = [(f"https://probe.example/{i}", fp) for i, fp in enumerate(prints)]
-    at = 0
+    # The same documents every run, each run in a namespace of its own: the runs do the same work.
+    probe = [(f"https://probe.example/{i}", fp) for i, fp in enumerate(prints[:PROBE_RUN])]
 
     def probe_run() -> float:
-        nonlocal at
-        share = probe[at : at + PROBE_RUN] if at + PROBE_RUN <= len(probe) else probe[:PROBE_RUN]
-        at += PROBE_RUN
-        return run_checkers(uri, [share])[1]
+        return run_checkers(uri, [probe])[1]
 
-    for paced in (False, True):
-        run_checkers(uri, [old], space, ttl=ttl, clock_offset=-0.75 * ttl)
+    for how in run.beside:
+        paced = how == "paced"
+        fill_purge_space(uri, space, old, [], ttl, run.fill_procs)
         time.sleep(1)
+        with open_store(uri, space, _RECIPE, ttl=ttl) as store:
+            stored = store.count()
         context = multiprocessing.get_context("fork")
         queue = context.Queue()
         rates: dict[str, list[float]] = {"before": [], "during": [], "after": []}
@@ -430,19 +462,28 @@ def part_purge(servers: Servers, docs: list, prints: list) -> None:
             rates["before"].append(probe_run())
         purger = context.Process(target=_purger, args=(uri, space, ttl, queue, paced))
         purger.start()
+        started = time.time()
         while purger.is_alive():
             rate = probe_run()
+            if run.beside_for is not None and time.time() - started > run.beside_for and purger.is_alive():
+                purger.terminate()  # stopped between two of its calls: what it took out is out
+                rates["during"].append(rate)
+                break
             if purger.is_alive():  # the whole run overlapped the purge
                 rates["during"].append(rate)
         purger.join()
-        purged_again, seconds_again = queue.get()
+        seconds = time.time() - started
+        with open_store(uri, space, _RECIPE, ttl=ttl) as store:
+            purged_again = stored - store.count()
         for _ in range(2):
             rates["after"].append(probe_run())
         alone = sum(rates["before"] + rates["after"]) / 4
         during = sum(rates["during"]) / max(1, len(rates["during"]))
+        stopped = " (stopped there)" if purger.exitcode else ""
         print(
             f"beside a checking process, {'paced' if paced else 'at full speed'}: purged {purged_again} in "
-            f"{seconds_again:.1f} s; its docs/s {', '.join(f'{r:,.0f}' for r in rates['before'])} before, "
+            f"{seconds:.1f} s{stopped} ({purged_again / seconds:,.1f} documents/s); its docs/s "
+            f"{', '.join(f'{r:,.0f}' for r in rates['before'])} before, "
             f"{', '.join(f'{r:,.0f}' for r in rates['during']) or 'no run within'} during, "
             f"{', '.join(f'{r:,.0f}' for r in rates['after'])} after: during / (before and after) "
             f"{during / alone:.2f} ({load()})",
@@ -455,6 +496,48 @@ def _purger(uri: str, space: str, ttl: float, queue, paced: bool) -> None:
         started = time.time()
         removed = store.purge(time.time() - ttl / 2, background=paced)
         queue.put((removed, time.time() - started))
+
+
+def purge_pairs(uri: str, old: list, new: list, ttl: float, run: PurgeRun) -> None:
+    """Pairs of namespaces filled alike, one purged by a process importing ``run.base``'s
+    package and one by this tree's, in turn (the base first in odd pairs): their times."""
+    ratios = []
+    for pair in range(run.pairs):
+        spaces = {"base": namespace(), "this": namespace()}
+        for space in spaces.values():
+            fill_purge_space(uri, space, old, new, ttl, run.fill_procs)
+        time.sleep(1)
+        order = ["base", "this"] if pair % 2 == 0 else ["this", "base"]
+        timed = {tree: _purge_in(run.base if tree == "base" else None, uri, spaces[tree], ttl) for tree in order}
+        ratios.append(timed["this"]["seconds"] / timed["base"]["seconds"])
+        if pair == 0:
+            print(f"packages: base {timed['base']['package']}, this tree {timed['this']['package']}")
+        figures = "; ".join(
+            f"{tree}: {t['removed']} in {t['seconds']:.2f} s ({t['removed'] / t['seconds']:,.0f}/s), "
+            f"CPU {t['cpu']:.2f} s"
+            for tree, t in timed.items()
+        )
+        print(f"pair {pair + 1}: {figures}; this tree's time / the base's {ratios[-1]:.3f} ({load()})", flush=True)
+    print(f"this tree's purge time over the base's: {', '.join(f'{r:.3f}' for r in ratios)}")
+
+
+def _purge_in(tree: Path | None, uri: str, space: str, ttl: float) -> dict:
+    """A purge by a process importing the package of ``tree`` (None: this tree's)."""
+    here = Path(__file__).resolve().parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in (tree or here.parent, here)))
+    command = [sys.executable, __file__, "--purge-child", uri, space, str(ttl)]
+    out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def purge_child(uri: str, space: str, ttl: float, tokenizer: str) -> None:
+    import scrapy_neardup
+
+    with open_store(uri, space, Recipe(tokenizer=tokenizer).resolved(), ttl=ttl) as store:
+        cpu, started = time.process_time(), time.time()
+        removed = store.purge(time.time() - ttl / 2)
+        seconds, cpu = time.time() - started, time.process_time() - cpu
+    print(json.dumps({"removed": removed, "seconds": seconds, "cpu": cpu, "package": scrapy_neardup.__file__}))
 
 
 def main() -> None:
@@ -474,15 +557,36 @@ def main() -> None:
         help="bucket hashes per window on the cluster (default the store's, 1,048,576: sparse below "
         "millions of documents; a tenth of --fill measures the memory of a store as full as the sizing assumes)",
     )
+    parser.add_argument("--fill-procs", type=int, default=1, help="processes the purge part fills with (default 1)")
+    parser.add_argument(
+        "--beside",
+        default="full,paced",
+        help="purges run beside a checking process: full, paced, both (default), or none",
+    )
+    parser.add_argument("--beside-for", type=float, help="seconds after which a purge beside the checker is stopped")
+    parser.add_argument("--base", type=Path, help="a source tree whose purge is timed against this tree's")
+    parser.add_argument("--pairs", type=int, default=2, help="pairs of purges with --base (default 2)")
+    parser.add_argument("--purge-child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help="smoke run: small sizes")
     args = parser.parse_args()
+    if args.purge_child:
+        uri, space, ttl = args.purge_child
+        purge_child(uri, space, float(ttl), args.tokenizer)
+        return
+    if problem := check_base(args.base):
+        parser.error(problem)
+    beside = {"both": ("full", "paced"), "none": ()}.get(args.beside, tuple(args.beside.split(",")))
+    if not set(beside) <= {"full", "paced"}:
+        parser.error(f"--beside: full, paced, both or none, not {args.beside}")
+    purge_run = PurgeRun(args.fill_procs, beside, args.beside_for, args.base, args.pairs)
     if args.quick:
         args.fill, args.docs, args.race, args.purge = 3000, 1000, 1000, 4000
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the servers are stopped
     global _RECIPE, _SHARDS
     _RECIPE = Recipe(tokenizer=args.tokenizer).resolved()
     _SHARDS = args.shards
-    size = max(args.fill, args.docs, args.race, args.purge)
+    sizes = {"fill": args.fill, "throughput": args.docs, "race": args.race, "purge": args.purge}
+    size = sizes[args.only] if args.only else max(sizes.values())
     docs = stream(size, args.data)
     started = time.time()
     prints = fingerprint_all([text for _, _, text in docs])
@@ -497,7 +601,7 @@ def main() -> None:
         if args.only in (None, "race"):
             part_race(servers, docs[: args.race], prints[: args.race])
         if args.only in (None, "purge"):
-            part_purge(servers, docs[: args.purge], prints[: args.purge])
+            part_purge(servers, docs[: args.purge], prints[: args.purge], purge_run)
     finally:
         servers.stop()
 
