@@ -411,7 +411,7 @@ def part_purge(servers: Servers, docs: list, prints: list, run: PurgeRun) -> Non
         f"\n## Purge: {len(docs)} documents with a TTL of one day, {half} of them dated 18 hours back, "
         f"purged older than 12 hours (filled by {run.fill_procs} process{'es' if run.fill_procs > 1 else ''})"
     )
-    masters, _ = nodes(servers)
+    masters, replicas = nodes(servers)
     uri = cluster_uri(servers)
     flush(servers)
     old = [(key, fp) for (key, _, _), fp in zip(docs[:half], prints[:half])]
@@ -427,16 +427,23 @@ def part_purge(servers: Servers, docs: list, prints: list, run: PurgeRun) -> Non
     # Alone: the purge's time, and the store's documents and the masters' memory before and after.
     with open_store(uri, space, _RECIPE, ttl=ttl) as store:
         before_count, before_memory = store.count(), used_memory(masters)
-        started = time.time()
+        servers_cpu = cpu_seconds(masters), cpu_seconds(replicas)
+        started, cpu = time.time(), time.process_time()
         purged = store.purge(time.time() - ttl / 2)
-        purge_seconds = time.time() - started
+        purge_seconds, cpu = time.time() - started, time.process_time() - cpu
+        masters_us, replicas_us = (
+            1e6 * (cpu_seconds(group) - before) / max(1, purged)
+            for group, before in zip((masters, replicas), servers_cpu)
+        )
         time.sleep(1)
         after_count, after_memory = store.count(), used_memory(masters)
     print(
         f"alone: purged {purged} documents in {purge_seconds:.1f} s ({purged / purge_seconds:,.0f} documents/s); "
         f"documents {before_count} -> {after_count}, masters' memory {sum(before_memory) / 1e6:.1f} -> "
         f"{sum(after_memory) / 1e6:.1f} MB ({(sum(before_memory) - sum(after_memory)) / max(1, purged):,.0f} B per "
-        f"purged document; per master {', '.join(f'{b / 1e6:.1f} -> {a / 1e6:.1f}' for b, a in zip(before_memory, after_memory))} MB; {load()})",
+        f"purged document; per master {', '.join(f'{b / 1e6:.1f} -> {a / 1e6:.1f}' for b, a in zip(before_memory, after_memory))} MB); "
+        f"CPU per purged document: the purging process {1e3 * cpu / max(1, purged):.3f} ms, the masters {masters_us:.0f} µs, "
+        f"the replicas {replicas_us:.0f} µs ({load()})",
         flush=True,
     )
     # Beside a crawl: the old half stored again, then purged while a checking process (in a
@@ -484,11 +491,18 @@ def part_purge(servers: Servers, docs: list, prints: list, run: PurgeRun) -> Non
             f"beside a checking process, {'paced' if paced else 'at full speed'}: purged {purged_again} in "
             f"{seconds:.1f} s{stopped} ({purged_again / seconds:,.1f} documents/s); its docs/s "
             f"{', '.join(f'{r:,.0f}' for r in rates['before'])} before, "
-            f"{', '.join(f'{r:,.0f}' for r in rates['during']) or 'no run within'} during, "
+            f"{_rates(rates['during'])} during, "
             f"{', '.join(f'{r:,.0f}' for r in rates['after'])} after: during / (before and after) "
             f"{during / alone:.2f} ({load()})",
             flush=True,
         )
+
+
+def _rates(rates: list[float]) -> str:
+    """Rates of runs, each, or past ten their count, mean and range."""
+    if len(rates) <= 10:
+        return ", ".join(f"{r:,.0f}" for r in rates) or "no run within"
+    return f"{len(rates)} runs of mean {sum(rates) / len(rates):,.0f} ({min(rates):,.0f}-{max(rates):,.0f})"
 
 
 def _purger(uri: str, space: str, ttl: float, queue, paced: bool) -> None:
