@@ -63,6 +63,8 @@ from trees import check_base  # benchmarks/trees.py
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, Recipe, open_store
 
+CREATE_SECONDS = 120  # redis-cli --cluster create waits for the nodes to meet, with no end of its own
+
 BATCH = 64
 PROBE_RUN = 300  # documents a run of the checking process beside a purge: a few seconds
 _RUNS = iter(range(1, 1_000_000))
@@ -145,11 +147,18 @@ def start_servers(masters: int) -> Servers:
     for port in [*servers.cluster_ports, servers.redis_port]:
         _wait_for(port)
     hosts = [f"127.0.0.1:{port}" for port in servers.cluster_ports]
-    made = subprocess.run(
-        [cli, "--cluster", "create", *hosts, "--cluster-replicas", "1", "--cluster-yes"],
-        capture_output=True,
-        text=True,
-    )
+    try:
+        made = subprocess.run(
+            [cli, "--cluster", "create", *hosts, "--cluster-replicas", "1", "--cluster-yes"],
+            capture_output=True,
+            text=True,
+            timeout=CREATE_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        servers.stop()
+        raise SystemExit(
+            f"redis-cli --cluster create did not finish in {CREATE_SECONDS} s (the nodes did not meet); run again"
+        ) from None
     if made.returncode:
         servers.stop()
         raise SystemExit(made.stdout + made.stderr)
