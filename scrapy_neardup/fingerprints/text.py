@@ -275,8 +275,11 @@ def _expanded(codes: np.ndarray, folded: np.ndarray) -> np.ndarray | None:
     which may compose with a neighbour: then only NFKC of the whole text is exact. NFKC of a
     whole text costs far more than the table's fold, for one "℃" in a weather report."""
     expansions, expanded = _expansions()
+    places = np.flatnonzero((folded == _SLOW) | expanded[np.where(codes > 0xFFFF, 0, codes)])
+    if len(places) > MAX_SPLICED:
+        return None
     pieces, start = [], 0
-    for at in np.flatnonzero((folded == _SLOW) | expanded[np.where(codes > 0xFFFF, 0, codes)]).tolist():
+    for at in places.tolist():
         expansion = expansions.get(int(codes[at]))
         if expansion is None:
             return None
@@ -287,6 +290,8 @@ def _expanded(codes: np.ndarray, folded: np.ndarray) -> np.ndarray | None:
     return joined[joined != _DROP]
 
 
+# Past this many characters to write out, NFKC of the whole text costs less than splicing each.
+MAX_SPLICED = 256
 _EXPANSIONS: tuple[dict[int, np.ndarray], np.ndarray] | None = None
 
 

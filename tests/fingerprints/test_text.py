@@ -6,6 +6,7 @@ import pytest
 from support.corpus import ARTICLES, full_width, text
 
 from scrapy_neardup.fingerprints.text import (
+    MAX_SPLICED,
     _codes,
     _exact,
     _expanded,
@@ -75,6 +76,9 @@ def test_a_text_with_a_character_nfkc_writes_as_several_folds_as_nfkc_of_the_who
         expanded = _expanded(codes, text_tables().fold[codes])
         assert expanded is not None and expanded.tolist() == _exact(sample).tolist(), sample
         assert fold_codes(sample).tolist() == _exact(sample).tolist(), sample
+    dense = "℃" + "……文字，" * (MAX_SPLICED // 2)  # more to write out than is worth splicing
+    assert _expanded(_codes(dense), text_tables().fold[_codes(dense)]) is None
+    assert fold_codes(dense).tolist() == _exact(dense).tolist()
     marked = "气温25℃，cafe\u0301与Ⅱ期"
     assert _expanded(_codes(marked), text_tables().fold[_codes(marked)]) is None
     assert fold_codes(marked).tolist() == _exact(marked).tolist()
