@@ -333,8 +333,8 @@ DATELINE_LONGEST = 22
 
 def _dateline_marks(text: str) -> tuple[list[int], list[int], list[int]]:
     """Where each 日电 ends, and each 本报讯 and each 本报 starts (``kernel.dateline_marks``)."""
-    said = [at + 2 for at in _places(text, "日电")]
-    return said, _places(text, "本报讯"), _places(text, "本报")
+    papers = _places(text, "本报")
+    return [at + 2 for at in _places(text, "日电")], [at for at in papers if text[at + 2 : at + 3] == "讯"], papers
 
 
 def _places(text: str, word: str) -> list[int]:
