@@ -360,7 +360,7 @@ class LocalStore(Store):
         boilerplate = [read[i][:read_limit] for i, members in enumerate(found) if len(members) >= limit]
         nearby -= self._passed_over(nearby - candidates, record.simhash, boilerplate, under_key, read_limit)
         candidates |= nearby
-        records = self._records(candidates) if candidates else []
+        records = self._candidate_records(candidates, probe, record) if candidates else []
         record.sentence_keys = filed_keys
         if confirm is not None and confirm(records):
             return Reservation(0, records, filed_keys)
@@ -368,6 +368,11 @@ class LocalStore(Store):
         # The probe's SimHash buckets are the record's own (empty when SimHash is not a method).
         self._save(record, filed_buckets + (probe.simhash_buckets or self.tables.keys(record.simhash)) + own_key)
         return Reservation(record.doc_id, records, filed_keys)
+
+    def _candidate_records(self, doc_ids: set[int], probe: Probe, record: DocRecord) -> list[DocRecord]:
+        """The records of ``doc_ids`` that the verdict on ``record`` may use; a store that
+        decodes records leaves out those the rule passes over (:func:`.record.passed_over`)."""
+        return self._records(doc_ids)
 
     def _passed_over(
         self, doc_ids: set[int], simhash: int, boilerplate: list[list[int]], under_key: list[list[int]], read_limit: int

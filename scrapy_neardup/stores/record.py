@@ -198,6 +198,25 @@ class DocRecord:
         )
 
 
+def passed_over(data: bytes, keys: set[int], simhash: int, distance: int, key: bytes) -> bool:
+    """Whether the verdict rule passes over the encoded record ``data`` as a candidate of a
+    document with sentence and sketch keys ``keys``, SimHash ``simhash`` and encoded key
+    ``key``: the record shares none of the keys, its SimHash is farther than ``distance``, it
+    is stored under another key, and it is committed and replaces no copy. A bucket's members
+    are found by a 32-bit hash of the bucket, so a few of those read belong to another bucket
+    that has the same hash; such a record need not be decoded."""
+    _, _, stored_simhash, _, _, state, nkeys = _HEAD.unpack_from(data)
+    if state != COMMITTED or (stored_simhash ^ simhash).bit_count() <= distance:
+        return False
+    offset = _HEAD.size + 8 * nkeys
+    if not keys.isdisjoint(struct.unpack_from(f"<{nkeys}Q", data, _HEAD.size)):
+        return False
+    (key_length,) = struct.unpack_from("<H", data, offset)
+    if key_length & _STORY_FLAG:
+        return False  # may replace a copy: read whole
+    return data[offset + 2 : offset + 2 + (key_length & ~_FLAGS)] != key
+
+
 def _story_words(data: bytes, offset: int, nwords: int, nfigures: int) -> StoryWords:
     """The story words' arrays of a record, from ``offset`` (:data:`_WORD_ARRAYS`), read in place."""
     parts = []

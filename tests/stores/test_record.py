@@ -7,7 +7,7 @@ from support.corpus import ARTICLES, reprint, text
 
 from scrapy_neardup import Detector, open_store
 from scrapy_neardup.fingerprints.sketch import Sketch
-from scrapy_neardup.stores.record import COMMITTED, PENDING, DocRecord
+from scrapy_neardup.stores.record import COMMITTED, PENDING, DocRecord, passed_over
 
 
 def old_layout(record: DocRecord) -> bytes:
@@ -157,3 +157,42 @@ def test_a_leveldb_store_of_records_of_the_layout_before_finds_its_stories(tmp_p
         layouts[record.key] = "old" if value == old_layout(record) else "packed"
     db.close()
     assert layouts == {name: "old" if name in names[:4] else "packed" for name in names}
+
+
+def test_a_record_is_passed_over_undecoded_only_when_the_verdict_rule_would_pass_it_over():
+    """A candidate found through a bucket hash shared by chance shares no key and is far in
+    SimHash: it is left undecoded. Each other reason to read it keeps it."""
+    import dataclasses
+
+    distance = 3
+    for record in records():
+        committed = dataclasses.replace(record, state=COMMITTED, story=0, replaces=0, source="")
+        key = "https://b.example/other".encode()
+        far = committed.simhash ^ 0b1111
+        assert passed_over(committed.to_bytes(), {12345}, far, distance, key), record.key
+        reasons = {
+            "shares a sentence key": (committed, {12345, *committed.sentence_keys[-1:]}, far, key),
+            "near in SimHash": (committed, {12345}, committed.simhash ^ 0b111, key),
+            "stored under the same key": (committed, {12345}, far, committed.key.encode()),
+            "pending": (dataclasses.replace(committed, state=PENDING), {12345}, far, key),
+            "replacing a copy": (dataclasses.replace(committed, replaces=7), {12345}, far, key),
+            "a copy that replaced one": (dataclasses.replace(committed, story=7), {12345}, far, key),
+        }
+        for reason, (stored, keys, simhash, own_key) in reasons.items():
+            if reason == "shares a sentence key" and not committed.sentence_keys:
+                continue
+            assert not passed_over(stored.to_bytes(), keys, simhash, distance, own_key), (record.key, reason)
+
+
+def test_a_leveldb_check_decodes_only_the_candidates_its_verdict_can_use(tmp_path):
+    """In a real store: of the ids a check reads, one unrelated (as a bucket hash shared by
+    chance gives it) is left out, the reprint's original is kept, and the verdict is the same."""
+    names = list(ARTICLES)
+    with open_store(f"leveldb://{tmp_path / 'db'}") as store:
+        detector = Detector(store)
+        ids = {name: detector.check(name, text(name)).doc_id for name in names}
+        fp = detector.fingerprint(reprint(names[0]))
+        record, probe, _ = detector._ask("copy", fp, False)
+        read = store._candidate_records({ids[names[0]], ids[names[1]]}, probe, record)
+        assert [found.key for found in read] == [names[0]]
+        assert detector.check("copy", reprint(names[0])).duplicate_of == names[0]

@@ -43,9 +43,9 @@ from urllib.parse import unquote
 import xxhash
 
 from .. import receipts
-from ..base import LocalStore, StoreError, StoreUnavailable, decode_meta, encode_meta
+from ..base import LocalStore, Probe, StoreError, StoreUnavailable, decode_meta, encode_meta
 from ..pacing import Pace
-from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, unpack_text
+from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, passed_over, unpack_text
 from .bucketindex import BucketIndex
 from .bucketruns import RunDamaged
 from .simhashes import SimHashes
@@ -482,9 +482,23 @@ class LevelDBStore(LocalStore):
 
     @_guarded
     def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]:
+        return self._decoded(self._encoded(doc_ids))
+
+    @_guarded
+    def _candidate_records(self, doc_ids: set[int], probe: Probe, record: DocRecord) -> list[DocRecord]:
+        keys, key = set(probe.sentence_keys), record.key.encode("utf-8", "surrogatepass")
+        distance = self.recipe.simhash_k
+        return self._decoded(
+            [data for data in self._encoded(doc_ids) if not passed_over(data, keys, record.simhash, distance, key)]
+        )
+
+    def _encoded(self, doc_ids: Iterable[int]) -> list[bytes]:
         get, prefix = self._get, self._doc_prefix
         found = [get(prefix + _u64(doc_id), verify_checksums=_VERIFY) for doc_id in doc_ids]
-        records = [DocRecord.from_bytes(data) for data in found if data is not None]
+        return [data for data in found if data is not None]
+
+    def _decoded(self, found: list[bytes]) -> list[DocRecord]:
+        records = [DocRecord.from_bytes(data) for data in found]
         for record in records:  # a store saved by an earlier version learns them as it reads
             self._simhashes.put(record.doc_id, record.simhash)
         return records
