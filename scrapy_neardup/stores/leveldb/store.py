@@ -48,6 +48,7 @@ from ..pacing import Pace
 from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, passed_over, unpack_text
 from .bucketindex import BucketIndex
 from .bucketruns import RunDamaged
+from .openfiles import raise_open_files_limit
 from .simhashes import SimHashes
 from .tieredindex import IndexDamaged, TieredIndex
 
@@ -251,6 +252,7 @@ def _open_db(path: str) -> _Shared:
             try:
                 _refuse_foreign(path)
                 _refuse_headless(path)
+                raise_open_files_limit()  # LevelDB reads it when a process opens its first database
                 db = plyvel.DB(path, **_DB_OPTIONS)
             except _FAILURES as exc:
                 if "IO error: lock " in _detail(exc):
