@@ -147,6 +147,52 @@ def test_sketch_places_of_long_and_repetitive_texts_are_the_numpy_ones():
             assert list(places) == sketch.places.tolist()
 
 
+def shared_top_bits(length: int, width: int, bits: int) -> str:
+    """Han characters whose every shingle of ``width`` has a mixed hash with its top ``bits``
+    bits 0: shingles that a sort by the top bits cannot tell apart, each chosen from the
+    characters that make one."""
+    from scrapy_neardup.fingerprints.sketch import mixed_shingles
+
+    pool = np.arange(0x4E00, 0x9FA6, dtype=np.uint32)
+    codes = [0x4E00 + i for i in range(width - 1)]
+    while len(codes) < length:
+        shingles = np.repeat(np.array([codes[len(codes) - width + 1 :]], dtype=np.uint32), len(pool), axis=0)
+        tops = mixed_shingles(np.concatenate([shingles, pool[:, None]], axis=1).ravel(), width)[::width]
+        codes.append(int(pool[np.argmin(tops >> np.uint64(64 - bits))]))
+    return "".join(map(chr, codes))
+
+
+def test_sketches_of_short_repeated_distinct_and_colliding_texts_are_the_numpy_ones():
+    """The kernel's content, sketch, count of distinct shingles, sketch keys and places are
+    numpy's for texts shorter than a shingle (0 to 6 content characters), texts of one
+    repeated shingle, texts of all distinct shingles, and texts whose shingles share their top
+    bits (hashes colliding where a sort by buckets looks first), at every shingle width."""
+    from scrapy_neardup.fingerprints.sketch import sketch_and_keys
+    from scrapy_neardup.fingerprints.text import MIN_SENTENCE_CHARS, sentences_of, text_tables
+
+    tables = text_tables()
+    rng = random.Random(27)
+    han = [chr(code) for code in range(0x4E00, 0x9FA6)]
+    samples = ["", "，", "\n。\n"] + ["".join(rng.sample(han, size)) for size in range(1, 7)]
+    samples += ["今", "今今今今今今今", "今天" * 800, "甲乙丙丁戊" * 300, "。" + "雨" * 3000 + "。"]
+    samples += ["".join(rng.sample(han, 3000)), "，".join(rng.sample(han, 200))]  # every shingle distinct
+    samples += [shared_top_bits(600, 5, 8), shared_top_bits(300, 5, 12), shared_top_bits(200, 2, 12)]
+    for sample in samples:
+        codes = fold_codes(sample)
+        expected_content = sentences_of(codes).content
+        for width in (1, 2, 5, 9, 16):
+            for size, key_count in ((16, 0), (128, 4), (4096, 16)):
+                _, _, hashes, distinct, chars, keys, places, content = kernel.parts(
+                    codes, tables.ends, tables.content, MIN_SENTENCE_CHARS, 3, 10, size, width, key_count
+                )
+                assert np.frombuffer(content, dtype=np.uint32).tolist() == expected_content.tolist()
+                assert chars == len(expected_content)
+                sketch, expected_keys = sketch_and_keys(expected_content, size, width, key_count)
+                assert np.frombuffer(hashes, dtype="<u4").tolist() == sketch.hashes.tolist(), (sample, width)
+                assert distinct == sketch.size and keys == expected_keys, (sample, width)
+                assert list(places) == sketch.places.tolist(), (sample, width)
+
+
 def test_tables_of_the_wrong_size_are_refused():
     with pytest.raises(ValueError):
         kernel.parts(
