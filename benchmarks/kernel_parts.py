@@ -3,10 +3,11 @@
 The texts are speed.py's batch (People's Daily articles joined to news length, each followed by
 a reprint), folded and stripped of notices as ``Fingerprinter._fingerprint`` does. Each kernel
 function is timed over the whole batch (process CPU), ``--passes`` times; printed: the best
-pass in microseconds a text. With ``--base`` (another tree, its kernel built in place, or the
-kernel's .so itself) the two builds alternate in one process, pass by pass (A B A B ...), so
-that both see the same load, and the ratio new/base of their best passes is printed, with
-whether both gave the same outputs, byte for byte, on every text.
+pass in microseconds a text. With ``--base`` (another tree with its kernel built in place, or
+that kernel's .so) the two builds alternate in one process, pass by pass (A B A B ...), so that
+both see the same load, and the ratio new/base of their best passes is printed, with whether
+both gave the same outputs, byte for byte, on every text. Each build reads the pair table as
+its own tree lays it out (a child process of the base tree builds the base's).
 
     python benchmarks/kernel_parts.py --base /tmp/main-tree --passes 30
 """
@@ -16,7 +17,10 @@ from __future__ import annotations
 import argparse
 import importlib.machinery
 import importlib.util
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
@@ -33,8 +37,9 @@ from scrapy_neardup.fingerprints.storywords import BINS, FIGURES, TF_FACTORS, WO
 from scrapy_neardup.fingerprints.text import MIN_SENTENCE_CHARS, fold_codes, text_tables
 
 
-def load_kernel(path: Path) -> ModuleType:
-    """The kernel built at ``path``: its .so, or a source tree with the kernel built in place."""
+def load_kernel(path: Path) -> tuple[ModuleType, Path]:
+    """The kernel built at ``path`` (its .so, or a source tree with the kernel built in place)
+    and its tree."""
     if path.is_dir():
         folder = path / "scrapy_neardup" / "fingerprints"
         found = [folder / f"_kernel{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
@@ -42,12 +47,34 @@ def load_kernel(path: Path) -> ModuleType:
         if not found:
             sys.exit(f"--base {path}: no built kernel in {folder} (python setup.py build_ext --inplace)")
         path = found[0]
+    tree = path.resolve().parents[2]
     spec = importlib.util.spec_from_file_location("_kernel", path)
     if spec is None or spec.loader is None:
         sys.exit(f"--base {path}: not an extension module")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module
+    return module, tree
+
+
+_TREE_TABLE = """
+import sys, numpy as np
+import scrapy_neardup.fingerprints.storywords as storywords
+if not storywords.__file__.startswith(sys.argv[1]):
+    sys.exit(f"imported {storywords.__file__}, not the tree's (an editable install of another tree first on the path)")
+np.save(sys.argv[2], storywords.pair_table().slot_bytes)
+"""
+
+
+def tree_pair_table(tree: Path) -> np.ndarray:
+    """The pair table's slots as ``tree`` lays them out for its kernel, built by that tree."""
+    with tempfile.TemporaryDirectory() as folder:
+        saved = Path(folder) / "slots.npy"
+        env = dict(os.environ, PYTHONPATH=str(tree))
+        command = [sys.executable, "-c", _TREE_TABLE, str(tree), str(saved)]
+        done = subprocess.run(command, env=env, cwd=tree, check=False)
+        if done.returncode:
+            sys.exit(f"--base {tree}: its pair table could not be built")
+        return np.load(saved)
 
 
 def parts_args(codes: list[np.ndarray]) -> list[tuple]:
@@ -65,11 +92,11 @@ def parts_args(codes: list[np.ndarray]) -> list[tuple]:
     return [(folded, tables.ends, tables.content, *fixed) for folded in codes]
 
 
-def story_args(contents: list[bytes]) -> list[tuple]:
+def story_args(contents: list[bytes], slot_bytes: np.ndarray) -> list[tuple]:
     """The arguments of ``kernel.story_words`` for each text's content characters."""
-    table = pair_table()
+    function = pair_table().function
     return [
-        (np.frombuffer(content, dtype=np.uint32), table.slot_bytes, table.function, TF_FACTORS, WORDS, BINS, FIGURES)
+        (np.frombuffer(content, dtype=np.uint32), slot_bytes, function, TF_FACTORS, WORDS, BINS, FIGURES)
         for content in contents
     ]
 
@@ -97,7 +124,7 @@ def main() -> None:
     codes = [strip_notices(fold_codes(text, True), True) for text in texts]
     parts_calls = parts_args(codes)
     contents = [kernel.parts(*call)[7] for call in parts_calls]
-    story_calls = story_args(contents)
+    story_calls = {"this": story_args(contents, pair_table().slot_bytes)}
     chars = sum(len(content) for content in contents) // 4 / len(contents)
     print(
         f"{len(texts)} texts, {sum(len(c) for c in codes) / len(codes):.0f} folded, {chars:.0f} content characters a text"
@@ -105,14 +132,19 @@ def main() -> None:
 
     builds = {"this": kernel}
     if args.base is not None:
-        builds["base"] = load_kernel(args.base)
-        same_parts = all(kernel.parts(*call) == builds["base"].parts(*call) for call in parts_calls)
-        same_words = all(kernel.story_words(*call) == builds["base"].story_words(*call) for call in story_calls)
+        builds["base"], tree = load_kernel(args.base)
+        story_calls["base"] = story_args(contents, tree_pair_table(tree))
+        base = builds["base"]
+        same_parts = all(kernel.parts(*call) == base.parts(*call) for call in parts_calls)
+        same_words = all(
+            kernel.story_words(*this) == base.story_words(*other)
+            for this, other in zip(story_calls["this"], story_calls["base"])
+        )
         print(f"same outputs as the base on every text: parts {same_parts}, story_words {same_words}")
     best: dict[tuple[str, str], float] = {}
     for _ in range(args.passes):
         for name, module in builds.items():
-            for function, calls in (("parts", parts_calls), ("story_words", story_calls)):
+            for function, calls in (("parts", parts_calls), ("story_words", story_calls[name])):
                 cost = timed(getattr(module, function), calls)
                 best[name, function] = min(best.get((name, function), cost), cost)
     for function in ("parts", "story_words"):

@@ -672,29 +672,39 @@ static int u32_order(const void *a, const void *b) {
     return x < y ? -1 : (x > y);
 }
 
-/* A text's pairs, each with how often it occurs and where (a bit per part of the text), by
- * open addressing on the pair code (0: an empty slot; no pair of Chinese characters has code
- * 0): a text's few hundred distinct pairs are counted in one pass, without sorting them. */
+/* A text's pairs, each with how often it occurs and where (a bit per part of the text): open
+ * addressing on the pair code (0: an empty slot; no pair of Chinese characters has code 0)
+ * gives each pair its number, in the order first seen, and the counts and spreads are kept by
+ * number, in arrays of the text's few hundred distinct pairs: one slot read an occurrence. */
 typedef struct {
-    uint32_t *pairs; /* ``mask`` + 1 slots */
-    uint32_t *counts;
-    uint16_t *spreads;
-    uint32_t *used; /* the slots taken, in the order first taken */
-    Py_ssize_t nused;
+    uint32_t pair, number;
+} CountSlot;
+
+/* Where a pair's probe starts in the IDF table of ``nslots`` slots (storywords._pair_slots):
+ * the top bits of the 32-bit product pair * 0x9E3779B1. */
+static inline uint64_t idf_home(uint32_t pair, uint64_t nslots) { return (uint64_t)(pair * 0x9E3779B1u) * nslots >> 32; }
+
+typedef struct {
+    CountSlot *slots; /* ``mask`` + 1 slots */
     uint32_t mask, shift;
+    uint32_t *pairs, *counts; /* by number */
+    uint16_t *spreads;
+    Py_ssize_t distinct;
 } PairCounts;
 
 static inline void count_pair(PairCounts *t, uint32_t pair, uint16_t bit) {
     uint32_t slot = (pair * 0x9E3779B1u) >> t->shift;
-    while (t->pairs[slot] != 0 && t->pairs[slot] != pair) slot = (slot + 1) & t->mask;
-    if (t->pairs[slot] == 0) {
-        t->pairs[slot] = pair;
-        t->counts[slot] = 0;
-        t->spreads[slot] = 0;
-        t->used[t->nused++] = slot;
-    }
-    t->counts[slot]++;
-    t->spreads[slot] |= bit;
+    while (t->slots[slot].pair != 0 && t->slots[slot].pair != pair) slot = (slot + 1) & t->mask;
+    /* A pair not seen takes the next number; seen or not, the same steps (no branch to guess):
+     * the counts and spreads of numbers not taken yet are 0. */
+    uint32_t seen = t->slots[slot].pair != 0;
+    uint32_t number = seen ? t->slots[slot].number : (uint32_t)t->distinct;
+    t->slots[slot].pair = pair;
+    t->slots[slot].number = number;
+    t->distinct += !seen;
+    t->pairs[number] = pair;
+    t->counts[number]++;
+    t->spreads[number] |= bit;
 }
 
 /*
@@ -703,7 +713,7 @@ static inline void count_pair(PairCounts *t, uint32_t pair, uint16_t bit) {
  *
  * storywords.story_words_of: ``content`` native uint32 content characters; ``slots`` the
  * pair table as open addressing (a power of two of (uint32 pair, float32 idf) slots, probed
- * from pair * 0x9E3779B1); ``function`` a bool per BMP code point;
+ * from idf_home); ``function`` a bool per BMP code point;
  * ``tf_factors`` float64, 1 + ln(count) by count. Outputs native uint32 words, uint8 IDF
  * bytes, uint16 spreads and the sorted uint32 figure hashes.
  */
@@ -715,17 +725,13 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         return NULL;
     Buffer content_b = {0}, slots_b = {0}, function_b = {0}, factors_b = {0};
     PyObject *result = NULL;
-    PairCounts counted = {0};
-    StoryWord *words = NULL;
-    uint32_t *figures = NULL, *kept_words = NULL;
-    unsigned char *kept_idf = NULL;
-    uint16_t *kept_spread = NULL;
+    char *arena = NULL;
     if (get_buffer(content_obj, &content_b, 4, "content") < 0 || get_buffer(slots_obj, &slots_b, 8, "slots") < 0 ||
         get_buffer(function_obj, &function_b, 1, "function") < 0 || get_buffer(factors_obj, &factors_b, 8, "tf_factors") < 0)
         goto done;
     Py_ssize_t nslots = slots_b.view.len / 8;
     if (function_b.view.len < 0x10000 || factors_b.view.len < 16 || bins < 1 || bins > 16 || nslots < 1 ||
-        (nslots & (nslots - 1)) != 0) {
+        (nslots & (nslots - 1)) != 0 || (uint64_t)nslots > ((uint64_t)1 << 32)) {
         PyErr_SetString(PyExc_ValueError, "story_words: bad tables");
         goto done;
     }
@@ -737,56 +743,68 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     const double *factors = (const double *)factors_b.view.buf;
     Py_ssize_t nfactors = factors_b.view.len / 8;
 
-    /* At least twice as many slots as pairs: probes stay short. */
+    /* At least twice as many slots as pairs: probes stay short. Every array in one block, those
+     * of the widest items first, only the slots cleared. */
     uint32_t bits = 4;
     while (((Py_ssize_t)1 << bits) < 2 * (n + 1)) bits++;
-    Py_ssize_t nslots_counted = (Py_ssize_t)1 << bits;
-    counted.mask = (uint32_t)(nslots_counted - 1);
-    counted.shift = 32 - bits;
-    counted.pairs = (uint32_t *)PyMem_RawCalloc((size_t)nslots_counted, sizeof(uint32_t));
-    counted.counts = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (size_t)nslots_counted);
-    counted.spreads = (uint16_t *)PyMem_RawMalloc(sizeof(uint16_t) * (size_t)nslots_counted);
-    counted.used = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (size_t)(n + 1));
-    words = (StoryWord *)PyMem_RawMalloc(sizeof(StoryWord) * (n + 1));
-    figures = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (n + 1));
-    if (!counted.pairs || !counted.counts || !counted.spreads || !counted.used || !words || !figures) {
+    size_t nslots_counted = (size_t)1 << bits, items = (size_t)n + 1;
+    arena = (char *)PyMem_RawMalloc(sizeof(StoryWord) * items + sizeof(CountSlot) * nslots_counted +
+                                    (5 * sizeof(uint32_t) + 3 * sizeof(uint16_t) + 1) * items);
+    if (!arena) {
         PyErr_NoMemory();
         goto done;
     }
+    StoryWord *words = (StoryWord *)arena;
+    PairCounts counted = {(CountSlot *)(words + items), (uint32_t)(nslots_counted - 1), 32 - bits};
+    counted.pairs = (uint32_t *)(counted.slots + nslots_counted);
+    counted.counts = counted.pairs + items;
+    uint32_t *figures = counted.counts + items, *kept_words = figures + items, *listed = kept_words + items;
+    counted.spreads = (uint16_t *)(listed + items);
+    uint16_t *kept_spread = counted.spreads + items, *listed_bits = kept_spread + items;
+    unsigned char *kept_idf = (unsigned char *)(listed_bits + items);
+    memset(counted.slots, 0, sizeof(CountSlot) * nslots_counted);
+    memset(counted.counts, 0, sizeof(uint32_t) * items);
+    memset(counted.spreads, 0, sizeof(uint16_t) * items);
+
     /* Pairs of Chinese characters, neither a function character. A pair at ``i`` is in part
      * i * bins / n of the text: the part moves on at each ``next_part`` (the first i past it). */
     int usable = n > 0 && is_han(content[0]) && !function[content[0]]; /* each character tested once */
     Py_ssize_t part = 0, next_part = (n + bins - 1) / bins;
+    Py_ssize_t npairs = 0;
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
         while (i >= next_part) {
             part++;
             next_part = ((part + 1) * n + bins - 1) / bins;
         }
         uint32_t a = content[i], b = content[i + 1];
-        int next = is_han(b) && !function[b];
-        if (usable && next) count_pair(&counted, a << 16 | b, (uint16_t)(1u << part));
+        int next = is_han(b) & !function[b & 0xFFFF]; /* (a Chinese character is in the BMP) */
+        /* Listed first, counted after: each pair is written and kept by moving the list's end
+         * (no branch to guess on the characters), then counted without a character test. */
+        listed[npairs] = a << 16 | b;
+        listed_bits[npairs] = (uint16_t)(1u << part);
+        npairs += usable & next;
         usable = next;
     }
+    for (Py_ssize_t i = 0; i < npairs; i++) count_pair(&counted, listed[i], listed_bits[i]);
     Py_ssize_t nwords = 0;
-    for (Py_ssize_t u = 0; u < counted.nused; u++) {
-        uint32_t slot = counted.used[u], count = counted.counts[slot];
+    for (Py_ssize_t u = 0; u < counted.distinct; u++) {
+        uint32_t count = counted.counts[u];
         if (count >= 2) {
-            words[nwords].pair = counted.pairs[slot];
+            words[nwords].pair = counted.pairs[u];
             words[nwords].score = (double)(count < nfactors ? count : nfactors - 1); /* the factor's index, for now */
-            words[nwords].spread = counted.spreads[slot];
+            words[nwords].spread = counted.spreads[u];
             nwords++;
         }
     }
     /* The table is megabytes: each word's slot is asked for PREFETCHED words ahead of reading
      * it (asking for all at once overflows what the core can have on its way). */
-    for (Py_ssize_t i = 0; i < nwords && i < PREFETCHED; i++)
-        __builtin_prefetch(&slots[(words[i].pair * 0x9E3779B1u) & mask]);
+    for (Py_ssize_t i = 0; i < nwords && i < PREFETCHED; i++) __builtin_prefetch(&slots[idf_home(words[i].pair, nslots)]);
     for (Py_ssize_t i = 0; i < nwords; i++) {
-        if (i + PREFETCHED < nwords) __builtin_prefetch(&slots[(words[i + PREFETCHED].pair * 0x9E3779B1u) & mask]);
+        if (i + PREFETCHED < nwords) __builtin_prefetch(&slots[idf_home(words[i + PREFETCHED].pair, nslots)]);
         uint32_t pair = words[i].pair;
         /* Open addressing (storywords._pair_slots): an empty slot holds pair code 0. */
         float idf = (float)UNKNOWN_IDF;
-        for (uint64_t slot = (pair * 0x9E3779B1u) & mask;; slot = (slot + 1) & mask) {
+        for (uint64_t slot = idf_home(pair, (uint64_t)nslots);; slot = (slot + 1) & mask) {
             if (slots[slot].pair == pair) {
                 idf = slots[slot].idf;
                 break;
@@ -845,13 +863,6 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         if (i == 0 || figures[i] != figures[i - 1]) figures[distinct++] = figures[i];
     if (distinct > max_figures) distinct = max_figures;
 
-    kept_words = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (nwords + 1));
-    kept_idf = (unsigned char *)PyMem_RawMalloc(nwords + 1);
-    kept_spread = (uint16_t *)PyMem_RawMalloc(sizeof(uint16_t) * (nwords + 1));
-    if (!kept_words || !kept_idf || !kept_spread) {
-        PyErr_NoMemory();
-        goto done;
-    }
     for (Py_ssize_t i = 0; i < nwords; i++) {
         double q = floor((double)words[i].idf * WORD_WEIGHT_SCALE + 0.5);
         kept_words[i] = words[i].pair;
@@ -862,15 +873,7 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
                            (const char *)kept_spread, nwords * 2, (const char *)figures, distinct * 4);
 
 done:
-    PyMem_RawFree(counted.pairs);
-    PyMem_RawFree(counted.counts);
-    PyMem_RawFree(counted.spreads);
-    PyMem_RawFree(counted.used);
-    PyMem_RawFree(words);
-    PyMem_RawFree(figures);
-    PyMem_RawFree(kept_words);
-    PyMem_RawFree(kept_idf);
-    PyMem_RawFree(kept_spread);
+    PyMem_RawFree(arena);
     release(&content_b);
     release(&slots_b);
     release(&function_b);

@@ -298,6 +298,29 @@ def test_story_words_figures_datelines_digest_and_places_are_the_same_compiled_o
     assert bin(compiled.fingerprint(texts[-1]).story_words.datelines).count("1") == 2
 
 
+def test_story_words_of_edge_texts_are_the_numpy_ones():
+    """The kernel's story words, IDF bytes, spreads and figures are numpy's for texts of 0 to 3
+    characters, pairs repeated past the last term-frequency factor, every pair distinct, pairs
+    broken by function characters, characters at the ends of the Chinese ranges and beyond the
+    Basic Multilingual Plane (whose low 16 bits are a function character's), and pairs of the
+    IDF table and not."""
+    from scrapy_neardup.fingerprints.storywords import FUNCTION_CHARACTERS, story_words_of
+    from scrapy_neardup.fingerprints.text import sentences_of
+
+    rng = random.Random(15)
+    han = [chr(code) for code in range(0x4E00, 0x9FA6)]
+    edges = "\u33ff\u3400\u4dbf\u4dc0\u4dff\u4e00\u9fff\ua000" + chr(0x20000 + ord("的")) + chr(0x10000 + ord("国"))
+    samples = ["", "中", "中国", "中国中国", "的的的的", "中国" * 5000, "中的国" * 300, "".join(rng.sample(han, 4000))]
+    samples += ["".join(rng.choice(edges) for _ in range(400)), "中" + edges * 30 + "国"]
+    samples += ["".join(rng.choice("中国人民政府经济发展" + FUNCTION_CHARACTERS) for _ in range(2000))]
+    samples += [text(name) + "2026年1月5日，3200户，第12期，A3B4，12.5%" for name in ARTICLES]
+    for sample in samples:
+        content = sentences_of(fold_codes(sample)).content
+        one, other = story_words_of(content), story_words_of(content, compiled=False)
+        for name in ("words", "idf", "spread", "figures"):
+            assert getattr(one, name).tolist() == getattr(other, name).tolist(), (name, sample[:40])
+
+
 def test_story_words_are_made_when_first_read_and_travel_made():
     """A fingerprint's story words wait for their first reader (most queries have none), then
     are those numpy makes at once; a pickled or copied fingerprint (a crawl worker's) carries
