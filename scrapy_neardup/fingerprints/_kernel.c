@@ -748,14 +748,15 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     uint32_t bits = 4;
     while (((Py_ssize_t)1 << bits) < 2 * (n + 1)) bits++;
     size_t nslots_counted = (size_t)1 << bits, items = (size_t)n + 1;
-    arena = (char *)PyMem_RawMalloc(sizeof(StoryWord) * items + sizeof(CountSlot) * nslots_counted +
+    arena = (char *)PyMem_RawMalloc((sizeof(StoryWord) + sizeof(Py_ssize_t)) * items + sizeof(CountSlot) * nslots_counted +
                                     (5 * sizeof(uint32_t) + 3 * sizeof(uint16_t) + 1) * items);
     if (!arena) {
         PyErr_NoMemory();
         goto done;
     }
     StoryWord *words = (StoryWord *)arena;
-    PairCounts counted = {(CountSlot *)(words + items), (uint32_t)(nslots_counted - 1), 32 - bits};
+    Py_ssize_t *runs = (Py_ssize_t *)(words + items); /* where each run of digits starts */
+    PairCounts counted = {(CountSlot *)(runs + items), (uint32_t)(nslots_counted - 1), 32 - bits};
     counted.pairs = (uint32_t *)(counted.slots + nslots_counted);
     counted.counts = counted.pairs + items;
     uint32_t *figures = counted.counts + items, *kept_words = figures + items, *listed = kept_words + items;
@@ -770,7 +771,9 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
      * i * bins / n of the text: the part moves on at each ``next_part`` (the first i past it). */
     int usable = n > 0 && is_han(content[0]) && !function[content[0]]; /* each character tested once */
     Py_ssize_t part = 0, next_part = (n + bins - 1) / bins;
-    Py_ssize_t npairs = 0;
+    Py_ssize_t npairs = 0, nruns = 0;
+    runs[0] = 0;
+    nruns += n > 0 && is_digit(content[0]);
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
         while (i >= next_part) {
             part++;
@@ -784,17 +787,17 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         listed_bits[npairs] = (uint16_t)(1u << part);
         npairs += usable & next;
         usable = next;
+        runs[nruns] = i + 1;
+        nruns += is_digit(b) & !is_digit(a);
     }
     for (Py_ssize_t i = 0; i < npairs; i++) count_pair(&counted, listed[i], listed_bits[i]);
     Py_ssize_t nwords = 0;
     for (Py_ssize_t u = 0; u < counted.distinct; u++) {
-        uint32_t count = counted.counts[u];
-        if (count >= 2) {
-            words[nwords].pair = counted.pairs[u];
-            words[nwords].score = (double)(count < nfactors ? count : nfactors - 1); /* the factor's index, for now */
-            words[nwords].spread = counted.spreads[u];
-            nwords++;
-        }
+        uint32_t count = counted.counts[u]; /* each pair written, kept if seen twice */
+        words[nwords].pair = counted.pairs[u];
+        words[nwords].score = (double)(count < nfactors ? count : nfactors - 1); /* the factor's index, for now */
+        words[nwords].spread = counted.spreads[u];
+        nwords += count >= 2;
     }
     /* The table is megabytes: each word's slot is asked for PREFETCHED words ahead of reading
      * it (asking for all at once overflows what the core can have on its way). */
@@ -816,27 +819,19 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     }
     nwords = heaviest(words, nwords, max_words);
 
-    /* Figures: runs of digits, each hashed (xxh64 of the UTF-32-LE bytes, low 32 bits); dates
-     * and the digits of codes (after a Latin letter, or before letters that digits follow) left
-     * out. */
+    /* Figures: runs of digits (where each starts listed with the pairs), each hashed (xxh64 of
+     * the UTF-32-LE bytes, low 32 bits); dates and the digits of codes (after a Latin letter, or
+     * before letters that digits follow) left out. */
     Py_ssize_t nfigures = 0;
-    for (Py_ssize_t i = 0; i < n;) {
-        if (!is_digit(content[i])) {
-            i++;
-            continue;
-        }
-        Py_ssize_t end = i;
+    for (Py_ssize_t r = 0; r < nruns; r++) {
+        Py_ssize_t i = runs[r], end = i;
         while (end < n && is_digit(content[end])) end++;
-        if (end < n && (content[end] == 0x5E74 || content[end] == 0x6708 || content[end] == 0x65E5)) {
-            i = end; /* a date (年, 月, 日): left out */
-            continue;
-        }
+        if (end < n && (content[end] == 0x5E74 || content[end] == 0x6708 || content[end] == 0x65E5))
+            continue; /* a date (年, 月, 日): left out */
         Py_ssize_t letters = end;
         while (letters < n && is_latin_letter(content[letters])) letters++;
-        if ((i > 0 && is_latin_letter(content[i - 1])) || (letters > end && letters < n && is_digit(content[letters]))) {
-            i = end; /* a code: after a Latin letter, or before letters that digits follow */
-            continue;
-        }
+        if ((i > 0 && is_latin_letter(content[i - 1])) || (letters > end && letters < n && is_digit(content[letters])))
+            continue; /* a code: after a Latin letter, or before letters that digits follow */
         Py_ssize_t from = i, length = end - from;
         unsigned char small_run[4 * 64], *run = small_run;
         if (length > 64) {
@@ -855,7 +850,6 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         }
         figures[nfigures++] = (uint32_t)xxh64(run, (size_t)length * 4);
         if (run != small_run) PyMem_RawFree(run);
-        i = end;
     }
     qsort(figures, (size_t)nfigures, sizeof(uint32_t), u32_order);
     Py_ssize_t distinct = 0;

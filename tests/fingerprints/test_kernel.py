@@ -302,8 +302,8 @@ def test_story_words_of_edge_texts_are_the_numpy_ones():
     """The kernel's story words, IDF bytes, spreads and figures are numpy's for texts of 0 to 3
     characters, pairs repeated past the last term-frequency factor, every pair distinct, pairs
     broken by function characters, characters at the ends of the Chinese ranges and beyond the
-    Basic Multilingual Plane (whose low 16 bits are a function character's), and pairs of the
-    IDF table and not."""
+    Basic Multilingual Plane (whose low 16 bits are a function character's), pairs of the IDF
+    table and not, and runs of digits at a text's ends, long, dated and joined to letters."""
     from scrapy_neardup.fingerprints.storywords import FUNCTION_CHARACTERS, story_words_of
     from scrapy_neardup.fingerprints.text import sentences_of
 
@@ -314,6 +314,7 @@ def test_story_words_of_edge_texts_are_the_numpy_ones():
     samples += ["".join(rng.choice(edges) for _ in range(400)), "中" + edges * 30 + "国"]
     samples += ["".join(rng.choice("中国人民政府经济发展" + FUNCTION_CHARACTERS) for _ in range(2000))]
     samples += [text(name) + "2026年1月5日，3200户，第12期，A3B4，12.5%" for name in ARTICLES]
+    samples += ["7", "12中国34", "中国56", "a1中国1a2", "1" * 100 + "中" + "2" * 70, "3年4月5日6"]  # digits at the ends
     for sample in samples:
         content = sentences_of(fold_codes(sample)).content
         one, other = story_words_of(content), story_words_of(content, compiled=False)
