@@ -469,7 +469,7 @@ static int compute_parts(Parts *p) {
         Py_ssize_t count = chars - w + 1;
         if ((uint64_t)count > UINT32_MAX) return -1; /* a position must fit in 32 bits */
         int bits = 4;
-        while (((Py_ssize_t)1 << bits) < 2 * count) bits++;
+        while (((Py_ssize_t)1 << bits) < count) bits++;
         Py_ssize_t keep = p->sketch_size < count ? p->sketch_size : count;
         if (keep < 0) keep = 0;
         p->whole = (uint64_t *)PyMem_RawMalloc(sizeof(uint64_t) * 2 * count + sizeof(uint32_t) * (((size_t)1 << bits) + keep) + keep + 1);
