@@ -2283,4 +2283,15 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }
+/* The layout of the pair table that story_words probes (storywords.PAIR_SLOTS_LAYOUT: 2, from
+ * the top bits of the pair's hash, idf_home). */
+enum { PAIR_SLOTS_LAYOUT = 2 };
+
+PyMODINIT_FUNC PyInit__kernel(void) {
+    PyObject *module_object = PyModule_Create(&module);
+    if (module_object && PyModule_AddIntConstant(module_object, "PAIR_SLOTS_LAYOUT", PAIR_SLOTS_LAYOUT) < 0) {
+        Py_DECREF(module_object);
+        return NULL;
+    }
+    return module_object;
+}

@@ -298,6 +298,15 @@ def test_story_words_figures_datelines_digest_and_places_are_the_same_compiled_o
     assert bin(compiled.fingerprint(texts[-1]).story_words.datelines).count("1") == 2
 
 
+def test_story_words_come_from_a_kernel_that_probes_the_pair_table_as_it_is_laid_out():
+    """The built kernel probes the pair table as storywords lays it out, so story_words_of uses
+    it; a kernel of another layout (built from an older source) would not be used."""
+    from scrapy_neardup.fingerprints import storywords
+
+    assert kernel.PAIR_SLOTS_LAYOUT == storywords.PAIR_SLOTS_LAYOUT
+    assert storywords.KERNEL_READS_PAIR_SLOTS
+
+
 def test_story_words_of_edge_texts_are_the_numpy_ones():
     """The kernel's story words, IDF bytes, spreads and figures are numpy's for texts of 0 to 3
     characters, pairs repeated past the last term-frequency factor, every pair distinct, pairs
