@@ -143,41 +143,6 @@ static void release(Buffer *b) {
     b->held = 0;
 }
 
-/* Radix sorts by 32-bit keys, 8 bits per pass: the four passes' counts are taken in one read
- * of the keys (count_bytes), then each pass's counts become where each byte value's items
- * start (starts_of). */
-static inline void count_bytes(Py_ssize_t count[4][256], uint32_t key) {
-    count[0][key & 0xFF]++;
-    count[1][(key >> 8) & 0xFF]++;
-    count[2][(key >> 16) & 0xFF]++;
-    count[3][key >> 24]++;
-}
-
-static void starts_of(Py_ssize_t count[256]) {
-    Py_ssize_t total = 0;
-    for (int d = 0; d < 256; d++) {
-        Py_ssize_t here = count[d];
-        count[d] = total;
-        total += here;
-    }
-}
-
-/* LSD radix sort of 32-bit values; ``tmp`` has room for n values. */
-static void radix_sort32(uint32_t *a, uint32_t *tmp, Py_ssize_t n) {
-    Py_ssize_t count[4][256];
-    memset(count, 0, sizeof(count));
-    for (Py_ssize_t i = 0; i < n; i++) count_bytes(count, a[i]);
-    for (int pass = 0; pass < 4; pass++) {
-        Py_ssize_t *start = count[pass];
-        starts_of(start);
-        for (Py_ssize_t i = 0; i < n; i++) tmp[start[(a[i] >> (8 * pass)) & 0xFF]++] = a[i];
-        uint32_t *swap = a;
-        a = tmp;
-        tmp = swap;
-    }
-    /* four passes: the sorted values are back in the caller's ``a`` */
-}
-
 /* ------------------------------------------------------------------ text parts */
 
 static const uint64_t POLY = 0x100000001B3ULL; /* sketch.py's polynomial base */
@@ -190,6 +155,44 @@ static inline uint64_t mix64(uint64_t x) {
     x ^= x >> 27;
     x *= M2;
     return x ^ (x >> 31);
+}
+
+/* Sorts a text's shingles by their sketch hash (the top 32 bits of the whole hash), equal
+ * hashes in text order, into ``sorted`` as (hash << 32 | position); ``ends`` has room for
+ * 2^bits counts, 2^bits at least the shingles. The hashes are mixed, so even: a scatter by
+ * their top ``bits`` bits leaves them sorted but within buckets of about one item each, which
+ * one pass of insertion puts in order (few moves, its branches foreseen). Hashes made to share
+ * their top bits would make that pass quadratic: past a few moves an item, qsort takes over. */
+static int u64_order(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+static void sort_by_top(const uint64_t *whole, Py_ssize_t count, uint64_t *sorted, uint32_t *ends, int bits) {
+    Py_ssize_t buckets = (Py_ssize_t)1 << bits;
+    int shift = 64 - bits;
+    memset(ends, 0, sizeof(uint32_t) * (size_t)buckets);
+    for (Py_ssize_t i = 0; i < count; i++) ends[whole[i] >> shift]++;
+    uint32_t total = 0;
+    for (Py_ssize_t b = 0; b < buckets; b++) {
+        uint32_t here = ends[b];
+        ends[b] = total;
+        total += here;
+    }
+    for (Py_ssize_t i = 0; i < count; i++)
+        sorted[ends[whole[i] >> shift]++] = (whole[i] & 0xFFFFFFFF00000000ULL) | (uint64_t)i;
+    Py_ssize_t moves = 0;
+    for (Py_ssize_t i = 1; i < count; i++) {
+        uint64_t v = sorted[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && sorted[j - 1] > v; j--) sorted[j] = sorted[j - 1];
+        sorted[j] = v;
+        moves += i - j;
+        if (moves > 8 * count) {
+            qsort(sorted, (size_t)count, sizeof(uint64_t), u64_order);
+            return;
+        }
+    }
 }
 
 static inline int is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
@@ -210,6 +213,21 @@ static int longer_first(const void *a, const void *b) {
 static int by_number(const void *a, const void *b) {
     const Span *x = (const Span *)a, *y = (const Span *)b;
     return x->number < y->number ? -1 : (x->number > y->number);
+}
+
+/* Sorts spans by ``order``: a text's few dozen sentences by insertion, inline (qsort calls
+ * ``order`` through a pointer for each comparison); many by qsort. */
+static void sort_spans(Span *spans, Py_ssize_t n, int (*order)(const void *, const void *)) {
+    if (n > 64) {
+        qsort(spans, (size_t)n, sizeof(Span), order);
+        return;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        Span span = spans[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && order(&spans[j - 1], &span) > 0; j--) spans[j] = spans[j - 1];
+        spans[j] = span;
+    }
 }
 
 /*
@@ -348,9 +366,9 @@ typedef struct {
     Py_ssize_t min_chars, simhash_sentences, key_count, sketch_size, width, sketch_key_count;
     uint32_t *content; /* content characters */
     Span *spans;       /* kept sentences */
-    uint32_t *hashes;  /* sorted distinct shingle hashes */
+    uint32_t *hashes;  /* the smallest distinct shingle hashes, sorted (at most sketch_size) */
     uint32_t *joined;  /* the SimHash text when it is not the whole text */
-    uint64_t *whole;   /* every shingle's 64-bit hash, in text order */
+    uint64_t *whole;   /* every shingle's 64-bit hash, in text order; one block with hashes and places */
     Py_ssize_t chars, kept, distinct, joined_length;
     uint64_t keys[64];
     Py_ssize_t nkeys;
@@ -373,6 +391,8 @@ static int compute_parts(Parts *p) {
     /* Sentences (text.sentences_of): a sentence ends at a sentence-end character, or at a
      * "." that is not inside a number or a Latin name; only content characters count. */
     Py_ssize_t chars = 0, kept = 0, start = 0, number = 0;
+    const unsigned char *end_table = p->end_table, *content_table = p->content_table;
+    uint32_t *content = p->content;
     for (Py_ssize_t i = 0; i < n; i++) {
         uint32_t c = codes[i];
         int is_end, is_content;
@@ -380,15 +400,16 @@ static int compute_parts(Parts *p) {
             is_end = 0;
             is_content = c >= 0x20000 && c < 0x40000;
         } else {
-            is_end = p->end_table[c] != 0;
-            is_content = p->content_table[c] != 0;
+            is_end = end_table[c] != 0;
+            is_content = content_table[c] != 0;
         }
         if (c == '.' && i > 0 && i + 1 < n) {
             uint32_t before = codes[i - 1], after = codes[i + 1];
             int inside = (is_digit(before) && is_digit(after)) || (is_latin(before) && is_latin(after));
             if (!inside) is_end = 1;
         }
-        if (is_content) p->content[chars++] = c;
+        content[chars] = c; /* kept only if content: written always, no branch to foresee */
+        chars += is_content;
         if (is_end || i + 1 == n) {
             Py_ssize_t length = chars - start;
             if (length >= p->min_chars) {
@@ -403,7 +424,7 @@ static int compute_parts(Parts *p) {
     }
     p->chars = chars;
     p->kept = kept;
-    qsort(p->spans, (size_t)kept, sizeof(Span), longer_first);
+    sort_spans(p->spans, kept, longer_first);
 
     /* Sentence keys: xxh64 of each sentence's UTF-32-LE bytes, longest first, distinct. */
     Py_ssize_t limit = p->key_count < 64 ? p->key_count : 64;
@@ -426,7 +447,7 @@ static int compute_parts(Parts *p) {
     /* SimHash text: the longest sentences in text order (NULL: the whole folded text). */
     if (p->simhash_sentences > 0 && kept > p->simhash_sentences) {
         Py_ssize_t top = p->simhash_sentences;
-        qsort(p->spans, (size_t)top, sizeof(Span), by_number);
+        sort_spans(p->spans, top, by_number);
         Py_ssize_t total = top - 1;
         for (Py_ssize_t s = 0; s < top; s++) total += p->spans[s].length;
         p->joined = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (total + 1));
@@ -446,59 +467,61 @@ static int compute_parts(Parts *p) {
     if (chars > 0) {
         Py_ssize_t w = chars < p->width ? chars : p->width;
         Py_ssize_t count = chars - w + 1;
-        p->hashes = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * 2 * count);
-        p->whole = (uint64_t *)PyMem_RawMalloc(sizeof(uint64_t) * count);
-        if (!p->hashes || !p->whole) return -1;
-        for (Py_ssize_t i = 0; i < count; i++) {
-            uint64_t h = 0;
-            for (Py_ssize_t o = 0; o < w; o++) h = h * POLY + (uint64_t)p->content[i + o];
+        if ((uint64_t)count > UINT32_MAX) return -1; /* a position must fit in 32 bits */
+        int bits = 4;
+        while (((Py_ssize_t)1 << bits) < count) bits++;
+        Py_ssize_t keep = p->sketch_size < count ? p->sketch_size : count;
+        if (keep < 0) keep = 0;
+        p->whole = (uint64_t *)PyMem_RawMalloc(sizeof(uint64_t) * 2 * count + sizeof(uint32_t) * (((size_t)1 << bits) + keep) + keep + 1);
+        if (!p->whole) return -1;
+        uint64_t *sorted = p->whole + count;
+        uint32_t *ends = (uint32_t *)(sorted + count);
+        p->hashes = ends + ((size_t)1 << bits);
+        p->places = (unsigned char *)(p->hashes + keep);
+
+        /* Each shingle's hash from the one before: h = sum of c[i + o] * POLY^(w-1-o) (the
+         * polynomial of sketch.mixed_shingles), so the next drops c[i] * POLY^(w-1) and takes
+         * c[i + w]; exact, as both wrap modulo 2^64. */
+        const uint32_t *c = p->content;
+        uint64_t h = 0, power = 1;
+        for (Py_ssize_t o = 0; o < w; o++) {
+            h = h * POLY + (uint64_t)c[o];
+            if (o) power *= POLY;
+        }
+        Py_ssize_t rolled = w > 0 ? count - 1 : 0; /* (no characters in a shingle of width 0: h stays 0) */
+        for (Py_ssize_t i = 0; i < rolled; i++) {
             p->whole[i] = mix64(h);
-            p->hashes[i] = (uint32_t)(p->whole[i] >> 32);
+            h = (h - (uint64_t)c[i] * power) * POLY + (uint64_t)c[i + w];
         }
-        radix_sort32(p->hashes, p->hashes + count, count);
-        for (Py_ssize_t i = 0; i < count; i++)
-            if (i == 0 || p->hashes[i] != p->hashes[i - 1]) p->hashes[p->distinct++] = p->hashes[i];
+        for (Py_ssize_t i = rolled; i < count; i++) p->whole[i] = mix64(h);
+        sort_by_top(p->whole, count, sorted, ends, bits);
 
-        /* Sketch keys (sketch.sketch_and_keys): for each of the smallest sketch hashes,
-         * the smallest whole hash with those top bits, cut to its low SKETCH_KEY_BITS bits. */
-        Py_ssize_t m = p->sketch_key_count < p->distinct ? p->sketch_key_count : p->distinct;
-        if (m > 16) m = 16;
-        for (Py_ssize_t j = 0; j < m; j++) p->sketch_keys[j] = UINT64_MAX;
-        for (Py_ssize_t i = 0; m > 0 && i < count; i++) {
-            uint32_t top = (uint32_t)(p->whole[i] >> 32);
-            if (top > p->hashes[m - 1]) continue;
-            for (Py_ssize_t j = 0; j < m; j++)
-                if (p->hashes[j] == top && p->whole[i] < p->sketch_keys[j]) p->sketch_keys[j] = p->whole[i];
-        }
-        for (Py_ssize_t j = 0; j < m; j++) p->sketch_keys[j] &= (1ULL << SKETCH_KEY_BITS) - 1;
-        p->nsketch_keys = m;
-
-        /* Places (sketch.first_places): for each kept hash, where its first shingle starts,
-         * as position * 256 // content characters. */
-        Py_ssize_t take = p->distinct < p->sketch_size ? p->distinct : p->sketch_size;
-        p->places = (unsigned char *)PyMem_RawMalloc(take + 1);
-        if (!p->places) return -1;
-        memset(p->places, 0, take + 1);
-        unsigned char *placed = (unsigned char *)PyMem_RawMalloc(take + 1);
-        if (!placed) return -1;
-        memset(placed, 0, take + 1);
-        for (Py_ssize_t i = 0; take > 0 && i < count; i++) {
-            uint32_t top = (uint32_t)(p->whole[i] >> 32);
-            if (top > p->hashes[take - 1]) continue;
-            /* The first kept hash not below ``top``, by halving without branches (random
-             * hashes make every branch of a binary search a guess). */
-            const uint32_t *base = p->hashes;
-            for (Py_ssize_t left = take; left > 1; left -= left / 2)
-                base = base[left / 2] < top ? base + left / 2 : base;
-            Py_ssize_t lo = (base - p->hashes) + (*base < top);
-            if (lo < take && p->hashes[lo] == top && !placed[lo]) {
-                placed[lo] = 1;
-                p->places[lo] = (unsigned char)((int64_t)i * 256 / chars);
+        /* Distinct hashes, in order; for the first ``keep`` of them the place of their first
+         * shingle (sketch.first_places: position * 256 // content characters) and for the first
+         * sketch keys the smallest whole hash with those top bits (sketch.sketch_and_keys),
+         * cut to its low SKETCH_KEY_BITS bits. Equal hashes come in text order: a hash's first
+         * item is its first shingle. */
+        Py_ssize_t nkeys = p->sketch_key_count < 16 ? p->sketch_key_count : 16;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            uint32_t top = (uint32_t)(sorted[i] >> 32);
+            Py_ssize_t at = (Py_ssize_t)(uint32_t)sorted[i];
+            if (i == 0 || top != (uint32_t)(sorted[i - 1] >> 32)) {
+                if (p->distinct < keep) {
+                    p->hashes[p->distinct] = top;
+                    p->places[p->distinct] = (unsigned char)((int64_t)at * 256 / chars);
+                }
+                if (p->distinct < nkeys) p->sketch_keys[p->distinct] = p->whole[at];
+                p->distinct++;
+            } else if (p->distinct <= nkeys && p->whole[at] < p->sketch_keys[p->distinct - 1]) {
+                p->sketch_keys[p->distinct - 1] = p->whole[at];
             }
         }
-        PyMem_RawFree(placed);
+        Py_ssize_t m = nkeys < p->distinct ? nkeys : p->distinct;
+        for (Py_ssize_t j = 0; j < m; j++) p->sketch_keys[j] &= (1ULL << SKETCH_KEY_BITS) - 1;
+        p->nsketch_keys = m;
 #if !PY_LITTLE_ENDIAN
-        for (Py_ssize_t i = 0; i < p->distinct; i++) p->hashes[i] = swap32(p->hashes[i]);
+        Py_ssize_t take = p->distinct < keep ? p->distinct : keep;
+        for (Py_ssize_t i = 0; i < take; i++) p->hashes[i] = swap32(p->hashes[i]);
 #endif
     }
     return 0;
@@ -590,11 +613,9 @@ done:
     Py_XDECREF(sketch_keys);
     Py_XDECREF(places);
     Py_XDECREF(content);
-    PyMem_RawFree(p.places);
     PyMem_RawFree(p.content);
     PyMem_RawFree(p.spans);
-    PyMem_RawFree(p.hashes);
-    PyMem_RawFree(p.whole);
+    PyMem_RawFree(p.whole); /* with the hashes and places */
     PyMem_RawFree(p.joined);
     release(&codes_b);
     release(&ends_b);
@@ -651,29 +672,39 @@ static int u32_order(const void *a, const void *b) {
     return x < y ? -1 : (x > y);
 }
 
-/* A text's pairs, each with how often it occurs and where (a bit per part of the text), by
- * open addressing on the pair code (0: an empty slot; no pair of Chinese characters has code
- * 0): a text's few hundred distinct pairs are counted in one pass, without sorting them. */
+/* A text's pairs, each with how often it occurs and where (a bit per part of the text): open
+ * addressing on the pair code (0: an empty slot; no pair of Chinese characters has code 0)
+ * gives each pair its number, in the order first seen, and the counts and spreads are kept by
+ * number, in arrays of the text's few hundred distinct pairs: one slot read an occurrence. */
 typedef struct {
-    uint32_t *pairs; /* ``mask`` + 1 slots */
-    uint32_t *counts;
-    uint16_t *spreads;
-    uint32_t *used; /* the slots taken, in the order first taken */
-    Py_ssize_t nused;
+    uint32_t pair, number;
+} CountSlot;
+
+/* Where a pair's probe starts in the IDF table of ``nslots`` slots (storywords._pair_slots):
+ * the top bits of the 32-bit product pair * 0x9E3779B1. */
+static inline uint64_t idf_home(uint32_t pair, uint64_t nslots) { return (uint64_t)(pair * 0x9E3779B1u) * nslots >> 32; }
+
+typedef struct {
+    CountSlot *slots; /* ``mask`` + 1 slots */
     uint32_t mask, shift;
+    uint32_t *pairs, *counts; /* by number */
+    uint16_t *spreads;
+    Py_ssize_t distinct;
 } PairCounts;
 
 static inline void count_pair(PairCounts *t, uint32_t pair, uint16_t bit) {
     uint32_t slot = (pair * 0x9E3779B1u) >> t->shift;
-    while (t->pairs[slot] != 0 && t->pairs[slot] != pair) slot = (slot + 1) & t->mask;
-    if (t->pairs[slot] == 0) {
-        t->pairs[slot] = pair;
-        t->counts[slot] = 0;
-        t->spreads[slot] = 0;
-        t->used[t->nused++] = slot;
-    }
-    t->counts[slot]++;
-    t->spreads[slot] |= bit;
+    while (t->slots[slot].pair != 0 && t->slots[slot].pair != pair) slot = (slot + 1) & t->mask;
+    /* A pair not seen takes the next number; seen or not, the same steps (no branch to guess):
+     * the counts and spreads of numbers not taken yet are 0. */
+    uint32_t seen = t->slots[slot].pair != 0;
+    uint32_t number = seen ? t->slots[slot].number : (uint32_t)t->distinct;
+    t->slots[slot].pair = pair;
+    t->slots[slot].number = number;
+    t->distinct += !seen;
+    t->pairs[number] = pair;
+    t->counts[number]++;
+    t->spreads[number] |= bit;
 }
 
 /*
@@ -682,7 +713,7 @@ static inline void count_pair(PairCounts *t, uint32_t pair, uint16_t bit) {
  *
  * storywords.story_words_of: ``content`` native uint32 content characters; ``slots`` the
  * pair table as open addressing (a power of two of (uint32 pair, float32 idf) slots, probed
- * from pair * 0x9E3779B1); ``function`` a bool per BMP code point;
+ * from idf_home); ``function`` a bool per BMP code point;
  * ``tf_factors`` float64, 1 + ln(count) by count. Outputs native uint32 words, uint8 IDF
  * bytes, uint16 spreads and the sorted uint32 figure hashes.
  */
@@ -694,17 +725,13 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         return NULL;
     Buffer content_b = {0}, slots_b = {0}, function_b = {0}, factors_b = {0};
     PyObject *result = NULL;
-    PairCounts counted = {0};
-    StoryWord *words = NULL;
-    uint32_t *figures = NULL, *kept_words = NULL;
-    unsigned char *kept_idf = NULL;
-    uint16_t *kept_spread = NULL;
+    char *arena = NULL;
     if (get_buffer(content_obj, &content_b, 4, "content") < 0 || get_buffer(slots_obj, &slots_b, 8, "slots") < 0 ||
         get_buffer(function_obj, &function_b, 1, "function") < 0 || get_buffer(factors_obj, &factors_b, 8, "tf_factors") < 0)
         goto done;
     Py_ssize_t nslots = slots_b.view.len / 8;
     if (function_b.view.len < 0x10000 || factors_b.view.len < 16 || bins < 1 || bins > 16 || nslots < 1 ||
-        (nslots & (nslots - 1)) != 0) {
+        (nslots & (nslots - 1)) != 0 || (uint64_t)nslots > ((uint64_t)1 << 32)) {
         PyErr_SetString(PyExc_ValueError, "story_words: bad tables");
         goto done;
     }
@@ -716,56 +743,71 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     const double *factors = (const double *)factors_b.view.buf;
     Py_ssize_t nfactors = factors_b.view.len / 8;
 
-    /* At least twice as many slots as pairs: probes stay short. */
+    /* At least twice as many slots as pairs: probes stay short. Every array in one block, those
+     * of the widest items first, only the slots cleared. */
     uint32_t bits = 4;
     while (((Py_ssize_t)1 << bits) < 2 * (n + 1)) bits++;
-    Py_ssize_t nslots_counted = (Py_ssize_t)1 << bits;
-    counted.mask = (uint32_t)(nslots_counted - 1);
-    counted.shift = 32 - bits;
-    counted.pairs = (uint32_t *)PyMem_RawCalloc((size_t)nslots_counted, sizeof(uint32_t));
-    counted.counts = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (size_t)nslots_counted);
-    counted.spreads = (uint16_t *)PyMem_RawMalloc(sizeof(uint16_t) * (size_t)nslots_counted);
-    counted.used = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (size_t)(n + 1));
-    words = (StoryWord *)PyMem_RawMalloc(sizeof(StoryWord) * (n + 1));
-    figures = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (n + 1));
-    if (!counted.pairs || !counted.counts || !counted.spreads || !counted.used || !words || !figures) {
+    size_t nslots_counted = (size_t)1 << bits, items = (size_t)n + 1;
+    arena = (char *)PyMem_RawMalloc((sizeof(StoryWord) + sizeof(Py_ssize_t)) * items + sizeof(CountSlot) * nslots_counted +
+                                    (5 * sizeof(uint32_t) + 3 * sizeof(uint16_t) + 1) * items);
+    if (!arena) {
         PyErr_NoMemory();
         goto done;
     }
+    StoryWord *words = (StoryWord *)arena;
+    Py_ssize_t *runs = (Py_ssize_t *)(words + items); /* where each run of digits starts */
+    PairCounts counted = {(CountSlot *)(runs + items), (uint32_t)(nslots_counted - 1), 32 - bits};
+    counted.pairs = (uint32_t *)(counted.slots + nslots_counted);
+    counted.counts = counted.pairs + items;
+    uint32_t *figures = counted.counts + items, *kept_words = figures + items, *listed = kept_words + items;
+    counted.spreads = (uint16_t *)(listed + items);
+    uint16_t *kept_spread = counted.spreads + items, *listed_bits = kept_spread + items;
+    unsigned char *kept_idf = (unsigned char *)(listed_bits + items);
+    memset(counted.slots, 0, sizeof(CountSlot) * nslots_counted);
+    memset(counted.counts, 0, sizeof(uint32_t) * items);
+    memset(counted.spreads, 0, sizeof(uint16_t) * items);
+
     /* Pairs of Chinese characters, neither a function character. A pair at ``i`` is in part
      * i * bins / n of the text: the part moves on at each ``next_part`` (the first i past it). */
     int usable = n > 0 && is_han(content[0]) && !function[content[0]]; /* each character tested once */
     Py_ssize_t part = 0, next_part = (n + bins - 1) / bins;
+    Py_ssize_t npairs = 0, nruns = 0;
+    runs[0] = 0;
+    nruns += n > 0 && is_digit(content[0]);
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
         while (i >= next_part) {
             part++;
             next_part = ((part + 1) * n + bins - 1) / bins;
         }
         uint32_t a = content[i], b = content[i + 1];
-        int next = is_han(b) && !function[b];
-        if (usable && next) count_pair(&counted, a << 16 | b, (uint16_t)(1u << part));
+        int next = is_han(b) & !function[b & 0xFFFF]; /* (a Chinese character is in the BMP) */
+        /* Listed first, counted after: each pair is written and kept by moving the list's end
+         * (no branch to guess on the characters), then counted without a character test. */
+        listed[npairs] = a << 16 | b;
+        listed_bits[npairs] = (uint16_t)(1u << part);
+        npairs += usable & next;
         usable = next;
+        runs[nruns] = i + 1;
+        nruns += is_digit(b) & !is_digit(a);
     }
+    for (Py_ssize_t i = 0; i < npairs; i++) count_pair(&counted, listed[i], listed_bits[i]);
     Py_ssize_t nwords = 0;
-    for (Py_ssize_t u = 0; u < counted.nused; u++) {
-        uint32_t slot = counted.used[u], count = counted.counts[slot];
-        if (count >= 2) {
-            words[nwords].pair = counted.pairs[slot];
-            words[nwords].score = (double)(count < nfactors ? count : nfactors - 1); /* the factor's index, for now */
-            words[nwords].spread = counted.spreads[slot];
-            nwords++;
-        }
+    for (Py_ssize_t u = 0; u < counted.distinct; u++) {
+        uint32_t count = counted.counts[u]; /* each pair written, kept if seen twice */
+        words[nwords].pair = counted.pairs[u];
+        words[nwords].score = (double)(count < nfactors ? count : nfactors - 1); /* the factor's index, for now */
+        words[nwords].spread = counted.spreads[u];
+        nwords += count >= 2;
     }
     /* The table is megabytes: each word's slot is asked for PREFETCHED words ahead of reading
      * it (asking for all at once overflows what the core can have on its way). */
-    for (Py_ssize_t i = 0; i < nwords && i < PREFETCHED; i++)
-        __builtin_prefetch(&slots[(words[i].pair * 0x9E3779B1u) & mask]);
+    for (Py_ssize_t i = 0; i < nwords && i < PREFETCHED; i++) __builtin_prefetch(&slots[idf_home(words[i].pair, nslots)]);
     for (Py_ssize_t i = 0; i < nwords; i++) {
-        if (i + PREFETCHED < nwords) __builtin_prefetch(&slots[(words[i + PREFETCHED].pair * 0x9E3779B1u) & mask]);
+        if (i + PREFETCHED < nwords) __builtin_prefetch(&slots[idf_home(words[i + PREFETCHED].pair, nslots)]);
         uint32_t pair = words[i].pair;
         /* Open addressing (storywords._pair_slots): an empty slot holds pair code 0. */
         float idf = (float)UNKNOWN_IDF;
-        for (uint64_t slot = (pair * 0x9E3779B1u) & mask;; slot = (slot + 1) & mask) {
+        for (uint64_t slot = idf_home(pair, (uint64_t)nslots);; slot = (slot + 1) & mask) {
             if (slots[slot].pair == pair) {
                 idf = slots[slot].idf;
                 break;
@@ -777,27 +819,19 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     }
     nwords = heaviest(words, nwords, max_words);
 
-    /* Figures: runs of digits, each hashed (xxh64 of the UTF-32-LE bytes, low 32 bits); dates
-     * and the digits of codes (after a Latin letter, or before letters that digits follow) left
-     * out. */
+    /* Figures: runs of digits (where each starts listed with the pairs), each hashed (xxh64 of
+     * the UTF-32-LE bytes, low 32 bits); dates and the digits of codes (after a Latin letter, or
+     * before letters that digits follow) left out. */
     Py_ssize_t nfigures = 0;
-    for (Py_ssize_t i = 0; i < n;) {
-        if (!is_digit(content[i])) {
-            i++;
-            continue;
-        }
-        Py_ssize_t end = i;
+    for (Py_ssize_t r = 0; r < nruns; r++) {
+        Py_ssize_t i = runs[r], end = i;
         while (end < n && is_digit(content[end])) end++;
-        if (end < n && (content[end] == 0x5E74 || content[end] == 0x6708 || content[end] == 0x65E5)) {
-            i = end; /* a date (年, 月, 日): left out */
-            continue;
-        }
+        if (end < n && (content[end] == 0x5E74 || content[end] == 0x6708 || content[end] == 0x65E5))
+            continue; /* a date (年, 月, 日): left out */
         Py_ssize_t letters = end;
         while (letters < n && is_latin_letter(content[letters])) letters++;
-        if ((i > 0 && is_latin_letter(content[i - 1])) || (letters > end && letters < n && is_digit(content[letters]))) {
-            i = end; /* a code: after a Latin letter, or before letters that digits follow */
-            continue;
-        }
+        if ((i > 0 && is_latin_letter(content[i - 1])) || (letters > end && letters < n && is_digit(content[letters])))
+            continue; /* a code: after a Latin letter, or before letters that digits follow */
         Py_ssize_t from = i, length = end - from;
         unsigned char small_run[4 * 64], *run = small_run;
         if (length > 64) {
@@ -816,7 +850,6 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         }
         figures[nfigures++] = (uint32_t)xxh64(run, (size_t)length * 4);
         if (run != small_run) PyMem_RawFree(run);
-        i = end;
     }
     qsort(figures, (size_t)nfigures, sizeof(uint32_t), u32_order);
     Py_ssize_t distinct = 0;
@@ -824,13 +857,6 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         if (i == 0 || figures[i] != figures[i - 1]) figures[distinct++] = figures[i];
     if (distinct > max_figures) distinct = max_figures;
 
-    kept_words = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (nwords + 1));
-    kept_idf = (unsigned char *)PyMem_RawMalloc(nwords + 1);
-    kept_spread = (uint16_t *)PyMem_RawMalloc(sizeof(uint16_t) * (nwords + 1));
-    if (!kept_words || !kept_idf || !kept_spread) {
-        PyErr_NoMemory();
-        goto done;
-    }
     for (Py_ssize_t i = 0; i < nwords; i++) {
         double q = floor((double)words[i].idf * WORD_WEIGHT_SCALE + 0.5);
         kept_words[i] = words[i].pair;
@@ -841,15 +867,7 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
                            (const char *)kept_spread, nwords * 2, (const char *)figures, distinct * 4);
 
 done:
-    PyMem_RawFree(counted.pairs);
-    PyMem_RawFree(counted.counts);
-    PyMem_RawFree(counted.spreads);
-    PyMem_RawFree(counted.used);
-    PyMem_RawFree(words);
-    PyMem_RawFree(figures);
-    PyMem_RawFree(kept_words);
-    PyMem_RawFree(kept_idf);
-    PyMem_RawFree(kept_spread);
+    PyMem_RawFree(arena);
     release(&content_b);
     release(&slots_b);
     release(&function_b);
@@ -2265,4 +2283,15 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }
+/* The layout of the pair table that story_words probes (storywords.PAIR_SLOTS_LAYOUT: 2, from
+ * the top bits of the pair's hash, idf_home). */
+enum { PAIR_SLOTS_LAYOUT = 2 };
+
+PyMODINIT_FUNC PyInit__kernel(void) {
+    PyObject *module_object = PyModule_Create(&module);
+    if (module_object && PyModule_AddIntConstant(module_object, "PAIR_SLOTS_LAYOUT", PAIR_SLOTS_LAYOUT) < 0) {
+        Py_DECREF(module_object);
+        return NULL;
+    }
+    return module_object;
+}

@@ -147,6 +147,52 @@ def test_sketch_places_of_long_and_repetitive_texts_are_the_numpy_ones():
             assert list(places) == sketch.places.tolist()
 
 
+def shared_top_bits(length: int, width: int, bits: int) -> str:
+    """Han characters whose every shingle of ``width`` has a mixed hash with its top ``bits``
+    bits 0: shingles that a sort by the top bits cannot tell apart, each chosen from the
+    characters that make one."""
+    from scrapy_neardup.fingerprints.sketch import mixed_shingles
+
+    pool = np.arange(0x4E00, 0x9FA6, dtype=np.uint32)
+    codes = [0x4E00 + i for i in range(width - 1)]
+    while len(codes) < length:
+        shingles = np.repeat(np.array([codes[len(codes) - width + 1 :]], dtype=np.uint32), len(pool), axis=0)
+        tops = mixed_shingles(np.concatenate([shingles, pool[:, None]], axis=1).ravel(), width)[::width]
+        codes.append(int(pool[np.argmin(tops >> np.uint64(64 - bits))]))
+    return "".join(map(chr, codes))
+
+
+def test_sketches_of_short_repeated_distinct_and_colliding_texts_are_the_numpy_ones():
+    """The kernel's content, sketch, count of distinct shingles, sketch keys and places are
+    numpy's for texts shorter than a shingle (0 to 6 content characters), texts of one
+    repeated shingle, texts of all distinct shingles, and texts whose shingles share their top
+    bits (hashes colliding where a sort by buckets looks first), at every shingle width."""
+    from scrapy_neardup.fingerprints.sketch import sketch_and_keys
+    from scrapy_neardup.fingerprints.text import MIN_SENTENCE_CHARS, sentences_of, text_tables
+
+    tables = text_tables()
+    rng = random.Random(27)
+    han = [chr(code) for code in range(0x4E00, 0x9FA6)]
+    samples = ["", "，", "\n。\n"] + ["".join(rng.sample(han, size)) for size in range(1, 7)]
+    samples += ["今", "今今今今今今今", "今天" * 800, "甲乙丙丁戊" * 300, "。" + "雨" * 3000 + "。"]
+    samples += ["".join(rng.sample(han, 3000)), "，".join(rng.sample(han, 200))]  # every shingle distinct
+    samples += [shared_top_bits(600, 5, 8), shared_top_bits(300, 5, 12), shared_top_bits(200, 2, 12)]
+    for sample in samples:
+        codes = fold_codes(sample)
+        expected_content = sentences_of(codes).content
+        for width in (1, 2, 5, 9, 16):
+            for size, key_count in ((16, 0), (128, 4), (4096, 16)):
+                _, _, hashes, distinct, chars, keys, places, content = kernel.parts(
+                    codes, tables.ends, tables.content, MIN_SENTENCE_CHARS, 3, 10, size, width, key_count
+                )
+                assert np.frombuffer(content, dtype=np.uint32).tolist() == expected_content.tolist()
+                assert chars == len(expected_content)
+                sketch, expected_keys = sketch_and_keys(expected_content, size, width, key_count)
+                assert np.frombuffer(hashes, dtype="<u4").tolist() == sketch.hashes.tolist(), (sample, width)
+                assert distinct == sketch.size and keys == expected_keys, (sample, width)
+                assert list(places) == sketch.places.tolist(), (sample, width)
+
+
 def test_tables_of_the_wrong_size_are_refused():
     with pytest.raises(ValueError):
         kernel.parts(
@@ -250,6 +296,39 @@ def test_story_words_figures_datelines_digest_and_places_are_the_same_compiled_o
         assert one.story_words.datelines == other.story_words.datelines
         assert one.digest == other.digest and one.sketch.places.tolist() == other.sketch.places.tolist()
     assert bin(compiled.fingerprint(texts[-1]).story_words.datelines).count("1") == 2
+
+
+def test_story_words_come_from_a_kernel_that_probes_the_pair_table_as_it_is_laid_out():
+    """The built kernel probes the pair table as storywords lays it out, so story_words_of uses
+    it; a kernel of another layout (built from an older source) would not be used."""
+    from scrapy_neardup.fingerprints import storywords
+
+    assert kernel.PAIR_SLOTS_LAYOUT == storywords.PAIR_SLOTS_LAYOUT
+    assert storywords.KERNEL_READS_PAIR_SLOTS
+
+
+def test_story_words_of_edge_texts_are_the_numpy_ones():
+    """The kernel's story words, IDF bytes, spreads and figures are numpy's for texts of 0 to 3
+    characters, pairs repeated past the last term-frequency factor, every pair distinct, pairs
+    broken by function characters, characters at the ends of the Chinese ranges and beyond the
+    Basic Multilingual Plane (whose low 16 bits are a function character's), pairs of the IDF
+    table and not, and runs of digits at a text's ends, long, dated and joined to letters."""
+    from scrapy_neardup.fingerprints.storywords import FUNCTION_CHARACTERS, story_words_of
+    from scrapy_neardup.fingerprints.text import sentences_of
+
+    rng = random.Random(15)
+    han = [chr(code) for code in range(0x4E00, 0x9FA6)]
+    edges = "\u33ff\u3400\u4dbf\u4dc0\u4dff\u4e00\u9fff\ua000" + chr(0x20000 + ord("的")) + chr(0x10000 + ord("国"))
+    samples = ["", "中", "中国", "中国中国", "的的的的", "中国" * 5000, "中的国" * 300, "".join(rng.sample(han, 4000))]
+    samples += ["".join(rng.choice(edges) for _ in range(400)), "中" + edges * 30 + "国"]
+    samples += ["".join(rng.choice("中国人民政府经济发展" + FUNCTION_CHARACTERS) for _ in range(2000))]
+    samples += [text(name) + "2026年1月5日，3200户，第12期，A3B4，12.5%" for name in ARTICLES]
+    samples += ["7", "12中国34", "中国56", "a1中国1a2", "1" * 100 + "中" + "2" * 70, "3年4月5日6"]  # digits at the ends
+    for sample in samples:
+        content = sentences_of(fold_codes(sample)).content
+        one, other = story_words_of(content), story_words_of(content, compiled=False)
+        for name in ("words", "idf", "spread", "figures"):
+            assert getattr(one, name).tolist() == getattr(other, name).tolist(), (name, sample[:40])
 
 
 def test_story_words_are_made_when_first_read_and_travel_made():
