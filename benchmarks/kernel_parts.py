@@ -1,7 +1,9 @@
-"""CPU of the C kernel's ``parts`` and ``story_words`` a news text, and their ratio to another build.
+"""CPU of the C kernel's functions on a check's path a news text, and their ratio to another build.
 
 The texts are speed.py's batch (People's Daily articles joined to news length, each followed by
-a reprint), folded and stripped of notices as ``Fingerprinter._fingerprint`` does. Each kernel
+a reprint). Each function gets what ``Fingerprinter._fingerprint`` hands it: ``fold`` the text,
+``notice_spans`` its folded code points, ``parts`` and ``story_words`` those stripped of
+notices, ``weigh`` the SimHash text's lines as the tokenizer's cache keeps them. Each kernel
 function is timed over the whole batch (process CPU), ``--passes`` times; printed: the best
 pass in microseconds a text. With ``--base`` (another tree with its kernel built in place, or
 that kernel's .so) the two builds alternate in one process, pass by pass (A B A B ...), so that
@@ -30,11 +32,14 @@ import corpus
 import numpy as np
 from speed import make_batch
 
+from scrapy_neardup.fingerprints import fingerprint as fingerprint_module
 from scrapy_neardup.fingerprints.fingerprint import Fingerprinter
 from scrapy_neardup.fingerprints.kernel import kernel
-from scrapy_neardup.fingerprints.notices import strip_notices
+from scrapy_neardup.fingerprints.notices import CREDIT_LINE_CHARS, _kernel_words, strip_notices
 from scrapy_neardup.fingerprints.storywords import BINS, FIGURES, TF_FACTORS, WORDS, pair_table
 from scrapy_neardup.fingerprints.text import MIN_SENTENCE_CHARS, fold_codes, text_tables
+
+FUNCTIONS = ("fold", "notice_spans", "parts", "story_words", "weigh")
 
 
 def load_kernel(path: Path) -> tuple[ModuleType, Path]:
@@ -77,9 +82,8 @@ def tree_pair_table(tree: Path) -> np.ndarray:
         return np.load(saved)
 
 
-def parts_args(codes: list[np.ndarray]) -> list[tuple]:
+def parts_args(fingerprinter: Fingerprinter, codes: list[np.ndarray]) -> list[tuple]:
     """The arguments of ``kernel.parts`` for each text, as ``Fingerprinter`` gives them."""
-    fingerprinter = Fingerprinter()
     recipe, tables = fingerprinter.recipe, text_tables()
     fixed = (
         MIN_SENTENCE_CHARS,
@@ -99,6 +103,14 @@ def story_args(contents: list[bytes], slot_bytes: np.ndarray) -> list[tuple]:
         (np.frombuffer(content, dtype=np.uint32), slot_bytes, function, TF_FACTORS, WORDS, BINS, FIGURES)
         for content in contents
     ]
+
+
+def weigh_args(fingerprinter: Fingerprinter, simhash_texts: list[str]) -> list[tuple]:
+    """The arguments of ``kernel.weigh`` for each SimHash text, as ``simhash_of_lines`` gives them."""
+    features = fingerprinter.features
+    separator = ord(fingerprint_module._TOKEN_SEPARATOR)
+    fixed = (features._table_bytes, features.rare_idf, fingerprint_module.TF_FACTORS, fingerprint_module.WEIGHT_SCALE)
+    return [(fingerprinter.cut_lines(text), *fixed, separator) for text in simhash_texts]
 
 
 def timed(function: Any, calls: list[tuple]) -> float:
@@ -121,33 +133,44 @@ def main() -> None:
 
     articles = corpus.load_articles(args.data)
     texts = make_batch(corpus.news_length_docs(articles[: len(articles) // 2])).texts[: args.texts]
-    codes = [strip_notices(fold_codes(text, True), True) for text in texts]
-    parts_calls = parts_args(codes)
-    contents = [kernel.parts(*call)[7] for call in parts_calls]
-    story_calls = {"this": story_args(contents, pair_table().slot_bytes)}
+    folded = [fold_codes(text, True) for text in texts]
+    codes = [strip_notices(one, True) for one in folded]
+    fingerprinter = Fingerprinter()
+    parts_calls = parts_args(fingerprinter, codes)
+    parts = [kernel.parts(*call) for call in parts_calls]
+    contents = [found[7] for found in parts]
     chars = sum(len(content) for content in contents) // 4 / len(contents)
     print(
         f"{len(texts)} texts, {sum(len(c) for c in codes) / len(codes):.0f} folded, {chars:.0f} content characters a text"
     )
+    fold_table, words = text_tables().fold, _kernel_words()
+    shared = {
+        "fold": [(text, fold_table) for text in texts],
+        "notice_spans": [(one, *words, CREDIT_LINE_CHARS) for one in folded],
+        "parts": parts_calls,
+        "weigh": weigh_args(fingerprinter, [found[0] for found in parts]),
+    }
+    calls = {"this": dict(shared, story_words=story_args(contents, pair_table().slot_bytes))}
 
     builds = {"this": kernel}
     if args.base is not None:
         builds["base"], tree = load_kernel(args.base)
-        story_calls["base"] = story_args(contents, tree_pair_table(tree))
-        base = builds["base"]
-        same_parts = all(kernel.parts(*call) == base.parts(*call) for call in parts_calls)
-        same_words = all(
-            kernel.story_words(*this) == base.story_words(*other)
-            for this, other in zip(story_calls["this"], story_calls["base"])
-        )
-        print(f"same outputs as the base on every text: parts {same_parts}, story_words {same_words}")
+        calls["base"] = dict(shared, story_words=story_args(contents, tree_pair_table(tree)))
+        same = {
+            function: all(
+                getattr(kernel, function)(*this) == getattr(builds["base"], function)(*other)
+                for this, other in zip(calls["this"][function], calls["base"][function])
+            )
+            for function in FUNCTIONS
+        }
+        print("same outputs as the base on every text:", ", ".join(f"{name} {value}" for name, value in same.items()))
     best: dict[tuple[str, str], float] = {}
     for _ in range(args.passes):
         for name, module in builds.items():
-            for function, calls in (("parts", parts_calls), ("story_words", story_calls[name])):
-                cost = timed(getattr(module, function), calls)
+            for function in FUNCTIONS:
+                cost = timed(getattr(module, function), calls[name][function])
                 best[name, function] = min(best.get((name, function), cost), cost)
-    for function in ("parts", "story_words"):
+    for function in FUNCTIONS:
         line = f"{function:>12}: this {best['this', function] * 1e6:6.2f} us a text (best of {args.passes})"
         if args.base is not None:
             base = best["base", function]

@@ -68,28 +68,8 @@ static inline uint64_t xxh_merge(uint64_t acc, uint64_t value) {
     return acc * P1 + P4;
 }
 
-static uint64_t xxh64(const unsigned char *p, size_t len) {
-    const unsigned char *end = p + len;
-    uint64_t h;
-    if (len >= 32) {
-        uint64_t v1 = P1 + P2, v2 = P2, v3 = 0, v4 = 0 - P1;
-        const unsigned char *limit = end - 32;
-        do {
-            v1 = xxh_round(v1, read64(p));
-            v2 = xxh_round(v2, read64(p + 8));
-            v3 = xxh_round(v3, read64(p + 16));
-            v4 = xxh_round(v4, read64(p + 24));
-            p += 32;
-        } while (p <= limit);
-        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
-        h = xxh_merge(h, v1);
-        h = xxh_merge(h, v2);
-        h = xxh_merge(h, v3);
-        h = xxh_merge(h, v4);
-    } else {
-        h = P5;
-    }
-    h += (uint64_t)len;
+/* The end of xxh64 from ``h``: the last bytes p..end (fewer than 32) and the avalanche. */
+static inline uint64_t xxh64_tail(uint64_t h, const unsigned char *p, const unsigned char *end) {
     while (p + 8 <= end) {
         h ^= xxh_round(0, read64(p));
         h = rotl64(h, 27) * P1 + P4;
@@ -111,6 +91,29 @@ static uint64_t xxh64(const unsigned char *p, size_t len) {
     h *= P3;
     h ^= h >> 32;
     return h;
+}
+
+/* xxh64 of fewer than 32 bytes, inline where a loop hashes many short words. */
+static inline uint64_t xxh64_short(const unsigned char *p, size_t len) { return xxh64_tail(P5 + len, p, p + len); }
+
+static uint64_t xxh64(const unsigned char *p, size_t len) {
+    const unsigned char *end = p + len;
+    if (len < 32) return xxh64_short(p, len);
+    uint64_t v1 = P1 + P2, v2 = P2, v3 = 0, v4 = 0 - P1;
+    const unsigned char *limit = end - 32;
+    do {
+        v1 = xxh_round(v1, read64(p));
+        v2 = xxh_round(v2, read64(p + 8));
+        v3 = xxh_round(v3, read64(p + 16));
+        v4 = xxh_round(v4, read64(p + 24));
+        p += 32;
+    } while (p <= limit);
+    uint64_t h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+    h = xxh_merge(h, v1);
+    h = xxh_merge(h, v2);
+    h = xxh_merge(h, v3);
+    h = xxh_merge(h, v4);
+    return xxh64_tail(h + (uint64_t)len, p, end);
 }
 
 static PyObject *py_xxh64(PyObject *self, PyObject *arg) {
@@ -1113,9 +1116,8 @@ done:
 
 typedef struct {
     uint64_t hash;
-    double idf; /* < 0: a word without letters or digits, not a feature */
     Py_ssize_t count;
-    PyObject *item; /* the item of the list its first token is in (borrowed), and where */
+    PyObject *item; /* the str its first token is in (borrowed), and where in it */
     Py_ssize_t start, end;
 } Word;
 
@@ -1124,31 +1126,40 @@ typedef struct {
     double idf; /* < 0: an empty slot */
 } Slot; /* one slot of the common-word table: hash and idf in one cache line */
 
-/* UTF-8 of the characters start..end of a str, lone surrogates as three bytes (Python's
- * "surrogatepass"), into ``out``, which has room for 4 bytes per character; returns the length. */
-static Py_ssize_t utf8_of(PyObject *text, Py_ssize_t start, Py_ssize_t end, unsigned char *out) {
-    Py_ssize_t at = 0;
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    for (Py_ssize_t i = start; i < end; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c < 0x80) {
-            out[at++] = (unsigned char)c;
-        } else if (c < 0x800) {
-            out[at++] = (unsigned char)(0xC0 | (c >> 6));
-            out[at++] = (unsigned char)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            out[at++] = (unsigned char)(0xE0 | (c >> 12));
-            out[at++] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-            out[at++] = (unsigned char)(0x80 | (c & 0x3F));
-        } else {
-            out[at++] = (unsigned char)(0xF0 | (c >> 18));
-            out[at++] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-            out[at++] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-            out[at++] = (unsigned char)(0x80 | (c & 0x3F));
-        }
+/* The distinct words of a token list, in the order first seen, and an open-addressing table of
+ * them by hash (each slot 1 + a word's number, 0: empty), in one allocation. */
+typedef struct {
+    Word *words;
+    Py_ssize_t nwords;
+    uint32_t *slots;
+    uint64_t mask;
+    const Slot *table; /* the common words, prefetched as each word is first seen */
+    uint64_t table_mask;
+    unsigned char *utf8; /* room for the UTF-8 of the longest str */
+} Counts;
+
+/* UTF-8 of one character, lone surrogates as three bytes (Python's "surrogatepass"); its length. */
+static inline Py_ssize_t put_utf8(unsigned char *out, Py_UCS4 c) {
+    if (c < 0x80) {
+        out[0] = (unsigned char)c;
+        return 1;
     }
-    return at;
+    if (c < 0x800) {
+        out[0] = (unsigned char)(0xC0 | (c >> 6));
+        out[1] = (unsigned char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    if (c < 0x10000) {
+        out[0] = (unsigned char)(0xE0 | (c >> 12));
+        out[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        out[2] = (unsigned char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (unsigned char)(0xF0 | (c >> 18));
+    out[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+    out[3] = (unsigned char)(0x80 | (c & 0x3F));
+    return 4;
 }
 
 static int has_content(PyObject *text, Py_ssize_t start, Py_ssize_t end) {
@@ -1159,35 +1170,40 @@ static int has_content(PyObject *text, Py_ssize_t start, Py_ssize_t end) {
     return 0;
 }
 
-/* Counts one token, the characters start..end of ``item``, in the open-addressing ``words``
- * (``size`` slots); -1 on failure (no memory). */
-static int count_token(Word *words, Py_ssize_t size, const Slot *table, Py_ssize_t slots, PyObject *item,
-                       Py_ssize_t start, Py_ssize_t end, unsigned char **big, Py_ssize_t *room) {
-    unsigned char small[256];
-    Py_ssize_t chars = end - start;
-    if (chars > 64 && chars > *room) {
-        PyMem_Free(*big);
-        *room = chars;
-        *big = (unsigned char *)PyMem_Malloc(4 * (size_t)chars);
-        if (!*big) {
-            *room = 0;
-            PyErr_NoMemory();
-            return -1;
+/* Counts one token (its UTF-8; the characters start..end of ``item``). */
+static inline void count_token(Counts *c, const unsigned char *utf8, Py_ssize_t length, PyObject *item,
+                               Py_ssize_t start, Py_ssize_t end) {
+    uint64_t h = length < 32 ? xxh64_short(utf8, (size_t)length) : xxh64(utf8, (size_t)length);
+    uint64_t slot = h & c->mask;
+    for (uint32_t at; (at = c->slots[slot]) != 0; slot = (slot + 1) & c->mask) {
+        if (c->words[at - 1].hash == h) {
+            c->words[at - 1].count++;
+            return;
         }
     }
-    unsigned char *utf8 = chars > 64 ? *big : small;
-    uint64_t h = xxh64(utf8, (size_t)utf8_of(item, start, end, utf8));
-    Py_ssize_t slot = (Py_ssize_t)(h & (uint64_t)(size - 1));
-    while (words[slot].count && words[slot].hash != h) slot = (slot + 1) & (size - 1);
-    Word *word = &words[slot];
-    if (word->count++) return 0;
-    word->hash = h;
-    word->item = item;
-    word->start = start;
-    word->end = end;
+    c->words[c->nwords] = (Word){h, 1, item, start, end};
+    c->slots[slot] = (uint32_t)++c->nwords;
     /* The table is megabytes: ask for every word's slot before reading any. */
-    __builtin_prefetch(&table[h & (uint64_t)(slots - 1)]);
-    return 0;
+    __builtin_prefetch(&c->table[h & c->table_mask]);
+}
+
+/* Counts the tokens of ``item``, of the str kind ``kind`` (a constant where this is inlined:
+ * one loop for each kind, no branch on it per character), split at ``separator``. */
+static inline __attribute__((always_inline)) void count_tokens(Counts *c, PyObject *item, int kind,
+                                                               Py_UCS4 separator) {
+    const void *data = PyUnicode_DATA(item);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(item), start = 0, length = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (ch != separator) {
+            length += put_utf8(c->utf8 + length, ch);
+            continue;
+        }
+        if (length) count_token(c, c->utf8, length, item, start, i);
+        length = 0;
+        start = i + 1;
+    }
+    if (length) count_token(c, c->utf8, length, item, start, n);
 }
 
 /*
@@ -1210,9 +1226,7 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
                           &separator))
         return NULL;
     Buffer table_b = {0}, factors_b = {0};
-    Word *words = NULL;
-    unsigned char *big = NULL; /* UTF-8 of a long token */
-    Py_ssize_t room = 0;
+    char *arena = NULL;
     PyObject *result = NULL;
     if (get_buffer(table_obj, &table_b, 16, "word table") < 0 ||
         get_buffer(factors_obj, &factors_b, 8, "tf factors") < 0)
@@ -1225,55 +1239,43 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
         goto done;
     }
 
-    /* Room for twice the tokens: each item's, one more than its separators. */
-    Py_ssize_t nitems = PyList_GET_SIZE(tokens), ntokens = 0, size = 16;
+    /* At most a token a str, or with a separator one for every two characters (tokens are
+     * not empty): twice as many slots, and room for the UTF-8 of the longest str. */
+    Py_ssize_t nitems = PyList_GET_SIZE(tokens), most = 0, longest = 1;
     for (Py_ssize_t t = 0; t < nitems; t++) {
         PyObject *item = PyList_GET_ITEM(tokens, t);
         if (!PyUnicode_Check(item)) {
             PyErr_SetString(PyExc_TypeError, "tokens must be str");
             goto done;
         }
-        ntokens++;
-        if (separator >= 0) { /* and one more after each separator */
-            int kind = PyUnicode_KIND(item);
-            const void *data = PyUnicode_DATA(item);
-            for (Py_ssize_t i = 0, n = PyUnicode_GET_LENGTH(item); i < n; i++)
-                ntokens += PyUnicode_READ(kind, data, i) == (Py_UCS4)separator;
-        }
+        Py_ssize_t n = PyUnicode_GET_LENGTH(item);
+        most += separator >= 0 ? (n + 1) / 2 : 1;
+        if (n > longest) longest = n;
     }
-    while (size < 2 * ntokens) size <<= 1;
-    words = (Word *)PyMem_Calloc((size_t)size, sizeof(Word));
-    if (!words) {
+    Py_ssize_t size = 16;
+    while (size < 2 * most) size <<= 1;
+    arena = (char *)PyMem_Malloc(sizeof(Word) * (size_t)most + sizeof(uint32_t) * (size_t)size + 4 * (size_t)longest);
+    if (!arena) {
         PyErr_NoMemory();
         goto done;
     }
+    Counts counts = {(Word *)arena, 0, (uint32_t *)(arena + sizeof(Word) * (size_t)most), (uint64_t)(size - 1),
+                     table, (uint64_t)(slots - 1), NULL};
+    counts.utf8 = (unsigned char *)(counts.slots + size);
+    memset(counts.slots, 0, sizeof(uint32_t) * (size_t)size);
+    Py_UCS4 split = separator >= 0 ? (Py_UCS4)separator : (Py_UCS4)-1; /* -1: no code point, never split */
     for (Py_ssize_t t = 0; t < nitems; t++) {
         PyObject *item = PyList_GET_ITEM(tokens, t);
-        Py_ssize_t n = PyUnicode_GET_LENGTH(item), start = 0;
-        if (separator >= 0) {
-            int kind = PyUnicode_KIND(item);
-            const void *data = PyUnicode_DATA(item);
-            for (Py_ssize_t i = 0; i < n; i++) {
-                if (PyUnicode_READ(kind, data, i) != (Py_UCS4)separator) continue;
-                if (i > start && count_token(words, size, table, slots, item, start, i, &big, &room) < 0) goto done;
-                start = i + 1;
-            }
+        switch (PyUnicode_KIND(item)) {
+        case PyUnicode_1BYTE_KIND:
+            count_tokens(&counts, item, PyUnicode_1BYTE_KIND, split);
+            break;
+        case PyUnicode_2BYTE_KIND:
+            count_tokens(&counts, item, PyUnicode_2BYTE_KIND, split);
+            break;
+        default:
+            count_tokens(&counts, item, PyUnicode_4BYTE_KIND, split);
         }
-        if (n > start && count_token(words, size, table, slots, item, start, n, &big, &room) < 0) goto done;
-    }
-    for (Py_ssize_t s = 0; s < size; s++) {
-        Word *word = &words[s];
-        if (!word->count) continue;
-        Py_ssize_t at = (Py_ssize_t)(word->hash & (uint64_t)(slots - 1));
-        word->idf = -2.0;
-        while (table[at].idf >= 0) {
-            if (table[at].hash == word->hash) {
-                word->idf = table[at].idf;
-                break;
-            }
-            at = (at + 1) & (slots - 1);
-        }
-        if (word->idf == -2.0) word->idf = has_content(word->item, word->start, word->end) ? rare_idf : -1.0;
     }
 
     /* Charikar SimHash on integer weights: exact, so independent of summing order. Each word's
@@ -1281,29 +1283,37 @@ static PyObject *py_weigh(PyObject *self, PyObject *args) {
      * then that of the values it is set in (16 additions a word instead of 64). */
     int64_t by_nibble[16][16] = {{0}}, total = 0;
     Py_ssize_t features = 0;
-    for (Py_ssize_t s = 0; s < size; s++) {
-        Word *word = &words[s];
-        if (!word->count || word->idf < 0) continue;
+    for (Py_ssize_t k = 0; k < counts.nwords; k++) {
+        const Word *word = &counts.words[k];
+        double idf = -2.0; /* not a common word */
+        for (uint64_t at = word->hash & counts.table_mask; table[at].idf >= 0; at = (at + 1) & counts.table_mask) {
+            if (table[at].hash == word->hash) {
+                idf = table[at].idf;
+                break;
+            }
+        }
+        if (idf == -2.0) idf = has_content(word->item, word->start, word->end) ? rare_idf : -1.0;
+        if (idf < 0) continue;
         Py_ssize_t tf = word->count < nfactors ? word->count : nfactors - 1;
-        double weight = floor(word->idf * factors[tf] * scale + 0.5);
-        if (!(weight > 0)) continue;
+        /* floor(x + 0.5) > 0 exactly where x + 0.5 >= 1, and is then its truncation */
+        double weight = idf * factors[tf] * scale + 0.5;
+        if (!(weight >= 1.0)) continue;
         int64_t w = (int64_t)weight;
         features++;
         total += w;
-        for (int nibble = 0; nibble < 16; nibble++) by_nibble[nibble][(word->hash >> (4 * nibble)) & 15] += w;
+        uint64_t h = word->hash;
+        for (int nibble = 0; nibble < 16; nibble++, h >>= 4) by_nibble[nibble][h & 15] += w;
     }
     uint64_t value = 0;
     for (int bit = 0; bit < 64; bit++) {
         int64_t set = 0;
-        for (int v = 0; v < 16; v++)
-            if (v >> (bit & 3) & 1) set += by_nibble[bit >> 2][v];
-        if (2 * set > total) value |= 1ULL << bit;
+        for (int v = 0; v < 16; v++) set += by_nibble[bit >> 2][v] & -(int64_t)(v >> (bit & 3) & 1);
+        value |= (uint64_t)(2 * set > total) << bit;
     }
     result = Py_BuildValue("(Nn)", PyLong_FromUnsignedLongLong(value), features);
 
 done:
-    PyMem_Free(words);
-    PyMem_Free(big);
+    PyMem_Free(arena);
     release(&table_b);
     release(&factors_b);
     return result;

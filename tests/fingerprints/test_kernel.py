@@ -13,7 +13,7 @@ import pytest
 import xxhash
 from support.corpus import ARTICLES, reprint, text
 
-from scrapy_neardup.fingerprints.fingerprint import Fingerprinter, Recipe
+from scrapy_neardup.fingerprints.fingerprint import WEIGHT_SCALE, Fingerprinter, Recipe
 from scrapy_neardup.fingerprints.kernel import compiled_kernel_available, kernel
 from scrapy_neardup.fingerprints.text import fold_codes
 
@@ -122,6 +122,36 @@ def test_weighing_lines_as_the_cache_keeps_them_is_weighing_their_tokens():
     for body in [text(name) for name in ARTICLES] + [random_text(rng, 400).replace("\ud800", "") for _ in range(50)]:
         cut = fingerprinter.cut(body)
         assert features.simhash_of_lines(fingerprinter.cut_lines(body)) == features.simhash(cut, compiled=False)
+
+
+def test_weighing_lines_of_every_str_kind_and_token_length_is_the_numpy_path():
+    """The kernel splits each line in one loop for its kind of str (Latin-1, BMP, astral),
+    hashes short tokens by an inline xxh64 and long ones by the whole: lines of each kind, runs
+    of separators (empty tokens) at either end and between, tokens of 1 to 40 bytes of UTF-8
+    around xxh64's 32-byte stride, and weights on either side of the rounding to 0 give the
+    numpy path's SimHash and count."""
+    from scrapy_neardup.fingerprints.fingerprint import _TOKEN_SEPARATOR
+
+    features = Fingerprinter().features
+    common = list(list(features._row)[:3000:7])
+    alphabets = ["abcxyz0129", "éüß°±abc", "今天市政府发布通知", "é今a1", "𠀀𠀁😀今a", "\ud800\udfff今"]
+    rng = random.Random(9)
+    for _ in range(300):
+        lines = []
+        for _ in range(rng.randint(0, 5)):
+            alphabet = rng.choice(alphabets)
+            tokens = ["".join(rng.choices(alphabet, k=rng.choice([1, 2, 3, 8, 10, 11, 16, 31, 32, 33, 40])))]
+            tokens += [rng.choice(common) for _ in range(rng.randint(0, 20))] + [""] * rng.randint(0, 3)
+            tokens = [rng.choice(tokens) for _ in range(rng.randint(0, 30))]
+            lines.append(_TOKEN_SEPARATOR * rng.randint(0, 2) + _TOKEN_SEPARATOR.join(tokens))
+        expected = features.simhash_of_lines(lines, compiled=False)
+        assert features.simhash_of_lines(lines) == expected, lines
+    rare = ["鑫淼犇骉", "2026x", "𠀀𠀁"]
+    for rare_idf in (0.5 / WEIGHT_SCALE, np.nextafter(0.5 / WEIGHT_SCALE, 0), 0.25 / WEIGHT_SCALE, 0.0, -1.0):
+        exact = copy.copy(features)
+        exact.rare_idf = float(rare_idf)  # idf * 1 * scale + 0.5 at, just under and under 1
+        for tokens in ([], rare, rare * 2 + common[:5], rare + rare[:1] + common[5:8]):
+            assert exact.simhash(tokens) == exact.simhash(tokens, compiled=False), (rare_idf, tokens)
 
 
 def test_sketch_places_of_long_and_repetitive_texts_are_the_numpy_ones():
