@@ -242,6 +242,25 @@ static void sort_spans(Span *spans, Py_ssize_t n, int (*order)(const void *, con
  */
 static const uint32_t DROP = 0xFFFFFFFFu, SLOW = 0xFFFFFFFEu;
 
+/* The loop of fold for one kind of str (a constant where this is inlined: one loop for each
+ * kind, no branch on it per character): the folded code points into ``out``; their number, or
+ * -1 where the exact path is needed. A dropped character is written over by the next. */
+static inline __attribute__((always_inline)) Py_ssize_t fold_kind(int kind, const void *data, Py_ssize_t n,
+                                                                  const uint32_t *table, unsigned char *out) {
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        uint32_t folded = c > 0xFFFF ? SLOW : table[c];
+        memcpy(out + 4 * at, &folded, 4); /* native byte order, as numpy's uint32 */
+        if (folded >= SLOW) { /* SLOW or DROP, both rare */
+            if (folded == SLOW) return -1;
+            continue;
+        }
+        at++;
+    }
+    return at;
+}
+
 static PyObject *py_fold(PyObject *self, PyObject *args) {
     PyObject *text, *table_obj;
     if (!PyArg_ParseTuple(args, "UO", &text, &table_obj)) return NULL;
@@ -257,7 +276,6 @@ static PyObject *py_fold(PyObject *self, PyObject *args) {
     }
     const uint32_t *table = (const uint32_t *)table_b.view.buf;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     PyObject *out = PyBytes_FromStringAndSize(NULL, 4 * n);
     if (!out) {
@@ -265,21 +283,23 @@ static PyObject *py_fold(PyObject *self, PyObject *args) {
         return NULL;
     }
     unsigned char *bytes = (unsigned char *)PyBytes_AS_STRING(out);
-    Py_ssize_t at = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        uint32_t folded = c > 0xFFFF ? SLOW : table[c];
-        if (folded == DROP) continue;
-        if (folded == SLOW) {
-            Py_DECREF(out);
-            release(&table_b);
-            Py_RETURN_NONE;
-        }
-        memcpy(bytes + at, &folded, 4); /* native byte order, as numpy's uint32 */
-        at += 4;
+    Py_ssize_t at;
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        at = fold_kind(PyUnicode_1BYTE_KIND, data, n, table, bytes);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        at = fold_kind(PyUnicode_2BYTE_KIND, data, n, table, bytes);
+        break;
+    default:
+        at = fold_kind(PyUnicode_4BYTE_KIND, data, n, table, bytes);
     }
     release(&table_b);
-    if (_PyBytes_Resize(&out, at) < 0) return NULL;
+    if (at < 0) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
+    if (_PyBytes_Resize(&out, 4 * at) < 0) return NULL;
     return out;
 }
 

@@ -63,6 +63,29 @@ def test_fold_matches_the_numpy_path():
         assert fold_codes(sample).tolist() == fold_codes(sample, compiled=False).tolist(), sample
 
 
+def test_fold_of_every_str_kind_with_dropped_characters_anywhere_is_the_numpy_path():
+    """The kernel folds in one loop for each kind of str (Latin-1, BMP, astral), writing each
+    character and then over a dropped one: texts of each kind, dropped characters first,
+    last, in runs and alone, give numpy's code points; the kernel leaves to the exact path
+    only texts with a character beyond the BMP or one that folds with its neighbours."""
+    from scrapy_neardup.fingerprints.text import text_tables
+
+    table = text_tables().fold
+    alphabets = {
+        "latin-1": "aZ09 .\t\x00\x7f\xad\xa0éß",  # \xad dropped
+        "bmp": "今天。Ａａ\u200b\ufeff\u00ad\u2028\u3000x",  # \u200b, \ufeff, \u00ad dropped
+        "astral": "今\U00020000😀𝐀\u200b",
+        "slow": "ﬁ今e\u0301\u200b½",  # ﬁ, \u0301 and ½ fold with their neighbours or to several
+    }
+    rng = random.Random(13)
+    for name, alphabet in alphabets.items():
+        for size in [0, 1, 2, 3, 5, 50] + [rng.randint(0, 300) for _ in range(60)]:
+            sample = "".join(rng.choices(alphabet, k=size))
+            assert fold_codes(sample).tolist() == fold_codes(sample, compiled=False).tolist(), (name, sample)
+            exact = any(ord(char) > 0xFFFF or char in "ﬁ\u0301½" for char in sample)
+            assert (kernel.fold(sample, table) is None) == exact, (name, sample)
+
+
 @pytest.mark.parametrize(
     "recipe",
     [
