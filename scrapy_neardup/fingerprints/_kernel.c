@@ -948,7 +948,8 @@ typedef struct {
     Py_ssize_t n;
     const uint32_t *chars; /* every word's code points, one after another */
     const int32_t *words;  /* (offset, length, kind, next) of each word, in notices.py's order;
-                              next: the next word with the same first character, or -1 */
+                              next: the next word with the same first character, or -1 (the
+                              words of one first character chained in their order) */
     Py_ssize_t nwords;
     const unsigned char *first; /* F_ bits of each BMP code point that starts such a word */
     const unsigned char *head;  /* 1 + the first word starting with each BMP code point, or 0 */
@@ -956,8 +957,13 @@ typedef struct {
 
 static inline int starts(const Words *w, uint32_t c, unsigned bit) { return c < 0x10000 && (w->first[c] & bit); }
 
+/* Words are a few characters: compared inline (memcmp is a call through the PLT each time). */
 static inline int word_is_at(const Words *w, const int32_t *word, Py_ssize_t at, Py_ssize_t limit) {
-    return at + word[1] <= limit && memcmp(w->codes + at, w->chars + word[0], 4 * (size_t)word[1]) == 0;
+    if (at + word[1] > limit) return 0;
+    const uint32_t *have = w->codes + at, *want = w->chars + word[0];
+    for (int32_t k = 0; k < word[1]; k++)
+        if (have[k] != want[k]) return 0;
+    return 1;
 }
 
 /* The first word of one of ``kinds`` (in their order: longest first, as the regex alternation
@@ -1000,12 +1006,30 @@ static PyObject *push_span(PyObject *spans, Py_ssize_t start, Py_ssize_t end) {
     return spans;
 }
 
+/* Whether a credit line's label and colon, or a line opening, is written at ``at``: the first
+ * such word of those starting with its character, in their order. */
+static int credit_at(const Words *w, Py_ssize_t at) {
+    uint32_t c = w->codes[at];
+    if (c > 0xFFFF) return 0;
+    for (Py_ssize_t i = (Py_ssize_t)w->head[c] - 1; i >= 0 && i < w->nwords; i = w->words[4 * i + 3]) {
+        const int32_t *word = w->words + 4 * i;
+        if ((word[2] != W_LABEL && word[2] != W_OPENING) || !word_is_at(w, word, at, w->n)) continue;
+        if (word[2] == W_OPENING) return 1;
+        Py_ssize_t after = at + word[1];
+        if (after < w->n && w->codes[after] == ' ') after++;
+        if (after < w->n && w->codes[after] == ':') return 1;
+    }
+    return 0;
+}
+
 /*
  * notice_spans(codes, chars, words, first, head, credit_line_chars) -> [(start, end), ...]
  *
  * notices.notice_spans on folded code points (native uint32) instead of their text: the
  * same spans, in the order found, before merging. ``chars``, ``words``, ``first`` and
  * ``head`` are notices._kernel_words(): the rules' words, their kinds and first characters.
+ * One pass over the code points lists the line breaks, the sentence ends and the characters
+ * an anchor word starts with; the rules then look only there.
  */
 static PyObject *py_notice_spans(PyObject *self, PyObject *args) {
     PyObject *codes_obj, *chars_obj, *words_obj, *first_obj, *head_obj;
@@ -1014,7 +1038,7 @@ static PyObject *py_notice_spans(PyObject *self, PyObject *args) {
         return NULL;
     Buffer codes_b = {0}, chars_b = {0}, words_b = {0}, first_b = {0}, head_b = {0};
     PyObject *spans = NULL;
-    Py_ssize_t *ends = NULL;
+    Py_ssize_t *marks = NULL;
     if (get_buffer(codes_obj, &codes_b, 4, "codes") < 0 || get_buffer(chars_obj, &chars_b, 4, "chars") < 0 ||
         get_buffer(words_obj, &words_b, 16, "words") < 0 || get_buffer(first_obj, &first_b, 1, "first") < 0 ||
         get_buffer(head_obj, &head_b, 1, "head") < 0)
@@ -1029,47 +1053,57 @@ static PyObject *py_notice_spans(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < w.nwords; i++) {
         const int32_t *word = w.words + 4 * i;
         if (word[0] < 0 || word[1] < 1 || word[0] + word[1] > nchars || word[2] < 0 || word[2] >= W_KINDS ||
-            word[3] < -1 || word[3] >= w.nwords) {
+            (word[3] != -1 && (word[3] <= i || word[3] >= w.nwords))) {
             PyErr_SetString(PyExc_ValueError, "notice_spans: bad words");
             goto done;
         }
     }
     if ((spans = PyList_New(0)) == NULL) goto done;
     const uint32_t *codes = w.codes;
+    /* The few characters that matter (line breaks, sentence ends, the first characters of
+     * anchor words), each written at the list's end, which moves on only where it is one; then
+     * from them where each line break is, just past each sentence end, and each anchor's start. */
+    if ((marks = PyMem_Malloc(sizeof(Py_ssize_t) * 4 * (size_t)(n + 1))) == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t nmarks = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        uint32_t c = codes[k];
+        unsigned bits = c < 0x10000 ? w.first[c] : 0;
+        marks[nmarks] = k;
+        nmarks += ((bits & (F_END | F_ANCHOR)) | (c == '\n')) != 0;
+    }
+    Py_ssize_t *breaks = marks + nmarks, *ends = breaks + nmarks + 1, *anchors = ends + nmarks + 1;
+    Py_ssize_t nbreaks = 0, nends = 0, nanchors = 0;
+    for (Py_ssize_t m = 0; m < nmarks; m++) {
+        Py_ssize_t k = marks[m];
+        uint32_t c = codes[k];
+        unsigned bits = c < 0x10000 ? w.first[c] : 0;
+        if (c == '\n') breaks[nbreaks++] = k;
+        if (bits & F_END) ends[nends++] = k + 1;
+        if (bits & F_ANCHOR) anchors[nanchors++] = k;
+    }
     /* Credit lines: a line opening (after spaces and brackets) with a label and a colon, or a
      * line opening; each no longer than ``max_line`` with its line break. */
-    for (Py_ssize_t line = 0; line < n;) {
+    for (Py_ssize_t line = 0, b = 0; line < n;) {
         Py_ssize_t at = line;
         while (at < n && starts(&w, codes[at], F_LEAD)) at++;
-        int credit = 0;
-        for (Py_ssize_t i = 0; i < w.nwords && !credit && at < n; i++) {
-            const int32_t *word = w.words + 4 * i;
-            if ((word[2] != W_LABEL && word[2] != W_OPENING) || !word_is_at(&w, word, at, n)) continue;
-            Py_ssize_t after = at + word[1];
-            if (word[2] == W_OPENING) credit = 1;
-            else {
-                if (after < n && codes[after] == ' ') after++;
-                credit = after < n && codes[after] == ':';
-            }
-        }
-        Py_ssize_t next = at;
-        while (next < n && codes[next] != '\n') next++;
-        next = next < n ? next + 1 : n;
+        int credit = at < n && credit_at(&w, at);
+        while (b < nbreaks && breaks[b] < at) b++;
+        Py_ssize_t next = b < nbreaks ? breaks[b] + 1 : n;
         if (credit && next - line <= max_line && push_span(spans, line, next) == NULL) goto fail;
         line = next;
     }
     /* Anchors: a self-reference, a notice heading or a channel, each judged with its sentence. */
-    Py_ssize_t nends = -1; /* the positions just past each sentence end, found at the first anchor */
     Py_ssize_t memo_start[W_KINDS], memo_found[W_KINDS];
     for (int k = 0; k < W_KINDS; k++) memo_start[k] = -1;
-    for (Py_ssize_t at = 0; at < n;) {
-        Py_ssize_t i = word_at(&w, at, F_ANCHOR, ANCHORS, n); /* a heading, a self-reference or a channel */
-        if (i < 0) {
-            at++;
-            continue;
-        }
+    for (Py_ssize_t a = 0, at = 0; a < nanchors; a++) {
+        if (anchors[a] < at) continue; /* within the last anchor word */
+        Py_ssize_t i = word_at(&w, anchors[a], F_ANCHOR, ANCHORS, n); /* a heading, a self-reference or a channel */
+        if (i < 0) continue;
         const int32_t *word = w.words + 4 * i;
-        Py_ssize_t first = at, last = at + word[1];
+        Py_ssize_t first = anchors[a], last = first + word[1];
         int kind = word[2];
         at = last;
         if (kind == W_SELF) {
@@ -1079,16 +1113,6 @@ static PyObject *py_notice_spans(PyObject *self, PyObject *args) {
                 not_self = other[2] == W_NOT_SELF && word_is_at(&w, other, last, n);
             }
             if (not_self) continue;
-        }
-        if (nends < 0) {
-            ends = PyMem_Malloc(sizeof(Py_ssize_t) * (n + 1));
-            if (ends == NULL) {
-                PyErr_NoMemory();
-                goto fail;
-            }
-            nends = 0;
-            for (Py_ssize_t k = 0; k < n; k++)
-                if (starts(&w, codes[k], F_END)) ends[nends++] = k + 1;
         }
         /* The sentence: from the last end at or before ``first`` to the first end after ``last``. */
         Py_ssize_t lo = 0, hi = nends;
@@ -1123,7 +1147,7 @@ static PyObject *py_notice_spans(PyObject *self, PyObject *args) {
 fail:
     Py_CLEAR(spans);
 done:
-    PyMem_Free(ends);
+    PyMem_Free(marks);
     release(&codes_b);
     release(&chars_b);
     release(&words_b);

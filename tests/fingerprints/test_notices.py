@@ -106,3 +106,49 @@ def test_the_kernel_cuts_what_the_patterns_cut():
         assert compiled.tolist() == patterns.tolist(), value
         cut_somewhere += len(patterns) < len(codes)
     assert cut_somewhere > 1000  # the runs hold notices, not only text the rules leave alone
+
+
+@pytest.mark.skipif(
+    not compiled_kernel_available() and not os.environ.get("NEARDUP_REQUIRE_KERNEL"),
+    reason="the C kernel was not built (no compiler at install time)",
+)
+def test_the_kernel_cuts_the_credit_lines_the_patterns_cut():
+    """The kernel lists the line breaks, sentence ends and anchor characters in one pass and
+    tries at a line's start only the words beginning with its character: lines opening with
+    leads, then a label (a space or not before the colon, or none) or a line opening, as long
+    as a credit line may be and a character longer, the last without its line break, give
+    the regular expressions' cut."""
+    rng = random.Random(15)
+    openers = [*_LABELS, *_LINE_OPENINGS, "来", "本文", "编", "原标题编辑"]
+    for _ in range(2000):
+        lines = []
+        for _ in range(rng.randint(1, 6)):
+            head = "".join(rng.choices(" \t([【", k=rng.choice([0, 0, 1, 3]))) + rng.choice(openers)
+            head += rng.choice(["", ":", " :", "  :", "：", "\n:"])
+            filler = "".join(rng.choices("新华社记者今天。本报讯转载版权𠀀 ", k=rng.randint(0, 90)))
+            lines.append(head + filler[: rng.choice([0, 5, 76 - len(head), 77 - len(head), 90])])
+        value = "\n".join(lines) + rng.choice(["", "\n", "\n\n"])
+        codes = fold_codes(value)
+        assert strip_notices(codes, compiled=True).tolist() == strip_notices(codes, compiled=False).tolist(), value
+
+
+@pytest.mark.skipif(
+    not compiled_kernel_available() and not os.environ.get("NEARDUP_REQUIRE_KERNEL"),
+    reason="the C kernel was not built (no compiler at install time)",
+)
+def test_the_kernel_refuses_words_chained_out_of_their_order():
+    """The kernel walks each first character's chain of words in order: a chain that goes back
+    (and could go round for ever) is a bad table."""
+    import numpy as np
+
+    from scrapy_neardup.fingerprints.kernel import kernel
+    from scrapy_neardup.fingerprints.notices import CREDIT_LINE_CHARS, _kernel_words
+
+    chars, words, first, head = _kernel_words()
+    codes = fold_codes("来源：本报")
+    assert kernel.notice_spans(codes, chars, words, first, head, CREDIT_LINE_CHARS)
+    backwards = words.copy()
+    chained = int(np.flatnonzero(backwards[:, 3] >= 0)[0])
+    backwards[chained, 3] = chained
+    with pytest.raises(ValueError, match="bad words"):
+        kernel.notice_spans(codes, chars, backwards, first, head, CREDIT_LINE_CHARS)
