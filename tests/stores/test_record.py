@@ -167,7 +167,7 @@ def test_a_record_is_passed_over_undecoded_only_when_the_verdict_rule_would_pass
     distance = 3
     for record in records():
         committed = dataclasses.replace(record, state=COMMITTED, story=0, replaces=0, source="")
-        key = "https://b.example/other".encode()
+        key = b"https://b.example/other"
         far = committed.simhash ^ 0b1111
         assert passed_over(committed.to_bytes(), {12345}, far, distance, key), record.key
         reasons = {
