@@ -4,8 +4,8 @@ another size, in turns on the same lookups.
 A lookup asks every run of the bucket index for each of its buckets; a run's Bloom filter
 answers for the buckets it does not hold, and each absent bucket the filter lets through costs
 a page read and its checksum for nothing. On a store ``speed.py --keep`` (or ``store_ab.py``)
-filled, this copies each run with the filter of this tree's ``BLOOM_BITS`` (to ``--workdir``),
-counts the absent buckets each set of runs lets through a lookup, and times the C kernel's
+filled, this copies each run with the filter this tree writes for it (``bucketruns.filter_blocks``,
+to ``--workdir``), counts the absent buckets each set of runs lets through a lookup, and times the C kernel's
 reads of the same lookups (the streams of ``lookup_cost.py``) through one set and the other in
 turns. Run it on a copy of the store: opened by this tree, the index may merge runs (with the
 new filter) before anything is measured.
@@ -31,7 +31,7 @@ from scrapy_neardup import Detector, Recipe, open_store
 from scrapy_neardup.fingerprints.kernel import kernel
 from scrapy_neardup.stores.base import key_buckets, sentence_bucket
 from scrapy_neardup.stores.leveldb.bucketindex import BUCKET_CAP
-from scrapy_neardup.stores.leveldb.bucketruns import BLOOM_BITS, Run, bucket_keys
+from scrapy_neardup.stores.leveldb.bucketruns import Run, bucket_keys
 
 NO_DEAD = np.empty(0, dtype=np.uint32)
 
@@ -78,7 +78,7 @@ def main() -> None:
     try:
         written = list(index.runs)
         rebuilt = [Run.write(str(folder / run.name), [run], NO_DEAD, 0, BUCKET_CAP) for run in written]
-        sets = {"as written": written, f"{BLOOM_BITS} bits a key": [run for run in rebuilt if run is not None]}
+        sets = {"as written": written, "this tree's filters": [run for run in rebuilt if run is not None]}
         print(f"run_filters.py: {args.store}, {store.count():,} stored, {len(written)} runs, {len(reads)} lookups")
         for name, runs in sets.items():
             bits = ", ".join(f"{8 * len(run.bloom) / run.count:.1f}" for run in runs)

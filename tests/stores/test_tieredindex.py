@@ -253,6 +253,29 @@ def test_the_filter_lets_few_absent_buckets_through(tmp_path):
     run.close()
 
 
+@pytest.mark.parametrize("compiled", PATHS)
+def test_a_large_run_takes_the_smaller_filter_and_still_finds_every_member(tmp_path, monkeypatch, compiled):
+    """Runs of LARGE_RUN_KEYS entries or more are written with 8 filter bits an entry, smaller
+    ones with 16: four runs of about 3,000 entries merged into one of about 12,000 take half
+    the filter bytes an entry, and lookups find what the dict holds."""
+    folder = str(tmp_path / "index")
+    model, docs = Model(), documents(2400, seed=6)
+    monkeypatch.setattr(tieredindex, "MERGE_RATIO", 0)  # runs stay apart until merge_all
+    monkeypatch.setattr(bucketruns, "LARGE_RUN_KEYS", 6000)
+    index = TieredIndex.create(folder, flush_entries=1 << 20, compiled=compiled)
+    index.start(floor=1)
+    for part in range(4):
+        add_all(index, model, docs[600 * part : 600 * (part + 1)])
+        index.flush()
+    assert len(index.runs) == 4
+    assert all(run.count < 6000 and 15.5 < len(run.bloom) * 8 / run.count < 17 for run in index.runs)
+    index.merge_all()
+    (merged,) = index.runs
+    assert merged.count >= 6000 and 7.5 < len(merged.bloom) * 8 / merged.count < 9
+    check_all(index, model, docs, random.Random(5))
+    index.close()
+
+
 @pytest.mark.skipif(kernel is None, reason="the C kernel is not built")
 def test_the_kernel_refuses_a_bucket_that_is_not_bytes_among_many_over_runs_and_table(tmp_path):
     """The kernel hashes every bucket first (to ask for their filter blocks together): a bad

@@ -40,9 +40,14 @@ from .indexfiles import NOFOLLOW
 PAGE = 512  # entries a page
 # Filter bits a key. A lookup asks every run for each of its buckets, most of them absent there,
 # and each ask the filter lets through reads and checks a page for nothing: 16 bits let about
-# 0.15% through (10 let about 1%) for 0.75 bytes more an entry. A run keeps the filter it was
-# written with (its size is in its footer), so runs of either size are read alike.
+# 0.15% through (8 let about 1.5%). That costs a page read a run, whatever its size, while a
+# filter's bytes grow with its run: a large run, which holds most of the index, takes 8 bits a
+# key (half the bytes on disk and in memory for most entries, about a quarter of a page read
+# more a lookup), the smaller ones 16. A run keeps the filter it was written with (its size is
+# in its footer), so runs of any size are read alike.
 BLOOM_BITS = 16
+LARGE_RUN_KEYS = 1 << 23  # entries of about 420,000 documents
+LARGE_RUN_BLOOM_BITS = 8
 BLOOM_PROBES = 6  # bits a key sets, all in one 512-bit block of the filter
 _BLOCK_BYTES = 64
 _RAW_MAGIC = b"NDRUN\x00\x00\x01"  # pages of raw uint64 entries, 4 KB each (earlier versions)
@@ -77,7 +82,8 @@ def _mix(keys: np.ndarray) -> np.ndarray:
 
 
 def filter_blocks(keys: int) -> int:
-    return max(1, -(-keys * BLOOM_BITS // (8 * _BLOCK_BYTES)))
+    bits = BLOOM_BITS if keys < LARGE_RUN_KEYS else LARGE_RUN_BLOOM_BITS
+    return max(1, -(-keys * bits // (8 * _BLOCK_BYTES)))
 
 
 def _filter_bits(keys: np.ndarray, blocks: int) -> np.ndarray:
