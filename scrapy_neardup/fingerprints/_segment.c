@@ -4,7 +4,9 @@
  * The dictionary is a hash table of every word and every prefix of a word (keys: a 64-bit
  * hash of the code points); the route is jieba's DP on log frequencies, ties to the longer
  * word as jieba-rs's max_by keeps the last maximum; runs of single characters that are not
- * a word go through jieba's HMM (Viterbi over B/E/M/S, the same tie rule). */
+ * a word go through jieba's HMM (Viterbi over B/E/M/S; on a tie a state keeps the first
+ * allowed predecessor and the path ends in S, as rjieba 0.2.2 does: ties are common, a
+ * character missing from the emission table costs -3.14e100, which absorbs the rest). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <ctype.h>
@@ -99,7 +101,7 @@ static void viterbi(Cut *cut, Py_ssize_t start, Py_ssize_t end) {
             for (int k = 0; k < 2; k++) {
                 int y0 = allowed_prev[y][k];
                 double p = v[(i - 1) * 4 + y0] + hmm_trans[y0][y] + em;
-                if (from < 0 || p >= best) best = p, from = y0; /* the last maximum */
+                if (from < 0 || p > best) best = p, from = y0; /* the first maximum */
             }
             v[i * 4 + y] = best;
             prev[i * 4 + y] = (signed char)from;
@@ -121,8 +123,9 @@ static void viterbi(Cut *cut, Py_ssize_t start, Py_ssize_t end) {
     if (after < n) emit(cut, start + after, end);
 }
 
-/* jieba-rs's hmm::cut: runs of U+4E00..U+9FD5 by Viterbi; the rest split by
- * ([a-zA-Z0-9]+(?:.\d+)?%?) (its "." unescaped: any character), pieces kept whole. */
+/* jieba-rs's hmm::cut: runs of U+4E00..U+9FD5 by Viterbi; the rest split at runs of
+ * letters and digits joined by single "._-" with an optional "%" (what rjieba 0.2.2 does,
+ * found by trying it), the pieces between kept whole. */
 static void hmm_cut(Cut *cut, Py_ssize_t start, Py_ssize_t end) {
     const Py_UCS4 *t = cut->text;
     Py_ssize_t i = start;
@@ -144,10 +147,8 @@ static void hmm_cut(Cut *cut, Py_ssize_t start, Py_ssize_t end) {
             }
             Py_ssize_t e = p;
             while (e < j && alnum(t[e])) e++;
-            if (e + 1 < j && is_digit(t[e + 1])) {
-                e += 2;
-                while (e < j && is_digit(t[e])) e++;
-            }
+            while (e + 1 < j && (t[e] == '.' || t[e] == '_' || t[e] == '-') && alnum(t[e + 1]))
+                for (e++; e < j && alnum(t[e]);) e++;
             if (e < j && t[e] == '%') e++;
             if (p > last) emit(cut, last, p);
             emit(cut, p, e);
