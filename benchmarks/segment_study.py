@@ -96,9 +96,11 @@ def main() -> None:
                 examples.append((line, ours, theirs))
         print(f"{label}: {same}/{len(lines)} lines agree ({100 * same / max(len(lines), 1):.3f}%)")
     print("disagreements by kind:", dict(kinds))
-    for line, ours, theirs in examples:
+    for _line, ours, theirs in examples:
         first = next((i for i, (a, b) in enumerate(zip(ours + [""], theirs + [""])) if a != b), 0)
-        print(f"  C: {'/'.join(ours[max(first - 2, 0) : first + 4])}  rjieba: {'/'.join(theirs[max(first - 2, 0) : first + 4])}")
+        print(
+            f"  C: {'/'.join(ours[max(first - 2, 0) : first + 4])}  rjieba: {'/'.join(theirs[max(first - 2, 0) : first + 4])}"
+        )
 
     def ours_pass() -> None:
         for lines in per_text:
