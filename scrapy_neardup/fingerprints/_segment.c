@@ -204,7 +204,9 @@ static void flush(Cut *cut, Py_ssize_t start, Py_ssize_t end) {
 /* The route is found from the block's end backwards: the table's slots for the position
  * this many characters before are fetched while this one is worked on (their cache misses
  * overlap instead of following each other). */
+#ifndef PREFETCH_AHEAD
 #define PREFETCH_AHEAD 4
+#endif
 
 static void cut_block(Cut *cut, Py_ssize_t start, Py_ssize_t end) {
     const Py_UCS4 *t = cut->text;
