@@ -1,8 +1,9 @@
 """Study of a C cut (``fingerprints/segment.py``): agreement with rjieba, token for token, and speed.
 
 Lines: every SimHash text line a Fingerprinter cuts (the texts of the shared corpora run
-through ``Fingerprinter.fingerprint``, the lines its tokenizer cache is asked for), and every
-sentence of those texts as content characters (no minimum length). Agreement: the share of
+through ``Fingerprinter.fingerprint``, the lines its tokenizer cache is asked for), every
+sentence of those texts as content characters (no minimum length), every word of jieba's
+dictionary alone, and seeded random mixes of words and edge characters. Agreement: the share of
 lines whose tokens equal ``rjieba.cut(line, hmm=True)``'s exactly; each disagreement is put in
 a kind by the characters of the first differing stretch, and a few are printed.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import random
 import time
 
 import rjieba
@@ -52,6 +54,29 @@ def simhash_lines(fingerprinter: Fingerprinter, texts: list[str]) -> list[list[s
     return per_text
 
 
+def dictionary_words() -> list[str]:
+    """Every word of jieba's dictionary, each a line."""
+    with open(segment._jieba_file("dict.txt"), encoding="utf-8") as handle:
+        return [line.split()[0] for line in handle if line.strip()]
+
+
+def random_mixes(words: list[str], count: int) -> list[str]:
+    """Lines of dictionary words, their first characters and the characters that decide
+    the rules' edges (kana, Hangul, CJK outside jieba's HMM range, beyond the BMP, digits,
+    letters and the "._-%+#&" that jieba's blocks keep), seeded."""
+    rng = random.Random(1998)
+    odd = [*"までの아한국αéü07x.-_%+#&㐀䶵𠀀𪚥豈\u9fd6\u9fff〇ⅰ١１", "12", "abc", "ab.3"]
+    lines = []
+    for _ in range(count):
+        parts = []
+        for _ in range(rng.randint(1, 12)):
+            draw = rng.random()
+            word = rng.choice(words)
+            parts.append(word if draw < 0.6 else word[0] if draw < 0.8 else rng.choice(odd))
+        lines.append("".join(parts))
+    return lines
+
+
 def kind(line: str, ours: list[str], theirs: list[str]) -> str:
     """What the first differing stretch of the two cuts is made of."""
     start = 0
@@ -73,6 +98,7 @@ def main() -> None:
     add_data_option(parser)
     parser.add_argument("--passes", type=int, default=20)
     parser.add_argument("--examples", type=int, default=12)
+    parser.add_argument("--mixes", type=int, default=200_000, help="random lines to compare")
     args = parser.parse_args()
     segment.loaded()
     fingerprinter = Fingerprinter(tokenizer=None)
@@ -83,7 +109,13 @@ def main() -> None:
     sentences = [s for text in texts for s in split_sentences(text, 0) if s]
     kinds: collections.Counter[str] = collections.Counter()
     examples: list[tuple[str, list[str], list[str]]] = []
-    for label, lines in (("simhash lines", [line for ls in per_text for line in ls]), ("sentences", sentences)):
+    sections = {
+        "simhash lines": [line for ls in per_text for line in ls],
+        "sentences": sentences,
+        "dictionary words": dictionary_words(),
+        "random mixes": random_mixes(dictionary_words(), args.mixes),
+    }
+    for label, lines in sections.items():
         same = 0
         for line in lines:
             ours = segment.cut_joined(line).split("\x1f")
