@@ -9,7 +9,9 @@ a kind by the characters of the first differing stretch, and a few are printed.
 
 Speed: the SimHash texts' lines cut by both, ``"\\x1f".join(rjieba.cut(line, hmm=True))`` and
 ``segment.cut_joined(line)``, alternating pass by pass (A B A B ...) in one process; printed:
-each one's best pass in microseconds a SimHash text (process CPU) and the ratio C/rjieba.
+each one's best pass in microseconds a SimHash text (process CPU) and the ratio C/rjieba. Then
+the same for ``Fingerprinter.fingerprint`` of the texts, its line cache emptied before each
+pass, with each cut (and whether the fingerprints are identical).
 
     python benchmarks/segment_study.py --passes 20
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import random
 import time
 
@@ -25,7 +28,7 @@ import rjieba
 from corpus import add_data_option, load_jsonl
 
 from scrapy_neardup.fingerprints import segment
-from scrapy_neardup.fingerprints.fingerprint import Fingerprinter
+from scrapy_neardup.fingerprints.fingerprint import CUT_LINES, Fingerprinter
 from scrapy_neardup.fingerprints.text import split_sentences
 
 CORPORA = {
@@ -155,6 +158,33 @@ def main() -> None:
     print(f"{count} SimHash texts, {chars:.0f} characters each on average, best of {args.passes} passes:")
     for name, seconds in best.items():
         print(f"  {name}: {1e6 * seconds / count:.2f} us a SimHash text")
+    print(f"  ratio C/rjieba: {best['C'] / best['rjieba']:.3f}")
+    fingerprint_passes(texts, args.passes)
+
+
+def fingerprint_passes(texts: list[str], passes: int) -> None:
+    """``Fingerprinter.fingerprint`` of every text, its line cache emptied before each pass (as
+    a crawl cuts new stories), with rjieba and with the C cut in turn; the fingerprints compared."""
+    with_rjieba = Fingerprinter()
+    with_c = Fingerprinter()
+    with_c._cut_line = functools.lru_cache(maxsize=CUT_LINES)(segment.cut_joined)  # type: ignore[method-assign]
+
+    def fields(fingerprinter: Fingerprinter, text: str) -> tuple:
+        found = fingerprinter.fingerprint(text)
+        return found.simhash, found.tokens, found.sentence_keys, found.chars
+
+    same = all(fields(with_c, t) == fields(with_rjieba, t) for t in texts)
+    best = {"C": float("inf"), "rjieba": float("inf")}
+    for _ in range(passes):
+        for name, fingerprinter in (("rjieba", with_rjieba), ("C", with_c)):
+            fingerprinter._cut_line.cache_clear()
+            began = time.process_time()
+            for text in texts:
+                fingerprinter.fingerprint(text)
+            best[name] = min(best[name], time.process_time() - began)
+    print(f"Fingerprinter.fingerprint of the {len(texts)} texts, fingerprints identical: {same}")
+    for name, seconds in best.items():
+        print(f"  {name}: {1e6 * seconds / len(texts):.2f} us a text")
     print(f"  ratio C/rjieba: {best['C'] / best['rjieba']:.3f}")
 
 
