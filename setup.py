@@ -25,6 +25,12 @@ setup(
             optional=True,  # a failed build warns; fingerprint.py then uses its numpy path
         ),
         Extension(
+            "scrapy_neardup.fingerprints._segment",
+            ["scrapy_neardup/fingerprints/_segment.c"],
+            extra_compile_args=["-O2", "-ffp-contract=off"],
+            optional=True,  # a study (segment.py), not used by fingerprints yet
+        ),
+        Extension(
             "scrapy_neardup.fingerprints._markup",
             ["scrapy_neardup/fingerprints/_markup.c"],
             extra_compile_args=["-O2"],
