@@ -28,7 +28,7 @@ setup(
             "scrapy_neardup.fingerprints._segment",
             ["scrapy_neardup/fingerprints/_segment.c"],
             extra_compile_args=["-O2", "-ffp-contract=off"],
-            optional=True,  # a study (segment.py), not used by fingerprints yet
+            optional=True,  # a failed build warns; rjieba then cuts every line (segment.py)
         ),
         Extension(
             "scrapy_neardup.fingerprints._markup",

@@ -23,6 +23,7 @@ from . import text as text_module
 from .kernel import kernel
 from .notices import strip_notices
 from .recipe import MAX_SKETCH_KEYS, TEXT_VERSION, Recipe
+from .segment import SEPARATOR, joined_cut
 from .simhash import simhash
 from .sketch import SKETCH_KEY_BITS, Sketch, sketch_and_keys
 from .storywords import StoryWords, story_words_later, story_words_of
@@ -51,7 +52,7 @@ TF_FACTORS = np.array([0.0] + [1.0 + math.log(tf) for tf in range(1, 64)])
 # Lines whose tokens a Fingerprinter keeps (Fingerprinter.cut): a SimHash text is about three
 # of them, so the last two or three thousand texts' (about 0.6 KB a line).
 CUT_LINES = 8192
-_TOKEN_SEPARATOR = "\x1f"
+_TOKEN_SEPARATOR = SEPARATOR
 
 
 def _split_tokens(joined: str) -> list[str]:
@@ -358,6 +359,7 @@ class Fingerprinter:
         self.sketch_keys = max(self.recipe.sketch_keys, MAX_SKETCH_KEYS) if self.recipe.sketch_keys else 0
         # compiled=False forces the numpy path (tests compare the two); None: C when built.
         self.compiled = kernel is not None if compiled is None else compiled and kernel is not None
+        self._joined_cut = joined_cut(self.tokenizer)
         self._cut_line = functools.lru_cache(maxsize=CUT_LINES)(self._tokens_of_line)
 
     def cut(self, text: str) -> list[str]:
@@ -383,7 +385,7 @@ class Fingerprinter:
     def _tokens_of_line(self, line: str) -> str:
         """The line's tokens joined by a control character (folded text has none): one string
         keeps in a tenth of the memory of the list."""
-        return _TOKEN_SEPARATOR.join(self.tokenizer.cut(line))
+        return self._joined_cut(line)
 
     def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
         """The fingerprint of ``text``, with its headline ``title`` when given (:mod:`.titles`)."""

@@ -19,20 +19,7 @@ pytestmark = pytest.mark.skipif(
     reason="the study's C cut was not built, or rjieba is not installed",
 )
 
-# Each decides a rule: the route's ties, a dictionary word cut into characters, the HMM (and
-# its ties where a character has no emission), runs of letters and digits joined by "._-",
-# a percent sign, characters outside jieba's blocks (kana, Hangul, extension A, beyond the BMP).
-EDGE_LINES = [
-    "小明硕士毕业于中国科学院计算所",
-    "我们中出了一个叛徒",
-    "2023年gdp增长5.2%达到126万亿元",
-    "権利者の许诺を得ずに贩売することは",
-    "硏究所今回贩売颜呤欠夹鞘褂肧",
-    "givewell.org和wes-5.4.5及a_b与a-.b还有a.%b",
-    "한국어와ひらがな混在㐀䶵𠀀𪚥豈的句子",
-    "x",
-    "",
-]
+EDGE_LINES = segment.CHECK_LINES
 
 
 def rjieba_joined(line: str) -> str:
@@ -53,3 +40,30 @@ def test_sentences_and_random_mixes_cut_as_rjieba():
     lines += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(2000)]
     differing = [line for line in lines if segment.cut_joined(line) != rjieba_joined(line)]
     assert differing == []
+
+
+def test_rjieba_lines_switch_to_the_c_cut_after_rjieba_cut_the_first_lines():
+    import rjieba
+
+    lines = [s for sentences in ARTICLES.values() for t in sentences for s in split_sentences(t, 0)]
+    lines = (lines * (segment.SWITCH_AFTER // len(lines) + 2))[: segment.SWITCH_AFTER + 50]
+    cut = segment.RjiebaLines(lambda line: rjieba.cut(line, hmm=True))
+    joined = [cut(line) for line in lines[: segment.SWITCH_AFTER - 1]]
+    assert not cut.by_c
+    joined += [cut(line) for line in lines[segment.SWITCH_AFTER - 1 :]]
+    assert cut.by_c
+    assert joined == [rjieba_joined(line) for line in lines]
+
+
+def test_an_rjieba_that_cuts_otherwise_keeps_its_own_cut(caplog):
+    """A cut that differs from the C cut on a line (here rjieba without its HMM) is kept,
+    with a warning, never the C cut's tokens."""
+    import rjieba
+
+    lines = [*segment.CHECK_LINES] * (segment.SWITCH_AFTER // len(segment.CHECK_LINES) + 2)
+    cut = segment.RjiebaLines(lambda line: rjieba.cut(line, hmm=False))
+    with caplog.at_level("WARNING", logger="scrapy_neardup.fingerprints.segment"):
+        joined = [cut(line) for line in lines]
+    assert not cut.by_c
+    assert joined == ["\x1f".join(rjieba.cut(line, hmm=False)) for line in lines]
+    assert "rjieba's cut is kept" in caplog.text
