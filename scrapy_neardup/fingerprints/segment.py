@@ -149,7 +149,14 @@ class RjiebaLines:
     def _switch(self) -> None:
         with self._lock:
             lines, self._seen = self._seen, None
-        if lines is None or not loaded():
+        if lines is None:
+            return
+        try:
+            ready = loaded()
+        except (ImportError, OSError, ValueError) as exc:  # jieba's files missing or unreadable
+            logger.warning("the C cut's tables cannot be made (%s): rjieba's cut is kept", exc)
+            return
+        if not ready:
             return
         differing = [line for line in (*CHECK_LINES, *lines) if _segment.cut(line) != SEPARATOR.join(self._cut(line))]
         if differing:

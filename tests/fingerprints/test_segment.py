@@ -67,3 +67,21 @@ def test_an_rjieba_that_cuts_otherwise_keeps_its_own_cut(caplog):
     assert not cut.by_c
     assert joined == ["\x1f".join(rjieba.cut(line, hmm=False)) for line in lines]
     assert "rjieba's cut is kept" in caplog.text
+
+
+def test_tables_that_cannot_be_made_keep_rjiebas_cut(monkeypatch, caplog):
+    """jieba's files missing (a broken install): the lines are still cut, by rjieba, with a
+    warning, and no error reaches the fingerprint."""
+    import rjieba
+
+    monkeypatch.setattr(segment, "package_dir", lambda name: "")  # jieba's folder not found
+    segment.loaded.cache_clear()
+    lines = [*segment.CHECK_LINES] * (segment.SWITCH_AFTER // len(segment.CHECK_LINES) + 2)
+    cut = segment.RjiebaLines(lambda line: rjieba.cut(line, hmm=True))
+    with caplog.at_level("WARNING", logger="scrapy_neardup.fingerprints.segment"):
+        joined = [cut(line) for line in lines]
+    assert not cut.by_c and joined == [rjieba_joined(line) for line in lines]
+    assert "cannot be made" in caplog.text
+    monkeypatch.undo()
+    segment.loaded.cache_clear()
+    assert segment.loaded()
