@@ -1,4 +1,4 @@
-"""jieba's cut (HMM on) in C, token for token jieba-rs's (rjieba's), at about 0.4 of its CPU.
+"""jieba's cut (HMM on) in C, token for token jieba-rs's (rjieba's), without a Python string a word.
 
 The C part (``_segment``) takes jieba's dictionary and HMM tables as arrays built here from
 jieba's own files and cached: the dictionary with jieba-rs's rule for a word listed twice
