@@ -36,6 +36,7 @@ from scrapy_neardup.fingerprints import fingerprint as fingerprint_module
 from scrapy_neardup.fingerprints.fingerprint import Fingerprinter
 from scrapy_neardup.fingerprints.kernel import kernel
 from scrapy_neardup.fingerprints.notices import CREDIT_LINE_CHARS, _kernel_words, strip_notices
+from scrapy_neardup.fingerprints.segment import SEPARATOR
 from scrapy_neardup.fingerprints.storywords import BINS, FIGURES, TF_FACTORS, WORDS, pair_table
 from scrapy_neardup.fingerprints.text import MIN_SENTENCE_CHARS, fold_codes, text_tables
 
@@ -108,7 +109,7 @@ def story_args(contents: list[bytes], slot_bytes: np.ndarray) -> list[tuple]:
 def weigh_args(fingerprinter: Fingerprinter, simhash_texts: list[str]) -> list[tuple]:
     """The arguments of ``kernel.weigh`` for each SimHash text, as ``simhash_of_lines`` gives them."""
     features = fingerprinter.features
-    separator = ord(fingerprint_module._TOKEN_SEPARATOR)
+    separator = ord(SEPARATOR)
     fixed = (features._table_bytes, features.rare_idf, fingerprint_module.TF_FACTORS, fingerprint_module.WEIGHT_SCALE)
     return [(fingerprinter.cut_lines(text), *fixed, separator) for text in simhash_texts]
 

@@ -52,11 +52,10 @@ TF_FACTORS = np.array([0.0] + [1.0 + math.log(tf) for tf in range(1, 64)])
 # Lines whose tokens a Fingerprinter keeps (Fingerprinter.cut): a SimHash text is about three
 # of them, so the last two or three thousand texts' (about 0.6 KB a line).
 CUT_LINES = 8192
-_TOKEN_SEPARATOR = SEPARATOR
 
 
 def _split_tokens(joined: str) -> list[str]:
-    return joined.split(_TOKEN_SEPARATOR) if joined else []
+    return joined.split(SEPARATOR) if joined else []
 
 
 # Function words that carry no topic; jieba's IDF table gives them low weight already,
@@ -266,9 +265,7 @@ class _Features:
         them, each line's joined: the C kernel splits them, no list of tokens is made (the
         line breaks between them are no words)."""
         if compiled and kernel is not None:
-            return kernel.weigh(
-                lines, self._table_bytes, self.rare_idf, TF_FACTORS, WEIGHT_SCALE, ord(_TOKEN_SEPARATOR)
-            )
+            return kernel.weigh(lines, self._table_bytes, self.rare_idf, TF_FACTORS, WEIGHT_SCALE, ord(SEPARATOR))
         return self.simhash([token for line in lines for token in _split_tokens(line)], False)
 
 

@@ -125,7 +125,7 @@ def test_weighing_lines_as_the_cache_keeps_them_is_weighing_their_tokens():
     """The SimHash of lines whose tokens are joined by the cache's separator (the C kernel
     splits them) is that of the token list, compiled or not: empty lines and empty tokens
     count for nothing, long and odd tokens as themselves."""
-    from scrapy_neardup.fingerprints.fingerprint import _TOKEN_SEPARATOR
+    from scrapy_neardup.fingerprints.segment import SEPARATOR
 
     fingerprinter = Fingerprinter()
     features = fingerprinter.features
@@ -137,8 +137,8 @@ def test_weighing_lines_as_the_cache_keeps_them_is_weighing_their_tokens():
             tokens = [rng.choice(common) for _ in range(rng.randint(0, 40))]
             tokens += ["鑫淼犇骉", "，", " ", "2026", "x" * 300, "\ud800", "𠀀"] * rng.randint(0, 2)
             rng.shuffle(tokens)
-            lines.append(_TOKEN_SEPARATOR.join(tokens))
-        tokens = [token for line in lines for token in line.split(_TOKEN_SEPARATOR) if token]
+            lines.append(SEPARATOR.join(tokens))
+        tokens = [token for line in lines for token in line.split(SEPARATOR) if token]
         expected = features.simhash(tokens, compiled=False)
         assert features.simhash_of_lines(lines) == features.simhash_of_lines(lines, compiled=False) == expected
         assert features.simhash(tokens) == expected
@@ -153,7 +153,7 @@ def test_weighing_lines_of_every_str_kind_and_token_length_is_the_numpy_path():
     of separators (empty tokens) at either end and between, tokens of 1 to 40 bytes of UTF-8
     around xxh64's 32-byte stride, and weights on either side of the rounding to 0 give the
     numpy path's SimHash and count."""
-    from scrapy_neardup.fingerprints.fingerprint import _TOKEN_SEPARATOR
+    from scrapy_neardup.fingerprints.segment import SEPARATOR
 
     features = Fingerprinter().features
     common = list(list(features._row)[:3000:7])
@@ -166,7 +166,7 @@ def test_weighing_lines_of_every_str_kind_and_token_length_is_the_numpy_path():
             tokens = ["".join(rng.choices(alphabet, k=rng.choice([1, 2, 3, 8, 10, 11, 16, 31, 32, 33, 40])))]
             tokens += [rng.choice(common) for _ in range(rng.randint(0, 20))] + [""] * rng.randint(0, 3)
             tokens = [rng.choice(tokens) for _ in range(rng.randint(0, 30))]
-            lines.append(_TOKEN_SEPARATOR * rng.randint(0, 2) + _TOKEN_SEPARATOR.join(tokens))
+            lines.append(SEPARATOR * rng.randint(0, 2) + SEPARATOR.join(tokens))
         expected = features.simhash_of_lines(lines, compiled=False)
         assert features.simhash_of_lines(lines) == expected, lines
     rare = ["鑫淼犇骉", "2026x", "𠀀𠀁"]
