@@ -85,3 +85,17 @@ def test_tables_that_cannot_be_made_keep_rjiebas_cut(monkeypatch, caplog):
     monkeypatch.undo()
     segment.loaded.cache_clear()
     assert segment.loaded()
+
+
+def test_a_line_rjieba_refuses_is_cut_whole_by_the_c_cut():
+    """A lone surrogate (rjieba raises on it; folded content text holds none): once switched,
+    the C cut cuts the line and loses none of its characters."""
+    import rjieba
+
+    lines = [*segment.CHECK_LINES] * (segment.SWITCH_AFTER // len(segment.CHECK_LINES) + 2)
+    cut = segment.RjiebaLines(lambda line: rjieba.cut(line, hmm=True))
+    for line in lines:
+        cut(line)
+    assert cut.by_c
+    for line in ("中文\udfff测试", "ab\ud800cd", "\ud800"):
+        assert cut(line).replace(segment.SEPARATOR, "") == line
