@@ -582,8 +582,10 @@ class Detector:
         not_before = now - self.ttl if self.ttl else float("-inf")
         own_sentences, own_sketches = _own_keys(probe)
         confirmed: list[Match] = []
-        # Stories in the order they were first seen; within one, a replacing copy first.
-        for other in sorted(candidates, key=lambda r: (r.story_id, -r.doc_id)):
+        # Stories in the order they were first seen; within one, the copy holding it first:
+        # the latest that replaced another, else the first copy (a copy of a shared store
+        # stamped with the story but still claiming its place comes after both).
+        for other in sorted(candidates, key=_holder_first):
             if other.doc_id == record.doc_id or other.time < not_before:
                 continue
             methods = []
@@ -640,6 +642,13 @@ class Detector:
         if background and self.store.purges_in_background:
             return self.store.purge(self.clock() - self.ttl, background=True)  # type: ignore[call-arg]
         return self.store.purge(self.clock() - self.ttl)
+
+
+def _holder_first(record: DocRecord) -> tuple[int, int, int]:
+    """Sort key: by story, then the copies that replaced another (latest first), the story's
+    first copy, and last the copies that hold no place of the story."""
+    rank = 0 if record.replaces else 1 if record.doc_id == record.story_id else 2
+    return record.story_id, rank, -record.doc_id
 
 
 def _refused(outcome: _Outcome, force: bool) -> bool:

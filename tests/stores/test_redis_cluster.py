@@ -9,6 +9,7 @@ import signal
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from urllib.parse import quote
 
 import pytest
@@ -22,8 +23,10 @@ from test_redis_faults import _refusal
 from test_redis_race import _copies, _Precomputed, _story
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, StoreFormatError, StoreUnavailable, open_store
+from scrapy_neardup.engine.prefer import prefer_longest
 from scrapy_neardup.stores import redact
 from scrapy_neardup.stores.base import StoreLost
+from scrapy_neardup.stores.redis import RedisClusterStore
 from scrapy_neardup.stores.redis.cluster import parse_cluster_uri
 
 
@@ -286,6 +289,60 @@ def test_four_processes_on_one_stream_keep_what_one_redis_keeps(redis_url, clust
     assert differ <= 0.005 * len(documents), f"{differ} of {len(documents)} verdicts differ from one Redis"
     with open_store(cluster_url, "stream") as store:
         assert store.count() == len(kept)
+
+
+class _StepByStep(RedisClusterStore):
+    """The cluster store with a hook between the one-slot steps of a replacement: ``before_mark``
+    runs after the claim, before the record is marked as replacing the copy; ``waiting`` is set
+    when this store's copy, having lost a claim, waits for the claimer's mark."""
+
+    before_mark: Callable[[], None] | None = None
+    waiting: threading.Event | None = None
+
+    def _rewrite(self, record, log):
+        if record.replaces and self.before_mark is not None:
+            self.before_mark()
+        return super()._rewrite(record, log)
+
+    def _wait_for_mark(self, holder, old_id, deadline):
+        if self.waiting is not None:
+            self.waiting.set()
+        super()._wait_for_mark(holder, old_id, deadline)
+
+
+def test_a_copy_that_loses_the_claim_between_the_steps_of_a_replacement_joins_the_winner(cluster_url):
+    """Two longer copies replace a portal's excerpt (``NEARDUP_PREFER = "longest"``); the second
+    claims the excerpt after the first claimed it but before the first is marked as its
+    replacement. Judged again, the second is a duplicate of the first, with the story's id: the
+    first's story, not a story of its own, and never a duplicate of the excerpt on its way out."""
+    text = _story(random.Random(11), names=3)
+    excerpt = "来源：门户网\n" + "\n".join(text.split("\n")[:2])
+    fingerprinter = Fingerprinter()
+    classes = {"redis+cluster": _StepByStep}
+    with (
+        open_store(cluster_url, "steps", stores=classes) as first_store,
+        open_store(cluster_url, "steps", stores=classes) as second_store,
+    ):
+        story = Detector(first_store, fingerprinter=fingerprinter).check("portal/a", excerpt)
+        second_store.waiting = threading.Event()
+        late: list = []
+
+        def second_copy_claims() -> None:
+            detector = Detector(second_store, fingerprinter=fingerprinter, prefer=prefer_longest)
+            thread = threading.Thread(target=lambda: late.append(detector.check("site-b/a", text)))
+            thread.start()
+            assert second_store.waiting.wait(30), "the second copy did not lose a claim to the first"
+            late.append(thread)
+
+        first_store.before_mark = second_copy_claims
+        detector = Detector(first_store, fingerprinter=fingerprinter, prefer=prefer_longest)
+        won = detector.check("site-a/a", f"来源：新华网\n{text}\n（编辑：张华）")
+        first_store.before_mark = None
+        late.pop().join(60)
+        lost = late.pop()
+        assert won.status == UNIQUE and won.replaces == "portal/a" and won.similar_id == story.doc_id
+        assert lost.status == DUPLICATE and lost.duplicate_of == "site-a/a" and lost.similar_id == story.doc_id
+        assert [r.key for r in first_store.records()] == ["site-a/a"]
 
 
 def test_a_master_killed_mid_run_loses_no_story_and_keeps_none_twice(own_cluster: RedisClusterGroup):

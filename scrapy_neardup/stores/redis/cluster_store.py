@@ -837,8 +837,16 @@ class RedisClusterStore(RedisStore):
         return self._script_call("claim", slot, keys, [doc_id, self._pending_ms, action, gone])
 
     def replace(self, record: DocRecord, old: DocRecord) -> int:
-        """Claim the copy (in its slot), rewrite the record (in its own), then take the copy out
-        (committed) or leave that to :meth:`commit` (pending). A copy still undecided is waited for."""
+        """Take a stored copy's place in three one-slot steps: stamp the record with the copy's
+        story, claim the copy (of two claimers, the first wins), then mark the record as the
+        one replacing it; the copy goes at once (committed) or with :meth:`commit` (pending).
+
+        The two slots cannot change in one step, so a reader may come between the steps: the
+        stamp makes the record a copy of its story from the first step (the right
+        ``similar_id``), and only the claimer marks it as replacing the copy, the mark that
+        puts it before the copy (``Detector._best_match``). A copy that lost the claim waits
+        for the claimer's mark, so that judged again it finds the claimer in the copy's place.
+        A copy still undecided is waited for."""
         self._after_fork()
         log: list[Call] = []
         deadline = time.monotonic() + LEASE + 5
@@ -849,20 +857,22 @@ class RedisClusterStore(RedisStore):
             if entry[0] == KEPT or time.monotonic() > deadline:
                 break
             time.sleep(0.005)
+        kept = record.story, record.replaces
+        record.story = old.story_id
+        if not self._rewrite(record, log):
+            record.story, record.replaces = kept
+            return GONE
         held = int(self._run([self._claim_call(old.doc_id, record.doc_id, "claim")], log)[0])
         if held > 0 and self._fetch([held]).get(held) is None:  # its claimer has gone
             held = int(self._run([self._claim_call(old.doc_id, record.doc_id, "claim", held)], log)[0])
-        if held != REPLACED:
+        if held != REPLACED:  # the record is left as it was
+            record.story, record.replaces = kept
+            self._rewrite(record, log)
+            if held > 0:
+                self._wait_for_mark(held, old.doc_id, deadline)
             return held
-        kept = record.story, record.replaces
-        record.story, record.replaces = old.story_id, old.doc_id
-        slot = self._slot_of_id(record.doc_id)
-        rewritten = int(
-            self._run(
-                [self._script_call("rewrite", slot, [self._record_key(record.doc_id)], [record.to_bytes()])], log
-            )[0]
-        )
-        if rewritten != 0:
+        record.replaces = old.doc_id
+        if not self._rewrite(record, log):
             record.story, record.replaces = kept
             self._run([self._claim_call(old.doc_id, record.doc_id, "release")], log)
             return GONE
@@ -872,6 +882,20 @@ class RedisClusterStore(RedisStore):
             self._replacing_old[record.doc_id] = old
         self._wait_replicas(log)
         return REPLACED
+
+    def _rewrite(self, record: DocRecord, log: list[Call]) -> bool:
+        """Rewrite the record in place; False when it has gone."""
+        slot = self._slot_of_id(record.doc_id)
+        call = self._script_call("rewrite", slot, [self._record_key(record.doc_id)], [record.to_bytes()])
+        return int(self._run([call], log)[0]) == 0
+
+    def _wait_for_mark(self, holder: int, old_id: int, deadline: float) -> None:
+        """Wait until the claimer ``holder`` is marked as replacing ``old_id``, or has gone."""
+        while time.monotonic() < deadline:
+            entry = self._fetch([holder]).get(holder)
+            if entry is None or entry[1].replaces == old_id:
+                return
+            time.sleep(0.005)
 
     def get(self, doc_id: int) -> DocRecord | None:
         entry = self._fetch([doc_id]).get(doc_id)
