@@ -131,7 +131,7 @@ class RjiebaLines:
 
     def __init__(self, cut: Callable[[str], list[str]]) -> None:
         self._cut = cut
-        self._seen: list[str] | None = []
+        self._seen: list[tuple[str, str]] | None = []  # (line, rjieba's tokens joined)
         self._lock = threading.Lock()
         self.by_c = False
 
@@ -141,7 +141,7 @@ class RjiebaLines:
         joined = SEPARATOR.join(self._cut(line))
         seen = self._seen
         if seen is not None:
-            seen.append(line)
+            seen.append((line, joined))
             if len(seen) >= SWITCH_AFTER:
                 self._switch()
         return joined
@@ -158,12 +158,13 @@ class RjiebaLines:
             return
         if not ready:
             return
-        differing = [line for line in (*CHECK_LINES, *lines) if _segment.cut(line) != SEPARATOR.join(self._cut(line))]
+        checked = [(line, SEPARATOR.join(self._cut(line))) for line in CHECK_LINES] + lines
+        differing = [line for line, joined in checked if _segment.cut(line) != joined]
         if differing:
             logger.warning(
                 "the C cut gives other tokens than this rjieba on %d of %d lines (first: %r): rjieba's cut is kept",
                 len(differing),
-                len(CHECK_LINES) + len(lines),
+                len(checked),
                 differing[0],
             )
             return

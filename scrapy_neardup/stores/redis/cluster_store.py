@@ -850,13 +850,8 @@ class RedisClusterStore(RedisStore):
         self._after_fork()
         log: list[Call] = []
         deadline = time.monotonic() + LEASE + 5
-        while True:
-            entry = self._fetch([old.doc_id]).get(old.doc_id)
-            if entry is None:
-                return GONE
-            if entry[0] == KEPT or time.monotonic() > deadline:
-                break
-            time.sleep(0.005)
+        if self._wait_until(old.doc_id, lambda entry: entry[0] == KEPT, deadline) is None:
+            return GONE
         kept = record.story, record.replaces
         record.story = old.story_id
         if not self._rewrite(record, log):
@@ -891,10 +886,17 @@ class RedisClusterStore(RedisStore):
 
     def _wait_for_mark(self, holder: int, old_id: int, deadline: float) -> None:
         """Wait until the claimer ``holder`` is marked as replacing ``old_id``, or has gone."""
-        while time.monotonic() < deadline:
-            entry = self._fetch([holder]).get(holder)
-            if entry is None or entry[1].replaces == old_id:
-                return
+        self._wait_until(holder, lambda entry: entry[1].replaces == old_id, deadline)
+
+    def _wait_until(
+        self, doc_id: int, ready: Callable[[tuple[bytes, DocRecord]], bool], deadline: float
+    ) -> tuple[bytes, DocRecord] | None:
+        """The status and record of ``doc_id`` once ``ready`` says so or ``deadline`` has
+        passed; None once it has gone."""
+        while True:
+            entry = self._fetch([doc_id]).get(doc_id)
+            if entry is None or ready(entry) or time.monotonic() > deadline:
+                return entry
             time.sleep(0.005)
 
     def get(self, doc_id: int) -> DocRecord | None:
