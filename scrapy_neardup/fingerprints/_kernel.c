@@ -1918,7 +1918,21 @@ typedef struct {
     const uint32_t *dead;
     Py_ssize_t dead_n;
     uint32_t floor;
+    /* Each document's SimHash value by id (simhashes.py): its low bits tell the buckets it is
+     * filed under, one bit a bucket, so a member of another bucket with the same 32-bit key
+     * is known. NULL: none known. */
+    const uint64_t *signed_values;
+    uint64_t signed_base, signed_used;
 } Live;
+
+/* Whether document ``id`` may be filed under a bucket of signature bit ``bit`` (-1: a bucket
+ * no signature tells of): its value is unknown, or has the bit. */
+static inline int may_be_filed(const Live *live, uint32_t id, int bit) {
+    if (bit < 0 || live->signed_values == NULL || id < live->signed_base || id - live->signed_base >= live->signed_used)
+        return 1;
+    uint64_t value = live->signed_values[id - live->signed_base];
+    return value == 0 || (value >> bit & 1);
+}
 
 static inline int is_live(const Live *live, uint32_t id) {
     if (id < live->floor) return 0;
@@ -1951,7 +1965,7 @@ static int push_id(Ids *out, uint32_t id) {
 }
 
 /* Append the live ids of ``key`` in ``run`` to ``out``, oldest first, until it holds ``limit``. */
-static int run_members(const Run *run, uint32_t key, const Live *live, Ids *out, Py_ssize_t limit,
+static int run_members(const Run *run, uint32_t key, int bit, const Live *live, Ids *out, Py_ssize_t limit,
                        unsigned char *page_buf) {
     if (!bloom_has(run->bloom.view.buf, run->blocks, key)) return 0;
     uint64_t low = (uint64_t)key << 32, high = low + (1ULL << 32);
@@ -1968,21 +1982,30 @@ static int run_members(const Run *run, uint32_t key, const Live *live, Ids *out,
         for (Py_ssize_t i = 0; i < n && out->n < limit; i++) {
             e = read64(page_buf + 8 * i);
             if (e >= high) break;
-            if (e > low && is_live(live, (uint32_t)e) && push_id(out, (uint32_t)e) < 0) return -1;
+            if (e > low && is_live(live, (uint32_t)e) && may_be_filed(live, (uint32_t)e, bit) &&
+                push_id(out, (uint32_t)e) < 0)
+                return -1;
         }
         if (e >= high || page + 1 >= run->pages || fence(run, page + 1) >= high) break;
     }
     return 0;
 }
 
-/* runs_find(runs, tables, buckets, limit, dead, floor) -> for each bucket, its lowest
- * ``limit`` live ids: from the runs (oldest first), then the tables (the newest last). */
+/* runs_find(runs, tables, buckets, limit, dead, floor[, values, base, used, bits, unsigned])
+ *   -> for each bucket, its lowest ``limit`` live ids: from the runs (oldest first), then the
+ * tables (the newest last). With ``values`` (simhashes.py's, of ids ``base`` on, ``used`` of
+ * them), a member whose value is known and lacks the bucket's signature bit (the upper half of
+ * the bucket's xxh64, modulo ``bits``) is of another bucket with the same key: left out;
+ * buckets starting with the byte ``unsigned`` (SimHash tables) carry no signature. */
 static PyObject *py_runs_find(PyObject *self, PyObject *args) {
-    PyObject *run_specs, *table_objs, *buckets, *dead_obj;
+    PyObject *run_specs, *table_objs, *buckets, *dead_obj, *values_obj = Py_None;
     Py_ssize_t limit;
     unsigned long floor;
-    if (!PyArg_ParseTuple(args, "O!O!O!nOk", &PyList_Type, &run_specs, &PyList_Type, &table_objs, &PyList_Type,
-                          &buckets, &limit, &dead_obj, &floor))
+    unsigned long long signed_base = 0, signed_used = 0;
+    int bits = 0, unsigned_prefix = -1;
+    if (!PyArg_ParseTuple(args, "O!O!O!nOk|OKKii", &PyList_Type, &run_specs, &PyList_Type, &table_objs, &PyList_Type,
+                          &buckets, &limit, &dead_obj, &floor, &values_obj, &signed_base, &signed_used, &bits,
+                          &unsigned_prefix))
         return NULL;
     Py_ssize_t nruns = PyList_GET_SIZE(run_specs), ntables = PyList_GET_SIZE(table_objs);
     Py_ssize_t nbuckets = PyList_GET_SIZE(buckets), got_runs = 0, got_tables = 0;
@@ -1991,7 +2014,8 @@ static PyObject *py_runs_find(PyObject *self, PyObject *args) {
     unsigned char *page_buf = PyMem_Malloc(8 * RUN_PAGE + MAX_PAGE_BYTES + PAGE_SLACK);
     Ids out = {PyMem_Malloc(64 * sizeof(uint32_t)), 0, 64};
     uint32_t *keys = NULL;
-    Buffer dead = {0};
+    int *sig_bits = NULL;
+    Buffer dead = {0}, values = {0};
     PyObject *result = NULL;
     if (!runs || !tables || !page_buf || !out.ids) {
         PyErr_NoMemory();
@@ -2005,13 +2029,32 @@ static PyObject *py_runs_find(PyObject *self, PyObject *args) {
     for (; got_tables < ntables; got_tables++)
         if (get_table(PyList_GET_ITEM(table_objs, got_tables), &tables[got_tables]) < 0) goto done;
     if (get_buffer(dead_obj, &dead, 4, "dead ids") < 0) goto done;
-    Live live = {dead.view.buf, dead.view.len / 4, (uint32_t)floor};
-    if ((keys = PyMem_Malloc((nbuckets ? nbuckets : 1) * sizeof(uint32_t))) == NULL) {
+    Live live = {dead.view.buf, dead.view.len / 4, (uint32_t)floor, NULL, 0, 0};
+    if (values_obj != Py_None) {
+        if (bits < 1 || bits > 64) {
+            PyErr_SetString(PyExc_ValueError, "signature bits must be 1 to 64");
+            goto done;
+        }
+        if (get_buffer(values_obj, &values, 8, "SimHash values") < 0) goto done;
+        live.signed_values = values.view.buf;
+        live.signed_base = signed_base;
+        live.signed_used = signed_used < (uint64_t)(values.view.len / 8) ? signed_used : (uint64_t)(values.view.len / 8);
+    }
+    keys = PyMem_Malloc((nbuckets ? nbuckets : 1) * sizeof(uint32_t));
+    sig_bits = PyMem_Malloc((nbuckets ? nbuckets : 1) * sizeof(int));
+    if (keys == NULL || sig_bits == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t b = 0; b < nbuckets; b++)
-        if (bucket_key(PyList_GET_ITEM(buckets, b), &keys[b]) < 0) goto done;
+    for (Py_ssize_t b = 0; b < nbuckets; b++) {
+        char *data;
+        Py_ssize_t len;
+        if (PyBytes_AsStringAndSize(PyList_GET_ITEM(buckets, b), &data, &len) < 0) goto done;
+        uint64_t h = xxh64((const unsigned char *)data, (size_t)len);
+        keys[b] = (uint32_t)h; /* as bucket_key */
+        int signed_bucket = live.signed_values != NULL && !(len > 0 && (unsigned char)data[0] == unsigned_prefix);
+        sig_bits[b] = signed_bucket ? (int)((h >> 32) % (uint64_t)bits) : -1;
+    }
     /* Each bucket's filter block of each run is a cache miss of its own (a large run's filter
      * is tens of MB): asked for all at once, they are fetched side by side, not one by one. */
     for (Py_ssize_t r = 0; r < nruns; r++)
@@ -2022,13 +2065,15 @@ static PyObject *py_runs_find(PyObject *self, PyObject *args) {
         uint32_t key = keys[b];
         out.n = 0;
         for (Py_ssize_t r = 0; r < nruns && out.n < limit; r++)
-            if (run_members(&runs[r], key, &live, &out, limit, page_buf) < 0) goto fail;
+            if (run_members(&runs[r], key, sig_bits[b], &live, &out, limit, page_buf) < 0) goto fail;
         for (Py_ssize_t t = 0; t < ntables && out.n < limit; t++) {
             Py_ssize_t start = out.n;
             Table *tab = &tables[t];
             for (uint64_t i = key & tab->mask; tab->slots[2 * i + 1] != 0; i = (i + 1) & tab->mask) {
                 uint32_t id = tab->slots[2 * i + 1];
-                if (tab->slots[2 * i] == key && is_live(&live, id) && push_id(&out, id) < 0) goto fail;
+                if (tab->slots[2 * i] == key && is_live(&live, id) && may_be_filed(&live, id, sig_bits[b]) &&
+                    push_id(&out, id) < 0)
+                    goto fail;
             }
             if (out.n - start > 1) qsort(out.ids + start, (size_t)(out.n - start), sizeof(uint32_t), compare_u32);
             if (out.n > limit) out.n = limit;
@@ -2045,11 +2090,13 @@ done:
     release_runs(runs, got_runs);
     for (Py_ssize_t t = 0; t < got_tables; t++) PyBuffer_Release(&tables[t].view);
     release(&dead);
+    release(&values);
     PyMem_Free(runs);
     PyMem_Free(tables);
     PyMem_Free(page_buf);
     PyMem_Free(out.ids);
     PyMem_Free(keys);
+    PyMem_Free(sig_bits);
     return result;
 }
 
@@ -2313,6 +2360,73 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ SimHashes by id */
+
+/* bucket_signature(buckets, bits, unsigned) -> a bit for each bucket, the upper half of its
+ * xxh64 modulo ``bits``, but those starting with the byte ``unsigned`` (simhashes.signature). */
+static PyObject *py_bucket_signature(PyObject *self, PyObject *args) {
+    PyObject *buckets;
+    int bits, unsigned_prefix;
+    if (!PyArg_ParseTuple(args, "O!ii", &PyList_Type, &buckets, &bits, &unsigned_prefix)) return NULL;
+    if (bits < 1 || bits > 64) {
+        PyErr_SetString(PyExc_ValueError, "signature bits must be 1 to 64");
+        return NULL;
+    }
+    uint64_t found = 0;
+    for (Py_ssize_t b = 0; b < PyList_GET_SIZE(buckets); b++) {
+        char *data;
+        Py_ssize_t len;
+        if (PyBytes_AsStringAndSize(PyList_GET_ITEM(buckets, b), &data, &len) < 0) return NULL;
+        if (len > 0 && (unsigned char)data[0] == unsigned_prefix) continue;
+        found |= 1ULL << ((xxh64((const unsigned char *)data, (size_t)len) >> 32) % (uint64_t)bits);
+    }
+    return PyLong_FromUnsignedLongLong(found);
+}
+
+/* simhashes_far(values, base, used, ids, simhash, k, kept) -> the set of ``ids`` whose value
+ * (values[id - base], 0 for unknown) is known and whose SimHash bits (those of ``kept``)
+ * differ from ``simhash``'s in more than ``k``. The values are asked for all at once: each is
+ * a cache miss of its own. */
+static PyObject *py_simhashes_far(PyObject *self, PyObject *args) {
+    PyObject *values_obj, *ids;
+    unsigned long long base, used, simhash, kept;
+    int k;
+    if (!PyArg_ParseTuple(args, "OKKOKiK", &values_obj, &base, &used, &ids, &simhash, &k, &kept)) return NULL;
+    Buffer values = {0};
+    PyObject *result = NULL, *items = NULL;
+    uint64_t *at = NULL;
+    if (get_buffer(values_obj, &values, 8, "SimHash values") < 0) goto done;
+    const uint64_t *held = values.view.buf;
+    if (used > (unsigned long long)(values.view.len / 8)) used = (unsigned long long)(values.view.len / 8);
+    if ((items = PySequence_Fast(ids, "ids must be iterable")) == NULL) goto done;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
+    if ((at = PyMem_Malloc((n ? n : 1) * sizeof(uint64_t))) == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned long long id = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(items, i));
+        if (id == (unsigned long long)-1 && PyErr_Occurred()) goto done;
+        at[i] = id >= base && id - base < used ? id - base : UINT64_MAX;
+        if (at[i] != UINT64_MAX) __builtin_prefetch(&held[at[i]]);
+    }
+    if ((result = PySet_New(NULL)) == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (at[i] == UINT64_MAX) continue;
+        uint64_t value = held[at[i]];
+        if (value != 0 && __builtin_popcountll((value ^ simhash) & kept) > k &&
+            PySet_Add(result, PySequence_Fast_GET_ITEM(items, i)) < 0) {
+            Py_CLEAR(result);
+            goto done;
+        }
+    }
+done:
+    release(&values);
+    Py_XDECREF(items);
+    PyMem_Free(at);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"xxh64", py_xxh64, METH_O, "xxh64 (seed 0) of a bytes-like object."},
     {"fold", py_fold, METH_VARARGS, "Folded code points of BMP text, or None for the exact path."},
@@ -2331,6 +2445,8 @@ static PyMethodDef methods[] = {
     {"index_move", py_index_move, METH_VARARGS, "Put every entry of one index table into a larger one."},
     {"bloom_add", py_bloom_add, METH_VARARGS, "Set the filter bits of the keys of sorted run entries."},
     {"runs_find", py_runs_find, METH_VARARGS, "For each bucket, its lowest live ids in bucket runs and tables."},
+    {"simhashes_far", py_simhashes_far, METH_VARARGS, "Ids whose known SimHash is farther than k bits."},
+    {"bucket_signature", py_bucket_signature, METH_VARARGS, "A bit for each bucket, from the upper half of its hash."},
     {"run_write", py_run_write, METH_VARARGS, "Write sorted entries, merged and filtered, as the pages of a run."},
     {NULL, NULL, 0, NULL},
 };

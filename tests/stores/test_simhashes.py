@@ -1,5 +1,7 @@
-"""A LevelDB check reads no record of a SimHash bucket member that the verdict rule passes over."""
+"""A LevelDB check reads no record of a SimHash bucket member that the verdict rule passes over,
+nor of a member of another bucket with the same 32-bit key in the index (its signature)."""
 
+import itertools
 import os
 import subprocess
 import sys
@@ -7,16 +9,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xxhash
 from support.corpus import random_news, reprint, text
 
 from scrapy_neardup import Detector, Recipe, open_store
 from scrapy_neardup.fingerprints.sketch import Sketch
-from scrapy_neardup.stores.base import Probe
-from scrapy_neardup.stores.leveldb.simhashes import FILE, SimHashes
+from scrapy_neardup.stores.base import Probe, key_buckets, sentence_bucket
+from scrapy_neardup.stores.leveldb.simhashes import _EARLIER, _HEAD, FILE, SIGNATURE_BITS, SimHashes, signature
 from scrapy_neardup.stores.leveldb.store import index_folder
 from scrapy_neardup.stores.record import PENDING, DocRecord
 
-NEAR = 0b111  # 3 bits from 0: within k = 3
+NEAR = 0b111 << 40  # 3 bits from 0: within k = 3 (bits a value keeps: the low ones hold the signature)
 FAR = (1 << 63) | (1 << 62) | (1 << 61) | (1 << 60)  # 4 bits, all in the last block: shares tables with 0
 ALL = (1 << 64) - 1  # shares no table with 0
 
@@ -79,8 +82,8 @@ def test_simhashes_are_saved_at_close_and_known_after_reopening(tmp_path):
 
 def test_a_missing_damaged_or_too_new_file_knows_no_simhash(tmp_path):
     values = SimHashes()
-    values.put(5, FAR)
-    values.put(6, NEAR)
+    values.put(5, FAR, [])
+    values.put(6, NEAR, [])
     assert values.far({5, 6, 7, 2}, 0, 3) == {5}  # 7 and 2 unknown: their records are read
     values.save(str(tmp_path))
     assert SimHashes.load(str(tmp_path), last_id=6).far({5, 6}, 0, 3) == {5}
@@ -92,10 +95,27 @@ def test_a_missing_damaged_or_too_new_file_knows_no_simhash(tmp_path):
     assert SimHashes.load(str(tmp_path / "missing"), last_id=6).far({5}, 0, 3) == set()
 
 
+def test_the_kernel_finds_the_far_ids_the_python_loop_finds():
+    rng = np.random.default_rng(3)
+    values = SimHashes(base=40)
+    for doc_id in range(40, 1040):
+        # a tenth unknown (0), the others 0 to 9 bits away from the probe's SimHash
+        flips = sum(1 << int(bit) for bit in rng.choice(64, int(rng.integers(0, 10)), replace=False))
+        values.put(doc_id, 0 if doc_id % 10 == 0 else PROBE ^ flips, [])
+    asked = [int(i) for i in rng.integers(0, 1200, 400)] + [39, 40, 1039, 1040, 2**40]
+    for k in (0, 3, 6):
+        far = values.far(set(asked), PROBE, k)
+        assert far == values.far(set(asked), PROBE, k, compiled=False)
+        assert far and all(40 <= doc_id < 1040 and doc_id % 10 for doc_id in far)
+
+
+PROBE = 0x9E3779B97F4A7C15
+
+
 def test_purged_ids_are_let_go(tmp_path):
     values = SimHashes()
     for doc_id in range(1, 101):
-        values.put(doc_id, FAR)
+        values.put(doc_id, FAR, [])
     values.forget_below(80)
     assert values.far({79, 80, 100}, 0, 3) == {80, 100}
     assert values.memory_bytes == 21 * 8
@@ -141,14 +161,123 @@ def test_segments_are_read_up_to_one_cut_short(tmp_path):
     values = SimHashes()
     for upto in (4, 7, 10):  # no file at first: written whole, then two segments
         for doc_id in range(upto - 2 if upto > 4 else 1, upto + 1):
-            values.put(doc_id, FAR)
+            values.put(doc_id, FAR, [])
         values.append_upto(str(tmp_path), upto)
     data = (tmp_path / FILE).read_bytes()
     assert SimHashes.load(str(tmp_path), last_id=10).far(set(range(1, 11)), 0, 3) == set(range(1, 11))
     (tmp_path / FILE).write_bytes(data[:-3])  # the last segment cut short
     torn = SimHashes.load(str(tmp_path), last_id=10)
     assert torn.far(set(range(1, 11)), 0, 3) == set(range(1, 8))
-    torn.put(11, FAR)
+    torn.put(11, FAR, [])
     torn.append_upto(str(tmp_path), 11)  # after a torn segment the file is written whole again
     assert SimHashes.load(str(tmp_path), last_id=11).far(set(range(1, 12)), 0, 3) == set(range(1, 8)) | {11}
     assert SimHashes.load(str(tmp_path), last_id=9).far({1}, 0, 3) == set()  # ids never given out
+
+
+# ------------------------------------------------------------------ signatures
+
+
+def bit(bucket: bytes) -> int:
+    return (xxhash.xxh64_intdigest(bucket) >> 32) % SIGNATURE_BITS
+
+
+def colliding_keys() -> tuple[int, int]:
+    """Two sentence keys whose buckets have the same 32-bit key in the index and another
+    signature bit (a birthday search over sentence keys 0, 1, 2...)."""
+    seen: dict[int, int] = {}
+    for key in itertools.count():
+        bucket = sentence_bucket(key)
+        low = xxhash.xxh64_intdigest(bucket) & 0xFFFFFFFF
+        other = seen.setdefault(low, key)
+        if other != key and bit(sentence_bucket(other)) != bit(bucket):
+            return other, key
+    raise AssertionError("unreachable")
+
+
+KEY_A, KEY_B = colliding_keys()
+
+
+def name_without(bucket_bit: int) -> str:
+    """A document key whose own bucket does not set ``bucket_bit``."""
+    return next(name for name in (f"doc-{n}" for n in range(100)) if bit(key_buckets(name)[0]) != bucket_bit)
+
+
+def members(store, key: int, signed: bool = True) -> list[int]:
+    index = store._index
+    return index.members_each([sentence_bucket(key)], 10, store._simhashes if signed else None)[0]
+
+
+def test_the_keys_collide_in_the_index_and_differ_in_their_signature_bit():
+    a, b = sentence_bucket(KEY_A), sentence_bucket(KEY_B)
+    assert a != b and xxhash.xxh64_intdigest(a) & 0xFFFFFFFF == xxhash.xxh64_intdigest(b) & 0xFFFFFFFF
+    assert bit(a) != bit(b)
+
+
+@pytest.mark.parametrize("in_run", [False, True], ids=["newest table", "run on disk"])
+def test_a_member_of_the_other_bucket_is_left_out_and_never_read(store, in_run):
+    stored = check(store, name_without(bit(sentence_bucket(KEY_B))), FAR, [KEY_A]).doc_id
+    if in_run:
+        store._index.flush()
+        assert store._index.runs
+    assert members(store, KEY_B, signed=False) == [stored]  # the index alone cannot tell them apart
+    assert members(store, KEY_B) == []
+    assert members(store, KEY_A) == [stored]
+    assert store._index._members_python([sentence_bucket(KEY_B), sentence_bucket(KEY_A)], 10, store._simhashes) == [
+        [],
+        [stored],
+    ]
+    asked = []
+    reads = store._encoded
+    store._encoded = lambda doc_ids: asked.extend(doc_ids) or reads(doc_ids)
+    found = check(store, "new", 0, [KEY_B])  # far in SimHash: a candidate only by the key
+    assert found.candidates == [] and stored not in asked
+    store.remove(found.doc_id)
+    assert {c.doc_id for c in check(store, "newer", 0, [KEY_A]).candidates} == {stored}
+
+
+def test_a_copy_that_replaced_another_keeps_its_signature(store):
+    old = store.get(check(store, "old", FAR, [7]).doc_id)
+    replacing = store.get(check(store, name_without(bit(sentence_bucket(KEY_B))), FAR, [KEY_A], state=PENDING).doc_id)
+    assert store.replace(replacing, old) == 0
+    store.commit(replacing.doc_id)
+    assert members(store, KEY_A) == [replacing.doc_id]
+    assert members(store, KEY_B) == []
+
+
+def test_signatures_are_known_after_reopening(tmp_path):
+    uri = f"leveldb://{tmp_path / 'db'}"
+    with open_store(uri, recipe=Recipe(tokenizer="rjieba")) as first:
+        stored = check(first, name_without(bit(sentence_bucket(KEY_B))), FAR, [KEY_A]).doc_id
+    with open_store(uri, recipe=Recipe(tokenizer="rjieba")) as again:
+        assert members(again, KEY_A) == [stored]
+        assert members(again, KEY_B) == []
+
+
+def test_a_file_of_whole_simhashes_leaves_every_member_in_and_is_written_anew(tmp_path):
+    """A store saved before signatures: its documents may be in any bucket, as before."""
+    simhash = FAR | 0b1011  # low bits: a whole SimHash's, where signatures go now
+    values = np.array([simhash, 0], dtype="<u8").tobytes()
+    (tmp_path / FILE).write_bytes(_HEAD.pack(_EARLIER[0], 5, 2, xxhash.xxh64_intdigest(values)) + values)
+    loaded = SimHashes.load(str(tmp_path), last_id=6)
+    assert loaded.knows(5) and not loaded.knows(6)
+    assert all(loaded.may_be_filed(5, sentence_bucket(key)) for key in range(50))
+    assert loaded.far({5, 6}, 0, 3) == {5} and loaded.far({5}, FAR, 3) == set()
+    loaded.put(7, FAR, [sentence_bucket(KEY_A)])
+    loaded.append_upto(str(tmp_path), 7)  # not appended to the earlier layout: written whole
+    again = SimHashes.load(str(tmp_path), last_id=7)
+    assert (tmp_path / FILE).read_bytes()[:8] != _EARLIER[0]
+    assert again.may_be_filed(5, sentence_bucket(KEY_B)) and not again.may_be_filed(7, sentence_bucket(KEY_B))
+
+
+def test_the_kernel_signs_buckets_as_python_does():
+    buckets = [sentence_bucket(key) for key in range(40)] + key_buckets("page") + [b"h\x00" + bytes(8)]
+    for size in range(len(buckets)):
+        assert signature(buckets[:size]) == signature(buckets[:size], compiled=False)
+    assert signature([b"h\x01" + bytes(8)]) == 0  # a SimHash table's bucket has no bit
+
+
+def test_the_index_folder_holds_the_signatures(store):
+    check(store, "a", FAR, [KEY_A])
+    store._index.flush()
+    store.close()
+    assert os.path.exists(os.path.join(index_folder(store.path, store._prefix), FILE))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import xxhash
@@ -224,9 +224,11 @@ class Run:
         """For each key, whether the filter lets it through (False: the run does not hold it)."""
         return _in_filter(self.bloom, keys)
 
-    def members(self, key: int, limit: int, dead: np.ndarray, floor: int) -> list[int]:
-        """The lowest ``limit`` live ids filed under ``key``, a key :meth:`may_hold` (numpy;
-        the kernel does the same)."""
+    def members(
+        self, key: int, limit: int, dead: np.ndarray, floor: int, filed: Callable[[int], bool] | None = None
+    ) -> list[int]:
+        """The lowest ``limit`` live ids filed under ``key``, a key :meth:`may_hold`, of those
+        ``filed`` lets through (numpy; the kernel does the same)."""
         low, high = np.uint64(key << 32), np.uint64((key + 1) << 32)
         page = max(0, int(np.searchsorted(self.fences, low, side="right")) - 1)
         found: list[int] = []
@@ -234,7 +236,8 @@ class Run:
             entries = self.read_pages(page, page + 1)
             held = entries[(entries > low) & (entries < high)] & _LOW
             held = held[(held >= floor) & ~np.isin(held, dead)]
-            found.extend(int(i) for i in held[: limit - len(found)])
+            ids = [int(i) for i in held if filed is None or filed(int(i))]
+            found.extend(ids[: limit - len(found)])
             if entries[-1] >= high or page + 1 >= self.pages or self.fences[page + 1] >= high:
                 break
             page += 1

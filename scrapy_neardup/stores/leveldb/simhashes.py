@@ -11,6 +11,16 @@ The file is written whole at close, and between closes each flush of the bucket 
 the values it covers as a segment with its own checksum: a run that is killed keeps what it
 had learnt (otherwise every SimHash member of every lookup would cost a record read until the
 next clean close). A segment cut short ends what is read.
+
+A value's low :data:`SIGNATURE_BITS` hold the document's *signature* instead of its SimHash's
+low bits: a bit for each bucket it is filed under but its SimHash tables' (a sentence's, its
+key's), from the upper half of the bucket's hash. The bucket index keys buckets on 32 bits of
+that hash, so at millions of documents a lookup finds members of other buckets with the same
+key (at 10M stored, one in two checks read one), each a record read for nothing: a member whose
+signature lacks the bucket's bit is one of them, left out unread (three in five of them). With 44 SimHash bits kept, a
+member of a SimHash bucket still differs in more than k of them where it did in 64, all but
+always. A file of the earlier layout (whole SimHashes) is read with every signature bit set:
+its documents may be in any bucket, as before.
 """
 
 from __future__ import annotations
@@ -22,13 +32,31 @@ from collections.abc import Iterable
 import numpy as np
 import xxhash
 
+from ...fingerprints.kernel import kernel
 from .indexfiles import replace_whole
 
 FILE = "simhashes"
 _HEAD = struct.Struct("<8sQQQ")  # magic, first id held, ids held, checksum of the values
-_MAGIC = b"NDSIMH01"
-_SEGMENT = b"NDSIMS01"  # an appended segment: the same head, its first id following the last held
-_UNKNOWN = 0  # a SimHash of 0 is taken as unknown: that document's record is read
+_MAGIC = b"NDSIMH02"
+_SEGMENT = b"NDSIMS02"  # an appended segment: the same head, its first id following the last held
+_EARLIER = (b"NDSIMH01", b"NDSIMS01")  # the same of a file of whole SimHashes, no signatures
+_UNKNOWN = 0  # a value of 0 is taken as unknown: that document's record is read
+SIGNATURE_BITS = 20
+_SIGNATURE = (1 << SIGNATURE_BITS) - 1
+_KEPT = ((1 << 64) - 1) ^ _SIGNATURE  # the SimHash bits a value keeps
+UNSIGNED = b"h"  # the first byte of a SimHash table's bucket: no signature bit
+
+
+def signature(buckets: list[bytes], compiled: bool = True) -> int:
+    """The signature of a document filed under ``buckets``: a bit for each but the SimHash
+    tables' (the upper half of its xxh64, which the bucket index does not key on)."""
+    if compiled and kernel is not None:
+        return kernel.bucket_signature(buckets, SIGNATURE_BITS, UNSIGNED[0])
+    found = 0
+    for bucket in buckets:
+        if bucket[:1] != UNSIGNED:
+            found |= 1 << ((xxhash.xxh64_intdigest(bucket) >> 32) % SIGNATURE_BITS)
+    return found
 
 
 class SimHashes:
@@ -45,7 +73,9 @@ class SimHashes:
         # the last id the file holds, read back whole; 0 while the file must be written whole
         self._saved_upto = 0
 
-    def put(self, doc_id: int, simhash: int) -> None:
+    def put(self, doc_id: int, simhash: int, buckets: list[bytes]) -> None:
+        """Keep the SimHash and the signature of a document filed under ``buckets``."""
+        value = (simhash & _KEPT) | signature(buckets)
         base, values, used = self._state
         at = doc_id - base
         if at < 0:
@@ -54,19 +84,41 @@ class SimHashes:
             grown = np.zeros(max(at + 1, len(values) + len(values) // 8, 1024), dtype=np.uint64)
             grown[:used] = values[:used]
             values = grown
-        values[at] = simhash
+        values[at] = value
         self._state = (base, values, max(used, at + 1))
 
-    def far(self, doc_ids: Iterable[int], simhash: int, k: int) -> set[int]:
-        """Those of ``doc_ids`` whose SimHash is known and differs from ``simhash`` in more than
-        ``k`` bits."""
+    def knows(self, doc_id: int) -> bool:
         base, values, used = self._state
+        return 0 <= doc_id - base < used and int(values[doc_id - base]) != _UNKNOWN
+
+    def may_be_filed(self, doc_id: int, bucket: bytes) -> bool:
+        """Whether document ``doc_id`` may be filed under ``bucket``: its signature is unknown
+        or has the bucket's bit (the kernel's lookups ask the same of each member)."""
+        base, values, used = self._state
+        if bucket[:1] == UNSIGNED or not 0 <= doc_id - base < used:
+            return True
+        value = int(values[doc_id - base])
+        return value == _UNKNOWN or bool(value >> ((xxhash.xxh64_intdigest(bucket) >> 32) % SIGNATURE_BITS) & 1)
+
+    def signed(self) -> tuple[np.ndarray, int, int]:
+        """The values, the first id and how many are used, as the bucket index's lookups
+        read the signatures (of one state: a purge meanwhile replaces it whole)."""
+        base, values, used = self._state
+        return values, base, used
+
+    def far(self, doc_ids: Iterable[int], simhash: int, k: int, compiled: bool = True) -> set[int]:
+        """Those of ``doc_ids`` whose SimHash is known and differs from ``simhash`` in more than
+        ``k`` of the bits kept; the C kernel's loop when built (``compiled=False``: tests
+        compare the two)."""
+        base, values, used = self._state
+        if compiled and kernel is not None:
+            return kernel.simhashes_far(values, base, used, doc_ids, simhash, k, _KEPT)
         out = set()
         for doc_id in doc_ids:
             at = doc_id - base
             if 0 <= at < used:
                 value = int(values[at])
-                if value != _UNKNOWN and (value ^ simhash).bit_count() > k:
+                if value != _UNKNOWN and ((value ^ simhash) & _KEPT).bit_count() > k:
                     out.add(doc_id)
         return out
 
@@ -123,6 +175,7 @@ class SimHashes:
             return cls()
         parts: list[tuple[int, bytes]] = []
         at, end, whole = 0, 0, True  # end: the id after the last one read
+        layout = (_MAGIC, _SEGMENT) if data[:8] == _MAGIC else _EARLIER
         while at < len(data):
             head = data[at : at + _HEAD.size]
             if len(head) < _HEAD.size:
@@ -131,7 +184,7 @@ class SimHashes:
             magic, first, count, checksum = _HEAD.unpack(head)
             values = data[at + _HEAD.size : at + _HEAD.size + 8 * count]
             if (
-                magic != (_SEGMENT if parts else _MAGIC)
+                magic != layout[1 if parts else 0]
                 or (parts and first != end)
                 or len(values) != 8 * count
                 or xxhash.xxh64_intdigest(values) != checksum
@@ -148,6 +201,10 @@ class SimHashes:
             return cls()
         held = np.zeros(count + count // 8 + 1024, dtype=np.uint64)  # room for the documents to come
         held[:count] = np.frombuffer(b"".join(values for _, values in parts), dtype="<u8")
+        if layout == _EARLIER:  # whole SimHashes: every signature bit set, and the file written anew
+            known = held[:count] != _UNKNOWN
+            held[:count][known] = (held[:count][known] & np.uint64(_KEPT)) | np.uint64(_SIGNATURE)
+            whole = False
         loaded = cls(base, held, count)
         loaded._saved_upto = base + count - 1 if whole else 0
         return loaded

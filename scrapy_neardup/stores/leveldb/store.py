@@ -43,7 +43,16 @@ from urllib.parse import unquote
 import xxhash
 
 from .. import receipts
-from ..base import LocalStore, Probe, StoreError, StoreUnavailable, decode_meta, encode_meta
+from ..base import (
+    LocalStore,
+    Probe,
+    StoreError,
+    StoreUnavailable,
+    decode_meta,
+    encode_meta,
+    key_buckets,
+    sentence_bucket,
+)
 from ..pacing import Pace
 from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, passed_over, unpack_text
 from .bucketindex import BucketIndex
@@ -429,8 +438,8 @@ class LevelDBStore(LocalStore):
         recent = self._db.iterator(start=b"d" + _u64(index.flushed_upto + 1), stop=b"e", verify_checksums=_VERIFY)
         for _, data in recent:
             record = DocRecord.from_bytes(data)
+            self._remember(record)
             index.add(self.buckets_of(record), record.doc_id)
-            self._simhashes.put(record.doc_id, record.simhash)
             filed += 1
         if filed:  # a run that did not close the store: say why opening took long
             logger.info(
@@ -476,11 +485,11 @@ class LevelDBStore(LocalStore):
 
     @_guarded
     def _members(self, bucket: bytes, limit: int) -> list[int]:
-        return self._index.members_each([bucket], limit)[0]
+        return self._index.members_each([bucket], limit, self._simhashes)[0]
 
     @_guarded
     def _members_of(self, buckets: list[bytes], limit: int) -> list[list[int]]:
-        return self._index.members_each(buckets, limit)
+        return self._index.members_each(buckets, limit, self._simhashes)
 
     @_guarded
     def _records(self, doc_ids: Iterable[int]) -> list[DocRecord]:
@@ -502,8 +511,16 @@ class LevelDBStore(LocalStore):
     def _decoded(self, found: list[bytes]) -> list[DocRecord]:
         records = [DocRecord.from_bytes(data) for data in found]
         for record in records:  # a store saved by an earlier version learns them as it reads
-            self._simhashes.put(record.doc_id, record.simhash)
+            if not self._simhashes.knows(record.doc_id):
+                self._remember(record)
         return records
+
+    def _remember(self, record: DocRecord) -> None:
+        """Keep its SimHash and its signature beside the bucket index (simhashes.py): the
+        buckets of its sentence keys and of its key, those it is filed under but its SimHash
+        tables'. Made from the record, so a copy written again (replacing another) keeps it."""
+        buckets = [sentence_bucket(key) for key in record.sentence_keys] + key_buckets(record.key)
+        self._simhashes.put(record.doc_id, record.simhash, buckets)
 
     def _next_id(self) -> int:
         self._last[0] += 1
@@ -522,7 +539,7 @@ class LevelDBStore(LocalStore):
                 batch.put(b"x" + doc, pack_text(record.text))
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")
-        self._simhashes.put(record.doc_id, record.simhash)  # before a flush the add may start
+        self._remember(record)  # before the index files it: a lookup reads its signature
         self._index.add(buckets, record.doc_id)
 
     def _far_by_simhash(self, doc_ids: set[int], simhash: int) -> set[int]:

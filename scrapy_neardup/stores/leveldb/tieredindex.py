@@ -24,6 +24,7 @@ open (store.py), so a killed run loses no document and reopens in about a second
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -36,6 +37,7 @@ from ...fingerprints.kernel import kernel
 from .bucketindex import BUCKET_CAP, BucketIndex
 from .bucketruns import Run, RunDamaged, bucket_keys
 from .indexfiles import replace_whole
+from .simhashes import SIGNATURE_BITS, UNSIGNED, SimHashes
 
 logger = logging.getLogger(__name__)
 
@@ -134,40 +136,45 @@ class TieredIndex:
 
     # ------------------------------------------------------------------ lookups
 
-    def members_each(self, buckets: list[bytes], limit: int) -> list[list[int]]:
+    def members_each(self, buckets: list[bytes], limit: int, signed: SimHashes | None = None) -> list[list[int]]:
         """For each bucket, its oldest (lowest) ``limit`` live document ids; never more than
-        :data:`BUCKET_CAP`, as one table holds (runs not merged yet may hold more together)."""
+        :data:`BUCKET_CAP`, as one table holds (runs not merged yet may hold more together).
+        With ``signed``, the documents' signatures (simhashes.py): a member whose signature
+        lacks the bucket's bit is of another bucket with the same key, and is left out."""
         self._raise_failure()
         limit = min(limit, BUCKET_CAP)
         with self._lock:
             tables = [self.frozen.table, self.table.table] if self.frozen is not None else [self.table.table]
             if not self.compiled:
-                return self._members_python(buckets, limit)
+                return self._members_python(buckets, limit, signed)
             specs = [run.spec() for run in self.runs]
+            signatures = (*signed.signed(), SIGNATURE_BITS, UNSIGNED[0]) if signed is not None else ()
             try:
-                return kernel.runs_find(specs, tables, buckets, limit, self._dead_array, self.floor)
+                return kernel.runs_find(specs, tables, buckets, limit, self._dead_array, self.floor, *signatures)
             except OSError as exc:
                 if exc.errno is None:  # a page that does not match its checksum, a file cut short
                     raise RunDamaged(f"bucket index {self.folder}: {exc}") from exc
                 raise
 
-    def _members_python(self, buckets: list[bytes], limit: int) -> list[list[int]]:
+    def _members_python(self, buckets: list[bytes], limit: int, signed: SimHashes | None) -> list[list[int]]:
         keys = bucket_keys(buckets)
         tables = [self.frozen, self.table] if self.frozen is not None else [self.table]
         held = [run.may_hold(keys) for run in self.runs]
         out = []
         for number, bucket in enumerate(buckets):
+            filed = functools.partial(signed.may_be_filed, bucket=bucket) if signed is not None else None
             found: list[int] = []
             for run, may_hold in zip(self.runs, held):
                 if len(found) >= limit:
                     break
                 if may_hold[number]:
-                    found += run.members(int(keys[number]), limit - len(found), self._dead_array, self.floor)
+                    found += run.members(int(keys[number]), limit - len(found), self._dead_array, self.floor, filed)
             for table in tables:
                 if len(found) >= limit:
                     break
                 ids = table.members_each([bucket], 1 << 62)[0]
-                found += [i for i in ids if i >= self.floor and i not in self.dead][: limit - len(found)]
+                ids = [i for i in ids if i >= self.floor and i not in self.dead and (filed is None or filed(i))]
+                found += ids[: limit - len(found)]
             out.append(found)
         return out
 
