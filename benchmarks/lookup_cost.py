@@ -177,7 +177,7 @@ def main() -> None:
     parser.add_argument(
         "--learn-simhashes",
         action="store_true",
-        help="first read every record once, so that a store saved by an earlier version knows its SimHashes",
+        help="first read every record once, so that a store saved by an earlier version knows its SimHashes and signatures",
     )
     args = parser.parse_args()
     store = open_store(f"leveldb://{args.store}", recipe=Recipe(tokenizer=args.tokenizer), create=False)
