@@ -14,13 +14,13 @@ next clean close). A segment cut short ends what is read.
 
 A value's low :data:`SIGNATURE_BITS` hold the document's *signature* instead of its SimHash's
 low bits: a bit for each bucket it is filed under but its SimHash tables' (a sentence's, its
-key's), from the upper half of the bucket's hash. The bucket index keys buckets on 32 bits of
-that hash, so at millions of documents a lookup finds members of other buckets with the same
-key (at 10M stored, one in two checks read one), each a record read for nothing: a member whose
-signature lacks the bucket's bit is one of them, left out unread (three in five of them). With 44 SimHash bits kept, a
-member of a SimHash bucket still differs in more than k of them where it did in 64, all but
-always. A file of the earlier layout (whole SimHashes) is read with every signature bit set:
-its documents may be in any bucket, as before.
+key's), from the upper half of the bucket's hash. The bucket index keys buckets on the lower
+32 bits, so at millions of documents a lookup meets members of other buckets with the same key,
+each a record read only to be passed over: a member whose signature lacks the bucket's bit is
+one of them, and is left out unread. The SimHash bits kept are many more than a SimHash table
+shares, so a member far in 64 bits is far in them too (the rare one that is not is read). A
+file of the earlier layout (whole SimHashes) is read with every signature bit set: its
+documents may be in any bucket, as before.
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ class SimHashes:
         self._state = (base, values, max(used, at + 1))
 
     def knows(self, doc_id: int) -> bool:
+        """Whether the document's value is held (put, or read from the file)."""
         base, values, used = self._state
         return 0 <= doc_id - base < used and int(values[doc_id - base]) != _UNKNOWN
 
