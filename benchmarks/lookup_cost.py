@@ -185,7 +185,7 @@ def main() -> None:
     if args.learn_simhashes:
         started = time.perf_counter()
         for record in store.records():
-            store._remember(record)
+            store._simhashes.put(record.doc_id, record.simhash, store.buckets_of(record))
         print(f"SimHashes of every record learnt in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     total = store.count()
     sizes = [m * 1_000_000 for m in range(1, total // 1_000_000 + 1)] + [total]

@@ -1513,13 +1513,22 @@ static int get_table(PyObject *obj, Table *t) {
     return 0;
 }
 
-static inline int bucket_key(PyObject *bucket, uint32_t *key) {
+/* A bucket's key in the index (the lower half of its xxh64) and, with ``bits`` > 0, its bit of
+ * a document's signature (the upper half modulo ``bits``), -1 for a bucket starting with the
+ * byte ``unsigned_prefix`` (simhashes.py: SimHash tables carry none). */
+static inline int bucket_hash(PyObject *bucket, uint32_t *key, int *bit, int bits, int unsigned_prefix) {
     char *data;
     Py_ssize_t len;
     if (PyBytes_AsStringAndSize(bucket, &data, &len) < 0) return -1;
-    *key = (uint32_t)xxh64((const unsigned char *)data, (size_t)len);
+    uint64_t h = xxh64((const unsigned char *)data, (size_t)len);
+    *key = (uint32_t)h;
+    if (bit != NULL)
+        *bit = bits > 0 && !(len > 0 && (unsigned char)data[0] == unsigned_prefix) ? (int)((h >> 32) % (uint64_t)bits)
+                                                                                      : -1;
     return 0;
 }
+
+static inline int bucket_key(PyObject *bucket, uint32_t *key) { return bucket_hash(bucket, key, NULL, 0, -1); }
 
 static int compare_u32(const void *a, const void *b) {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -2046,15 +2055,10 @@ static PyObject *py_runs_find(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t b = 0; b < nbuckets; b++) {
-        char *data;
-        Py_ssize_t len;
-        if (PyBytes_AsStringAndSize(PyList_GET_ITEM(buckets, b), &data, &len) < 0) goto done;
-        uint64_t h = xxh64((const unsigned char *)data, (size_t)len);
-        keys[b] = (uint32_t)h; /* as bucket_key */
-        int signed_bucket = live.signed_values != NULL && !(len > 0 && (unsigned char)data[0] == unsigned_prefix);
-        sig_bits[b] = signed_bucket ? (int)((h >> 32) % (uint64_t)bits) : -1;
-    }
+    for (Py_ssize_t b = 0; b < nbuckets; b++) /* no signature bits without the values */
+        if (bucket_hash(PyList_GET_ITEM(buckets, b), &keys[b], &sig_bits[b], live.signed_values ? bits : 0,
+                        unsigned_prefix) < 0)
+            goto done;
     /* Each bucket's filter block of each run is a cache miss of its own (a large run's filter
      * is tens of MB): asked for all at once, they are fetched side by side, not one by one. */
     for (Py_ssize_t r = 0; r < nruns; r++)
@@ -2374,11 +2378,10 @@ static PyObject *py_bucket_signature(PyObject *self, PyObject *args) {
     }
     uint64_t found = 0;
     for (Py_ssize_t b = 0; b < PyList_GET_SIZE(buckets); b++) {
-        char *data;
-        Py_ssize_t len;
-        if (PyBytes_AsStringAndSize(PyList_GET_ITEM(buckets, b), &data, &len) < 0) return NULL;
-        if (len > 0 && (unsigned char)data[0] == unsigned_prefix) continue;
-        found |= 1ULL << ((xxh64((const unsigned char *)data, (size_t)len) >> 32) % (uint64_t)bits);
+        uint32_t key;
+        int bit;
+        if (bucket_hash(PyList_GET_ITEM(buckets, b), &key, &bit, bits, unsigned_prefix) < 0) return NULL;
+        if (bit >= 0) found |= 1ULL << bit;
     }
     return PyLong_FromUnsignedLongLong(found);
 }

@@ -260,13 +260,13 @@ def test_a_file_of_whole_simhashes_leaves_every_member_in_and_is_written_anew(tm
     (tmp_path / FILE).write_bytes(_HEAD.pack(_EARLIER[0], 5, 2, xxhash.xxh64_intdigest(values)) + values)
     loaded = SimHashes.load(str(tmp_path), last_id=6)
     assert loaded.knows(5) and not loaded.knows(6)
-    assert all(loaded.may_be_filed(5, sentence_bucket(key)) for key in range(50))
+    assert all(loaded.may_be_filed(5, bit(sentence_bucket(key))) for key in range(50))
     assert loaded.far({5, 6}, 0, 3) == {5} and loaded.far({5}, FAR, 3) == set()
     loaded.put(7, FAR, [sentence_bucket(KEY_A)])
     loaded.append_upto(str(tmp_path), 7)  # not appended to the earlier layout: written whole
     again = SimHashes.load(str(tmp_path), last_id=7)
     assert (tmp_path / FILE).read_bytes()[:8] != _EARLIER[0]
-    assert again.may_be_filed(5, sentence_bucket(KEY_B)) and not again.may_be_filed(7, sentence_bucket(KEY_B))
+    assert again.may_be_filed(5, bit(sentence_bucket(KEY_B))) and not again.may_be_filed(7, bit(sentence_bucket(KEY_B)))
 
 
 def test_the_kernel_signs_buckets_as_python_does():

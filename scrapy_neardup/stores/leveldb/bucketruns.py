@@ -236,7 +236,7 @@ class Run:
             entries = self.read_pages(page, page + 1)
             held = entries[(entries > low) & (entries < high)] & _LOW
             held = held[(held >= floor) & ~np.isin(held, dead)]
-            ids = [int(i) for i in held if filed is None or filed(int(i))]
+            ids = [i for i in held.tolist() if filed is None or filed(i)]
             found.extend(ids[: limit - len(found)])
             if entries[-1] >= high or page + 1 >= self.pages or self.fences[page + 1] >= high:
                 break

@@ -47,16 +47,18 @@ _KEPT = ((1 << 64) - 1) ^ _SIGNATURE  # the SimHash bits a value keeps
 UNSIGNED = b"h"  # the first byte of a SimHash table's bucket: no signature bit
 
 
+def signature_bit(bucket: bytes) -> int:
+    """A bucket's bit of a signature: of the upper half of its xxh64, which the bucket index
+    does not key on; -1 for a SimHash table's bucket (none)."""
+    return -1 if bucket[:1] == UNSIGNED else (xxhash.xxh64_intdigest(bucket) >> 32) % SIGNATURE_BITS
+
+
 def signature(buckets: list[bytes], compiled: bool = True) -> int:
-    """The signature of a document filed under ``buckets``: a bit for each but the SimHash
-    tables' (the upper half of its xxh64, which the bucket index does not key on)."""
+    """The signature of a document filed under ``buckets``: the bit of each (the kernel's
+    loop when built; ``compiled=False``: tests compare the two)."""
     if compiled and kernel is not None:
         return kernel.bucket_signature(buckets, SIGNATURE_BITS, UNSIGNED[0])
-    found = 0
-    for bucket in buckets:
-        if bucket[:1] != UNSIGNED:
-            found |= 1 << ((xxhash.xxh64_intdigest(bucket) >> 32) % SIGNATURE_BITS)
-    return found
+    return sum({1 << bit for bit in map(signature_bit, buckets) if bit >= 0})
 
 
 class SimHashes:
@@ -92,14 +94,15 @@ class SimHashes:
         base, values, used = self._state
         return 0 <= doc_id - base < used and int(values[doc_id - base]) != _UNKNOWN
 
-    def may_be_filed(self, doc_id: int, bucket: bytes) -> bool:
-        """Whether document ``doc_id`` may be filed under ``bucket``: its signature is unknown
-        or has the bucket's bit (the kernel's lookups ask the same of each member)."""
+    def may_be_filed(self, doc_id: int, bit: int) -> bool:
+        """Whether document ``doc_id`` may be filed under a bucket of signature bit ``bit``
+        (:func:`signature_bit`): its value is unknown or has the bit (the kernel's lookups ask
+        the same of each member)."""
         base, values, used = self._state
-        if bucket[:1] == UNSIGNED or not 0 <= doc_id - base < used:
+        if bit < 0 or not 0 <= doc_id - base < used:
             return True
         value = int(values[doc_id - base])
-        return value == _UNKNOWN or bool(value >> ((xxhash.xxh64_intdigest(bucket) >> 32) % SIGNATURE_BITS) & 1)
+        return value == _UNKNOWN or bool(value >> bit & 1)
 
     def signed(self) -> tuple[np.ndarray, int, int]:
         """The values, the first id and how many are used, as the bucket index's lookups

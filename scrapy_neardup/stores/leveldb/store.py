@@ -43,16 +43,7 @@ from urllib.parse import unquote
 import xxhash
 
 from .. import receipts
-from ..base import (
-    LocalStore,
-    Probe,
-    StoreError,
-    StoreUnavailable,
-    decode_meta,
-    encode_meta,
-    key_buckets,
-    sentence_bucket,
-)
+from ..base import LocalStore, Probe, StoreError, StoreUnavailable, decode_meta, encode_meta
 from ..pacing import Pace
 from ..record import COMMITTED, HEAD_SIZE, PENDING, DocRecord, pack_text, passed_over, unpack_text
 from .bucketindex import BucketIndex
@@ -438,8 +429,9 @@ class LevelDBStore(LocalStore):
         recent = self._db.iterator(start=b"d" + _u64(index.flushed_upto + 1), stop=b"e", verify_checksums=_VERIFY)
         for _, data in recent:
             record = DocRecord.from_bytes(data)
-            self._remember(record)
-            index.add(self.buckets_of(record), record.doc_id)
+            buckets = self.buckets_of(record)
+            self._simhashes.put(record.doc_id, record.simhash, buckets)
+            index.add(buckets, record.doc_id)
             filed += 1
         if filed:  # a run that did not close the store: say why opening took long
             logger.info(
@@ -512,15 +504,8 @@ class LevelDBStore(LocalStore):
         records = [DocRecord.from_bytes(data) for data in found]
         for record in records:  # a store saved by an earlier version learns them as it reads
             if not self._simhashes.knows(record.doc_id):
-                self._remember(record)
+                self._simhashes.put(record.doc_id, record.simhash, self.buckets_of(record))
         return records
-
-    def _remember(self, record: DocRecord) -> None:
-        """Keep its SimHash and its signature beside the bucket index (simhashes.py): the
-        buckets of its sentence keys and of its key, those it is filed under but its SimHash
-        tables'. Made from the record, so a copy written again (replacing another) keeps it."""
-        buckets = [sentence_bucket(key) for key in record.sentence_keys] + key_buckets(record.key)
-        self._simhashes.put(record.doc_id, record.simhash, buckets)
 
     def _next_id(self) -> int:
         self._last[0] += 1
@@ -528,10 +513,9 @@ class LevelDBStore(LocalStore):
 
     @_guarded
     def _save(self, record: DocRecord, buckets: list[bytes]) -> None:
-        """Write a new document and file it under ``buckets``.
-
-        Its id is new (ids are never reused), so it is in no bucket and has no pending mark yet.
-        """
+        """Write a new document and file it under ``buckets``: its id is new (ids are never
+        reused), so it is in no bucket and has no pending mark yet. With no buckets, a filed
+        document written again (committed, or replacing a copy): its SimHash and signature stay."""
         doc = _u64(record.doc_id)
         with self._db.write_batch() as batch:
             batch.put(b"d" + doc, record.to_bytes())
@@ -539,7 +523,8 @@ class LevelDBStore(LocalStore):
                 batch.put(b"x" + doc, pack_text(record.text))
             if record.state == PENDING:
                 batch.put(b"p" + doc, b"")
-        self._remember(record)  # before the index files it: a lookup reads its signature
+        if buckets:  # known before the index files it: a lookup reads its signature
+            self._simhashes.put(record.doc_id, record.simhash, buckets)
         self._index.add(buckets, record.doc_id)
 
     def _far_by_simhash(self, doc_ids: set[int], simhash: int) -> set[int]:

@@ -37,7 +37,7 @@ from ...fingerprints.kernel import kernel
 from .bucketindex import BUCKET_CAP, BucketIndex
 from .bucketruns import Run, RunDamaged, bucket_keys
 from .indexfiles import replace_whole
-from .simhashes import SIGNATURE_BITS, UNSIGNED, SimHashes
+from .simhashes import SIGNATURE_BITS, UNSIGNED, SimHashes, signature_bit
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ class TieredIndex:
         held = [run.may_hold(keys) for run in self.runs]
         out = []
         for number, bucket in enumerate(buckets):
-            filed = functools.partial(signed.may_be_filed, bucket=bucket) if signed is not None else None
+            filed = functools.partial(signed.may_be_filed, bit=signature_bit(bucket)) if signed is not None else None
             found: list[int] = []
             for run, may_hold in zip(self.runs, held):
                 if len(found) >= limit:
