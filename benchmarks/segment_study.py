@@ -168,9 +168,11 @@ def fingerprint_passes(texts: list[str], passes: int) -> None:
     with_rjieba = Fingerprinter()
     rjieba_cut = with_rjieba.tokenizer.cut
     # rjieba's cut throughout (a fingerprinter takes the C cut after segment.SWITCH_AFTER lines)
-    with_rjieba._joined_cut = lambda line: segment.SEPARATOR.join(rjieba_cut(line))
+    with_rjieba._cut_line = functools.lru_cache(maxsize=CUT_LINES)(
+        lambda line: segment.SEPARATOR.join(rjieba_cut(line))
+    )
     with_c = Fingerprinter()
-    with_c._cut_line = functools.lru_cache(maxsize=CUT_LINES)(segment.cut_joined)  # type: ignore[method-assign]
+    with_c._cut_line = functools.lru_cache(maxsize=CUT_LINES)(segment.cut_joined)
 
     def fields(fingerprinter: Fingerprinter, text: str) -> tuple:
         found = fingerprinter.fingerprint(text)

@@ -356,8 +356,9 @@ class Fingerprinter:
         self.sketch_keys = max(self.recipe.sketch_keys, MAX_SKETCH_KEYS) if self.recipe.sketch_keys else 0
         # compiled=False forces the numpy path (tests compare the two); None: C when built.
         self.compiled = kernel is not None if compiled is None else compiled and kernel is not None
-        self._joined_cut = joined_cut(self.tokenizer)
-        self._cut_line = functools.lru_cache(maxsize=CUT_LINES)(self._tokens_of_line)
+        # A line's tokens are kept joined by a control character (folded text has none): one
+        # string keeps in a tenth of the memory of the list.
+        self._cut_line = functools.lru_cache(maxsize=CUT_LINES)(joined_cut(self.tokenizer))
 
     def cut(self, text: str) -> list[str]:
         """The tokens of ``text`` (folded): those of each of its lines, the line breaks between.
@@ -378,11 +379,6 @@ class Fingerprinter:
         """The tokens of each line of ``text``, joined by a control character (:meth:`cut`
         without the line breaks, in the form the cache keeps them)."""
         return [self._cut_line(line) for line in text.split("\n")]
-
-    def _tokens_of_line(self, line: str) -> str:
-        """The line's tokens joined by a control character (folded text has none): one string
-        keeps in a tenth of the memory of the list."""
-        return self._joined_cut(line)
 
     def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
         """The fingerprint of ``text``, with its headline ``title`` when given (:mod:`.titles`)."""
