@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
 from typing import Protocol
 
 import numpy as np
@@ -134,7 +134,6 @@ class Judgement:
     continuity: float | None = None  # how much the larger text's own parts tell the same story (0-1)
     reach: float | None = None  # share of the larger text's own parts where words of the passage come back
     dateline: bool = False  # a news dateline starts another story in the larger text's own parts
-    agreement: float | None = None  # share of the smaller text's story words the larger has
     other_figures: int = 0  # figures of the smaller text missing from the larger
     figures: int = 0  # figures of the smaller text compared
     changed_figures: int = 0  # other_figures, and in texts of one length the larger's missing from the smaller
@@ -225,23 +224,28 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     # The allowance forgives a copy's own lines (banner, editor, promotion); a text whose
     # figures differ adds no lines, its facts differ (a template report of another day).
     forgiving = containment if changed >= FIGURES_UNFORGIVEN else thresholds.forgiving(containment, small.chars)
-    agreement = _agreement(small.story_words, large.story_words)
     found = partial(
         Judgement,
         jaccard=jaccard,
         containment=containment,
         share=share,
         larger=larger,
-        agreement=agreement,
         other_figures=figures[0],
         figures=figures[1],
         changed_figures=changed,
     )
     other_facts = figures[0] >= thresholds.other_figures and figures[0] >= OTHER_FIGURES_SHARE * figures[1]
-    # A copy whose story words and figures are the other's may have lost more shingles to edits.
-    words_agree = agreement is not None and agreement >= AGREEMENT and changed == 0
-    floor = thresholds.containment_floor(small.chars) - (RESCUE if words_agree else 0.0)
-    if forgiving < floor:
+
+    @cache
+    def words_agree() -> bool:
+        """A copy whose story words and figures are the other's may have lost more shingles to
+        edits. Asked only where the answer decides: most reprints hold the other whole, and
+        their story words are never made."""
+        agreement = _agreement(small.story_words, large.story_words) if changed == 0 else None
+        return agreement is not None and agreement >= AGREEMENT
+
+    floor = thresholds.containment_floor(small.chars)
+    if forgiving < floor and not (forgiving >= floor - RESCUE and words_agree()):
         return found(TOO_DIFFERENT, False)
     if other_facts:
         return found(OTHER_FACTS, False)
@@ -250,7 +254,7 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         return same and forgiving >= HOLDS_WHOLE and larger != -1 and _adds_story(small, large, thresholds.allowance)
 
     if share > thresholds.quote_share:
-        whole = forgiving >= HOLDS_WHOLE or words_agree
+        whole = forgiving >= HOLDS_WHOLE or words_agree()
         same = jaccard >= (thresholds.excerpt_jaccard if whole else thresholds.jaccard_floor(small.chars))
         return found(REPRINT if same else TOO_DIFFERENT, same, adds_story=partial(extends, same))
     passage, own = _parts(small.sketch, large.sketch)

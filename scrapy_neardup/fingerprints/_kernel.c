@@ -695,6 +695,49 @@ static int u32_order(const void *a, const void *b) {
     return x < y ? -1 : (x > y);
 }
 
+/* Figures (storywords.figures_of): the runs of digits of ``content`` starting at each of
+ * ``runs``, each hashed (xxh64 of the UTF-32-LE bytes, low 32 bits); dates and the digits of
+ * codes (after a Latin letter, or before letters that digits follow) left out. Writes the
+ * ``max_figures`` smallest distinct hashes, sorted, to ``figures`` (room for ``nruns``) and
+ * returns how many; -1 when out of memory. */
+static Py_ssize_t figure_hashes(const uint32_t *content, Py_ssize_t n, const Py_ssize_t *runs, Py_ssize_t nruns,
+                                uint32_t *figures, Py_ssize_t max_figures) {
+    Py_ssize_t nfigures = 0;
+    for (Py_ssize_t r = 0; r < nruns; r++) {
+        Py_ssize_t i = runs[r], end = i;
+        while (end < n && is_digit(content[end])) end++;
+        if (end < n && (content[end] == 0x5E74 || content[end] == 0x6708 || content[end] == 0x65E5))
+            continue; /* a date (年, 月, 日): left out */
+        Py_ssize_t letters = end;
+        while (letters < n && is_latin_letter(content[letters])) letters++;
+        if ((i > 0 && is_latin_letter(content[i - 1])) || (letters > end && letters < n && is_digit(content[letters])))
+            continue; /* a code: after a Latin letter, or before letters that digits follow */
+        Py_ssize_t from = i, length = end - from;
+        unsigned char small_run[4 * 64], *run = small_run;
+        if (length > 64) {
+            run = (unsigned char *)PyMem_RawMalloc((size_t)length * 4);
+            if (!run) {
+                PyErr_NoMemory();
+                return -1;
+            }
+        }
+        for (Py_ssize_t k = 0; k < length; k++) {
+            uint32_t c = content[from + k];
+            run[4 * k] = (unsigned char)c;
+            run[4 * k + 1] = (unsigned char)(c >> 8);
+            run[4 * k + 2] = (unsigned char)(c >> 16);
+            run[4 * k + 3] = (unsigned char)(c >> 24);
+        }
+        figures[nfigures++] = (uint32_t)xxh64(run, (size_t)length * 4);
+        if (run != small_run) PyMem_RawFree(run);
+    }
+    qsort(figures, (size_t)nfigures, sizeof(uint32_t), u32_order);
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t i = 0; i < nfigures; i++)
+        if (i == 0 || figures[i] != figures[i - 1]) figures[distinct++] = figures[i];
+    return distinct < max_figures ? distinct : max_figures;
+}
+
 /* A text's pairs, each with how often it occurs and where (a bit per part of the text): open
  * addressing on the pair code (0: an empty slot; no pair of Chinese characters has code 0)
  * gives each pair its number, in the order first seen, and the counts and spreads are kept by
@@ -842,43 +885,8 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     }
     nwords = heaviest(words, nwords, max_words);
 
-    /* Figures: runs of digits (where each starts listed with the pairs), each hashed (xxh64 of
-     * the UTF-32-LE bytes, low 32 bits); dates and the digits of codes (after a Latin letter, or
-     * before letters that digits follow) left out. */
-    Py_ssize_t nfigures = 0;
-    for (Py_ssize_t r = 0; r < nruns; r++) {
-        Py_ssize_t i = runs[r], end = i;
-        while (end < n && is_digit(content[end])) end++;
-        if (end < n && (content[end] == 0x5E74 || content[end] == 0x6708 || content[end] == 0x65E5))
-            continue; /* a date (年, 月, 日): left out */
-        Py_ssize_t letters = end;
-        while (letters < n && is_latin_letter(content[letters])) letters++;
-        if ((i > 0 && is_latin_letter(content[i - 1])) || (letters > end && letters < n && is_digit(content[letters])))
-            continue; /* a code: after a Latin letter, or before letters that digits follow */
-        Py_ssize_t from = i, length = end - from;
-        unsigned char small_run[4 * 64], *run = small_run;
-        if (length > 64) {
-            run = (unsigned char *)PyMem_RawMalloc((size_t)length * 4);
-            if (!run) {
-                PyErr_NoMemory();
-                goto done;
-            }
-        }
-        for (Py_ssize_t k = 0; k < length; k++) {
-            uint32_t c = content[from + k];
-            run[4 * k] = (unsigned char)c;
-            run[4 * k + 1] = (unsigned char)(c >> 8);
-            run[4 * k + 2] = (unsigned char)(c >> 16);
-            run[4 * k + 3] = (unsigned char)(c >> 24);
-        }
-        figures[nfigures++] = (uint32_t)xxh64(run, (size_t)length * 4);
-        if (run != small_run) PyMem_RawFree(run);
-    }
-    qsort(figures, (size_t)nfigures, sizeof(uint32_t), u32_order);
-    Py_ssize_t distinct = 0;
-    for (Py_ssize_t i = 0; i < nfigures; i++)
-        if (i == 0 || figures[i] != figures[i - 1]) figures[distinct++] = figures[i];
-    if (distinct > max_figures) distinct = max_figures;
+    Py_ssize_t distinct = figure_hashes(content, n, runs, nruns, figures, max_figures);
+    if (distinct < 0) goto done;
 
     for (Py_ssize_t i = 0; i < nwords; i++) {
         double q = floor((double)words[i].idf * WORD_WEIGHT_SCALE + 0.5);
@@ -895,6 +903,37 @@ done:
     release(&slots_b);
     release(&function_b);
     release(&factors_b);
+    return result;
+}
+
+/*
+ * figures(content, max_figures) -> figures
+ *
+ * The figures of story_words alone (storywords.figures_of): a text judged against another needs
+ * its figures, and its story words only where the rule reads them.
+ */
+static PyObject *py_figures(PyObject *self, PyObject *args) {
+    PyObject *content_obj, *result = NULL;
+    Py_ssize_t max_figures;
+    if (!PyArg_ParseTuple(args, "On", &content_obj, &max_figures)) return NULL;
+    Buffer content_b = {0};
+    if (get_buffer(content_obj, &content_b, 4, "content") < 0) return NULL;
+    const uint32_t *content = (const uint32_t *)content_b.view.buf;
+    Py_ssize_t n = content_b.view.len / 4, nruns = 0;
+    Py_ssize_t *runs = (Py_ssize_t *)PyMem_RawMalloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    uint32_t *figures = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (size_t)(n + 1));
+    if (!runs || !figures) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) /* where each run of digits starts */
+        if (is_digit(content[i]) && (i == 0 || !is_digit(content[i - 1]))) runs[nruns++] = i;
+    Py_ssize_t distinct = figure_hashes(content, n, runs, nruns, figures, max_figures);
+    if (distinct >= 0) result = PyBytes_FromStringAndSize((const char *)figures, distinct * 4);
+done:
+    PyMem_RawFree(runs);
+    PyMem_RawFree(figures);
+    release(&content_b);
     return result;
 }
 
@@ -2436,6 +2475,7 @@ static PyMethodDef methods[] = {
     {"content_clauses", py_content_clauses, METH_VARARGS, "Content characters, their places and clauses of BMP text, or None."},
     {"parts", py_parts, METH_VARARGS, "Sentence keys, SimHash text and sketch of folded code points."},
     {"story_words", py_story_words, METH_VARARGS, "Story words and figures of content characters."},
+    {"figures", py_figures, METH_VARARGS, "Figures of content characters (those of story_words)."},
     {"dateline_marks", py_dateline_marks, METH_O, "Where datelines may stand in content characters."},
     {"notice_spans", py_notice_spans, METH_VARARGS, "Site notices and credit lines of folded code points."},
     {"overlap", py_overlap, METH_VARARGS, "Values in both of two bottom-k sketches, and the union's size."},

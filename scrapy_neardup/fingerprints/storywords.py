@@ -53,6 +53,8 @@ BINS = 16  # a text is cut into this many equal parts of content to say where a 
 # find no pair, every word weighed as unknown: the story words are then numpy's.
 PAIR_SLOTS_LAYOUT = 2
 KERNEL_READS_PAIR_SLOTS = kernel is not None and getattr(kernel, "PAIR_SLOTS_LAYOUT", 1) == PAIR_SLOTS_LAYOUT
+# A kernel built from an older source has no figures of their own: they are then numpy's.
+KERNEL_COUNTS_FIGURES = kernel is not None and hasattr(kernel, "figures")
 
 # Characters that make a pair a piece of grammar, not of a story ("的一", "是一", "到了").
 FUNCTION_CHARACTERS = "的了是在和与及或也都就而又并对把被让给从向到为以于之其这那个们着过地得一不有没将已等说要会能可所此该每各还再很最更我你他她它"
@@ -230,21 +232,32 @@ def story_words_of(content: np.ndarray, compiled: bool = True, dated: bool = Tru
 
 class _Deferred(StoryWords):
     """Story words made when first read: the words by ``make``, the datelines apart by ``date``
-    (or given). The one-story rule reads the words only of a text judged against another, and
-    the datelines only of a text holding a much smaller one."""
+    (or given), and the figures alone by ``count`` until the words are made. The one-story rule
+    reads the figures of a text judged against another, its words only where they decide (a
+    reprint holding the other whole needs none), and the datelines only of a text holding a
+    much smaller one."""
 
-    __slots__ = ("_date", "_datelines", "_found", "_make")
+    __slots__ = ("_count", "_date", "_datelines", "_figures", "_found", "_make")
     _found: StoryWords | None
     _datelines: int | None
+    _figures: np.ndarray | None
     _make: Callable[[], StoryWords] | None  # until the words are made
     _date: Callable[[], int] | None  # until the datelines are made
+    _count: Callable[[], np.ndarray] | None  # the figures alone; None: read them with the words
 
-    def __init__(self, make: Callable[[], StoryWords], date: Callable[[], int] | int) -> None:
+    def __init__(
+        self,
+        make: Callable[[], StoryWords],
+        date: Callable[[], int] | int,
+        count: Callable[[], np.ndarray] | None = None,
+    ) -> None:
         dated = isinstance(date, int)
         object.__setattr__(self, "_found", None)
         object.__setattr__(self, "_make", make)
         object.__setattr__(self, "_datelines", date if dated else None)
         object.__setattr__(self, "_date", None if dated else date)
+        object.__setattr__(self, "_figures", None)
+        object.__setattr__(self, "_count", count)
 
     def _made(self) -> StoryWords:
         found = self._found
@@ -254,6 +267,7 @@ class _Deferred(StoryWords):
             assert found is not None
             object.__setattr__(self, "_found", found)
             object.__setattr__(self, "_make", None)
+            object.__setattr__(self, "_count", None)
         return found
 
     def _dated(self) -> int:
@@ -266,12 +280,25 @@ class _Deferred(StoryWords):
             object.__setattr__(self, "_date", None)
         return datelines
 
+    def _counted(self) -> np.ndarray:
+        found, figures = self._found, self._figures
+        if found is not None:
+            return found.figures
+        if figures is None:
+            count = self._count
+            if count is None:
+                return self._made().figures
+            figures = count()
+            object.__setattr__(self, "_figures", figures)
+            object.__setattr__(self, "_count", None)
+        return figures
+
     # Properties, not attributes looked up when missing: the class's default for datelines
     # would answer first.
     words = property(lambda self: self._made().words)
     idf = property(lambda self: self._made().idf)
     spread = property(lambda self: self._made().spread)
-    figures = property(lambda self: self._made().figures)
+    figures = property(lambda self: self._counted())
     datelines = property(lambda self: self._dated())
 
     def __reduce__(self) -> tuple[type[StoryWords], tuple[Any, ...]]:
@@ -284,13 +311,24 @@ def story_words_later(content: np.ndarray, compiled: bool = True) -> StoryWords:
     """:func:`story_words_of`, computed when first read. Only a candidate close enough to be
     judged by the one-story rule reads them (engine.samestory), and a stored record: most
     queries and many duplicates never do."""
-    return _Deferred(lambda: story_words_of(content, compiled, dated=False), lambda: datelines_of(content, compiled))
+    return _Deferred(
+        lambda: story_words_of(content, compiled, dated=False),
+        lambda: datelines_of(content, compiled),
+        lambda: figures_only(content, compiled),
+    )
 
 
 def story_words_read_later(read: Callable[[], StoryWords], datelines: int) -> StoryWords:
     """Story words a stored record holds, read from its bytes by ``read`` when first read:
     most records read as candidates are never judged by the one-story rule."""
     return _Deferred(read, datelines)
+
+
+def figures_only(content: np.ndarray, compiled: bool = True) -> np.ndarray:
+    """The figures of :func:`story_words_of` without its words: the C kernel's when built."""
+    if compiled and KERNEL_COUNTS_FIGURES:
+        return np.frombuffer(kernel.figures(np.ascontiguousarray(content, dtype=np.uint32), FIGURES), dtype=np.uint32)
+    return figures_of(content)
 
 
 UNDATED_PLACE = 8  # characters of the place in a dateline without a day ("本报加拉加斯电")

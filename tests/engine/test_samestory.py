@@ -2,6 +2,8 @@
 which are not (a text quoting a story, a roundup, a template report with other facts), each
 fed in both orders on the three stores, and the rule's own answer (engine.samestory)."""
 
+import random
+
 import pytest
 from support.samestory_texts import (
     BRIDGE,
@@ -23,7 +25,16 @@ from support.samestory_texts import (
 
 from scrapy_neardup import DUPLICATE, UNIQUE, Detector, Fingerprinter, open_store
 from scrapy_neardup.engine.prefer import policy_from
-from scrapy_neardup.engine.samestory import LEAD_EXCERPT, OTHER_FACTS, QUOTED_STORY, REPRINT, TOO_DIFFERENT, judge
+from scrapy_neardup.engine.samestory import (
+    LEAD_EXCERPT,
+    OTHER_FACTS,
+    QUOTED_STORY,
+    REPRINT,
+    TOO_DIFFERENT,
+    Thresholds,
+    judge,
+)
+from scrapy_neardup.fingerprints.kernel import compiled_kernel_available
 from scrapy_neardup.fingerprints.passages import passages_of
 
 BRIDGE_LAST = BRIDGE[-1][:20]  # in the complete article, not in its excerpt
@@ -359,3 +370,40 @@ def test_figures_and_agreement_on_python_ints_are_those_of_numpy():
         found, expected = _agreement(a, b), numpy_agreement(a, b)
         assert found == expected or (math.isnan(found) and math.isnan(expected))
     assert _figures(SimpleNamespace(story_words=None), text_b) == (0, 0) and _agreement(None, b) is None
+
+
+@pytest.mark.skipif(not compiled_kernel_available(), reason="story words are made at once without the C kernel")
+def test_story_words_are_compared_only_where_they_decide():
+    """A copy whose containment falls short of the floor is one story when its story words and
+    figures are the other's (a reprint edited in many places), and another when they are not;
+    a copy that holds the other whole is one story by its containment and figures alone, and
+    its story words are never made (the figures are counted alone). Either way the judgement
+    is the one made with both texts' story words at hand."""
+    from support.corpus import ARTICLES, reprint, text
+
+    fingerprinter, thresholds = Fingerprinter(), Thresholds()
+    rescued = refused = unread = 0
+    for name in ARTICLES:
+        copies = [reprint(name)] + [_edited(text(name), every) for every in (8, 10, 12, 15)]
+        for copy in copies:
+            original, lazy, eager = (fingerprinter.fingerprint(body) for body in (text(name), copy, copy))
+            eager.story_words.words, original.story_words.words  # noqa: B018 - made before judging
+            judged = judge(lazy, original, thresholds)
+            assert judged == judge(eager, original, thresholds), (name, copy[:30])
+            small = min(lazy.chars, original.chars)
+            below_floor = thresholds.forgiving(judged.containment, small) < thresholds.containment_floor(small)
+            rescued += judged.same_story and below_floor
+            refused += not judged.same_story and below_floor and lazy.story_words._found is not None
+            if judged.rule == REPRINT and lazy.story_words._found is None:
+                unread += 1
+                assert lazy.story_words.figures.tolist() == eager.story_words.figures.tolist()
+    assert rescued and refused and unread
+
+
+def _edited(body: str, every: int) -> str:
+    """``body`` with every ``every``-th character, where Chinese, written as another."""
+    other = random.Random(every)
+    return "".join(
+        other.choice("甲乙丙丁戊己庚辛") if at % every == 0 and "\u4e00" <= char <= "\u9fff" else char
+        for at, char in enumerate(body)
+    )

@@ -365,8 +365,9 @@ def test_story_words_of_edge_texts_are_the_numpy_ones():
     characters, pairs repeated past the last term-frequency factor, every pair distinct, pairs
     broken by function characters, characters at the ends of the Chinese ranges and beyond the
     Basic Multilingual Plane (whose low 16 bits are a function character's), pairs of the IDF
-    table and not, and runs of digits at a text's ends, long, dated and joined to letters."""
-    from scrapy_neardup.fingerprints.storywords import FUNCTION_CHARACTERS, story_words_of
+    table and not, and runs of digits at a text's ends, long, dated and joined to letters. The
+    figures counted alone (a text whose words the rule does not read) are those too."""
+    from scrapy_neardup.fingerprints.storywords import FUNCTION_CHARACTERS, figures_only, story_words_of
     from scrapy_neardup.fingerprints.text import sentences_of
 
     rng = random.Random(15)
@@ -377,11 +378,13 @@ def test_story_words_of_edge_texts_are_the_numpy_ones():
     samples += ["".join(rng.choice("中国人民政府经济发展" + FUNCTION_CHARACTERS) for _ in range(2000))]
     samples += [text(name) + "2026年1月5日，3200户，第12期，A3B4，12.5%" for name in ARTICLES]
     samples += ["7", "12中国34", "中国56", "a1中国1a2", "1" * 100 + "中" + "2" * 70, "3年4月5日6"]  # digits at the ends
+    samples.append("、".join(f"{rng.randint(0, 10**6)}户" for _ in range(60)))  # more figures than are kept
     for sample in samples:
         content = sentences_of(fold_codes(sample)).content
         one, other = story_words_of(content), story_words_of(content, compiled=False)
         for name in ("words", "idf", "spread", "figures"):
             assert getattr(one, name).tolist() == getattr(other, name).tolist(), (name, sample[:40])
+        assert figures_only(content).tolist() == figures_only(content, compiled=False).tolist() == one.figures.tolist()
 
 
 def test_story_words_are_made_when_first_read_and_travel_made():
@@ -404,8 +407,10 @@ def test_story_words_are_made_when_first_read_and_travel_made():
     assert words_first.datelines == made.datelines and words_first._make is words_first._date is None
     datelines_first = Fingerprinter(compiled=True).fingerprint(body).story_words
     assert datelines_first.datelines == made.datelines and datelines_first._found is None
-    assert datelines_first.figures.tolist() == made.figures.tolist()
-    assert datelines_first._make is datelines_first._date is None  # the text's characters let go
+    # Figures read before the words are counted alone: a reprint's judgement reads no words.
+    assert datelines_first.figures.tolist() == made.figures.tolist() and datelines_first._found is None
+    assert datelines_first.words.tolist() == made.words.tolist()
+    assert datelines_first._make is datelines_first._date is datelines_first._count is None  # characters let go
 
 
 def test_digits_joined_to_latin_letters_are_codes_not_figures():
