@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache, cached_property, partial
+from functools import cached_property, partial
 from typing import Protocol
 
 import numpy as np
@@ -235,17 +235,12 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         changed_figures=changed,
     )
     other_facts = figures[0] >= thresholds.other_figures and figures[0] >= OTHER_FIGURES_SHARE * figures[1]
-
-    @cache
-    def words_agree() -> bool:
-        """A copy whose story words and figures are the other's may have lost more shingles to
-        edits. Asked only where the answer decides: most reprints hold the other whole, and
-        their story words are never made."""
-        agreement = _agreement(small.story_words, large.story_words) if changed == 0 else None
-        return agreement is not None and agreement >= AGREEMENT
-
+    # A copy whose story words and figures are the other's may have lost more shingles to
+    # edits: below the floor by RESCUE at most, it is rescued. The words are compared only
+    # where they decide (most reprints hold the other whole: their words are never made).
     floor = thresholds.containment_floor(small.chars)
-    if forgiving < floor and not (forgiving >= floor - RESCUE and words_agree()):
+    rescued = forgiving < floor and forgiving >= floor - RESCUE and _words_agree(small, large, changed)
+    if forgiving < floor and not rescued:
         return found(TOO_DIFFERENT, False)
     if other_facts:
         return found(OTHER_FACTS, False)
@@ -254,7 +249,7 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
         return same and forgiving >= HOLDS_WHOLE and larger != -1 and _adds_story(small, large, thresholds.allowance)
 
     if share > thresholds.quote_share:
-        whole = forgiving >= HOLDS_WHOLE or words_agree()
+        whole = forgiving >= HOLDS_WHOLE or rescued or _words_agree(small, large, changed)
         same = jaccard >= (thresholds.excerpt_jaccard if whole else thresholds.jaccard_floor(small.chars))
         return found(REPRINT if same else TOO_DIFFERENT, same, adds_story=partial(extends, same))
     passage, own = _parts(small.sketch, large.sketch)
@@ -403,6 +398,13 @@ def _held(small: Sketch, large: Sketch, estimate: float) -> float:
     if len(hashes) < HELD_SAMPLES:
         return estimate
     return float(_isin(hashes, large.hashes).mean())
+
+
+def _words_agree(small: Traits, large: Traits, changed: int) -> bool:
+    """Whether the smaller text's story words are the larger's (:func:`_agreement` at least
+    AGREEMENT) and no figure changed between them."""
+    agreement = _agreement(small.story_words, large.story_words) if changed == 0 else None
+    return agreement is not None and agreement >= AGREEMENT
 
 
 def _agreement(small: StoryWords | None, large: StoryWords | None) -> float | None:
