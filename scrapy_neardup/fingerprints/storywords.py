@@ -53,7 +53,7 @@ BINS = 16  # a text is cut into this many equal parts of content to say where a 
 # find no pair, every word weighed as unknown: the story words are then numpy's.
 PAIR_SLOTS_LAYOUT = 2
 KERNEL_READS_PAIR_SLOTS = kernel is not None and getattr(kernel, "PAIR_SLOTS_LAYOUT", 1) == PAIR_SLOTS_LAYOUT
-# A kernel built from an older source has no figures of their own: they are then numpy's.
+# A kernel built from an older source has no figures entry: figures counted alone are then numpy's.
 KERNEL_COUNTS_FIGURES = kernel is not None and hasattr(kernel, "figures")
 
 # Characters that make a pair a piece of grammar, not of a story ("的一", "是一", "到了").
@@ -286,7 +286,7 @@ class _Deferred(StoryWords):
             return found.figures
         if figures is None:
             count = self._count
-            if count is None:
+            if count is None:  # read with the words (a stored record's), or counted since by another thread
                 return self._made().figures
             figures = count()
             object.__setattr__(self, "_figures", figures)
@@ -308,9 +308,10 @@ class _Deferred(StoryWords):
 
 
 def story_words_later(content: np.ndarray, compiled: bool = True) -> StoryWords:
-    """:func:`story_words_of`, computed when first read. Only a candidate close enough to be
-    judged by the one-story rule reads them (engine.samestory), and a stored record: most
-    queries and many duplicates never do."""
+    """:func:`story_words_of`, computed when first read, the figures alone when read first.
+    Only a candidate close enough to be judged by the one-story rule reads them
+    (engine.samestory), most of a reprint only its figures, and a stored record all: most
+    queries never do."""
     return _Deferred(
         lambda: story_words_of(content, compiled, dated=False),
         lambda: datelines_of(content, compiled),
