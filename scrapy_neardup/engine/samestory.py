@@ -239,7 +239,7 @@ def judge(a: Traits, b: Traits, thresholds: Thresholds | None = None) -> Judgeme
     # edits: below the floor by RESCUE at most, it is rescued. The words are compared only
     # where they decide (most reprints hold the other whole: their words are never made).
     floor = thresholds.containment_floor(small.chars)
-    rescued = forgiving < floor and forgiving >= floor - RESCUE and _words_agree(small, large, changed)
+    rescued = floor - RESCUE <= forgiving < floor and _words_agree(small, large, changed)
     if forgiving < floor and not rescued:
         return found(TOO_DIFFERENT, False)
     if other_facts:

@@ -695,16 +695,15 @@ static int u32_order(const void *a, const void *b) {
     return x < y ? -1 : (x > y);
 }
 
-/* Figures (storywords.figures_of): the runs of digits of ``content`` starting at each of
- * ``runs``, each hashed (xxh64 of the UTF-32-LE bytes, low 32 bits); dates and the digits of
- * codes (after a Latin letter, or before letters that digits follow) left out. Writes the
- * ``max_figures`` smallest distinct hashes, sorted, to ``figures`` (room for ``nruns``) and
- * returns how many; -1 when out of memory. */
-static Py_ssize_t figure_hashes(const uint32_t *content, Py_ssize_t n, const Py_ssize_t *runs, Py_ssize_t nruns,
-                                uint32_t *figures, Py_ssize_t max_figures) {
+/* Figures (storywords.figures_of): the runs of digits of ``content``, each hashed (xxh64 of
+ * the UTF-32-LE bytes, low 32 bits); dates and the digits of codes (after a Latin letter, or
+ * before letters that digits follow) left out. Writes the ``max_figures`` smallest distinct
+ * hashes, sorted, to ``figures`` (room for ``n``) and returns how many; -1 when out of memory. */
+static Py_ssize_t figure_hashes(const uint32_t *content, Py_ssize_t n, uint32_t *figures, Py_ssize_t max_figures) {
     Py_ssize_t nfigures = 0;
-    for (Py_ssize_t r = 0; r < nruns; r++) {
-        Py_ssize_t i = runs[r], end = i;
+    for (Py_ssize_t i = 0, end; i < n; i = end) {
+        end = i + 1;
+        if (!is_digit(content[i])) continue;
         while (end < n && is_digit(content[end])) end++;
         if (end < n && (content[end] == 0x5E74 || content[end] == 0x6708 || content[end] == 0x65E5))
             continue; /* a date (年, 月, 日): left out */
@@ -712,7 +711,7 @@ static Py_ssize_t figure_hashes(const uint32_t *content, Py_ssize_t n, const Py_
         while (letters < n && is_latin_letter(content[letters])) letters++;
         if ((i > 0 && is_latin_letter(content[i - 1])) || (letters > end && letters < n && is_digit(content[letters])))
             continue; /* a code: after a Latin letter, or before letters that digits follow */
-        Py_ssize_t from = i, length = end - from;
+        Py_ssize_t length = end - i;
         unsigned char small_run[4 * 64], *run = small_run;
         if (length > 64) {
             run = (unsigned char *)PyMem_RawMalloc((size_t)length * 4);
@@ -722,7 +721,7 @@ static Py_ssize_t figure_hashes(const uint32_t *content, Py_ssize_t n, const Py_
             }
         }
         for (Py_ssize_t k = 0; k < length; k++) {
-            uint32_t c = content[from + k];
+            uint32_t c = content[i + k];
             run[4 * k] = (unsigned char)c;
             run[4 * k + 1] = (unsigned char)(c >> 8);
             run[4 * k + 2] = (unsigned char)(c >> 16);
@@ -814,15 +813,14 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     uint32_t bits = 4;
     while (((Py_ssize_t)1 << bits) < 2 * (n + 1)) bits++;
     size_t nslots_counted = (size_t)1 << bits, items = (size_t)n + 1;
-    arena = (char *)PyMem_RawMalloc((sizeof(StoryWord) + sizeof(Py_ssize_t)) * items + sizeof(CountSlot) * nslots_counted +
+    arena = (char *)PyMem_RawMalloc(sizeof(StoryWord) * items + sizeof(CountSlot) * nslots_counted +
                                     (5 * sizeof(uint32_t) + 3 * sizeof(uint16_t) + 1) * items);
     if (!arena) {
         PyErr_NoMemory();
         goto done;
     }
     StoryWord *words = (StoryWord *)arena;
-    Py_ssize_t *runs = (Py_ssize_t *)(words + items); /* where each run of digits starts */
-    PairCounts counted = {(CountSlot *)(runs + items), (uint32_t)(nslots_counted - 1), 32 - bits};
+    PairCounts counted = {(CountSlot *)(words + items), (uint32_t)(nslots_counted - 1), 32 - bits};
     counted.pairs = (uint32_t *)(counted.slots + nslots_counted);
     counted.counts = counted.pairs + items;
     uint32_t *figures = counted.counts + items, *kept_words = figures + items, *listed = kept_words + items;
@@ -837,9 +835,7 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
      * i * bins / n of the text: the part moves on at each ``next_part`` (the first i past it). */
     int usable = n > 0 && is_han(content[0]) && !function[content[0]]; /* each character tested once */
     Py_ssize_t part = 0, next_part = (n + bins - 1) / bins;
-    Py_ssize_t npairs = 0, nruns = 0;
-    runs[0] = 0;
-    nruns += n > 0 && is_digit(content[0]);
+    Py_ssize_t npairs = 0;
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
         while (i >= next_part) {
             part++;
@@ -853,8 +849,6 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
         listed_bits[npairs] = (uint16_t)(1u << part);
         npairs += usable & next;
         usable = next;
-        runs[nruns] = i + 1;
-        nruns += is_digit(b) & !is_digit(a);
     }
     for (Py_ssize_t i = 0; i < npairs; i++) count_pair(&counted, listed[i], listed_bits[i]);
     Py_ssize_t nwords = 0;
@@ -885,7 +879,7 @@ static PyObject *py_story_words(PyObject *self, PyObject *args) {
     }
     nwords = heaviest(words, nwords, max_words);
 
-    Py_ssize_t distinct = figure_hashes(content, n, runs, nruns, figures, max_figures);
+    Py_ssize_t distinct = figure_hashes(content, n, figures, max_figures);
     if (distinct < 0) goto done;
 
     for (Py_ssize_t i = 0; i < nwords; i++) {
@@ -919,19 +913,15 @@ static PyObject *py_figures(PyObject *self, PyObject *args) {
     Buffer content_b = {0};
     if (get_buffer(content_obj, &content_b, 4, "content") < 0) return NULL;
     const uint32_t *content = (const uint32_t *)content_b.view.buf;
-    Py_ssize_t n = content_b.view.len / 4, nruns = 0;
-    Py_ssize_t *runs = (Py_ssize_t *)PyMem_RawMalloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    Py_ssize_t n = content_b.view.len / 4;
     uint32_t *figures = (uint32_t *)PyMem_RawMalloc(sizeof(uint32_t) * (size_t)(n + 1));
-    if (!runs || !figures) {
+    if (!figures) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) /* where each run of digits starts */
-        if (is_digit(content[i]) && (i == 0 || !is_digit(content[i - 1]))) runs[nruns++] = i;
-    Py_ssize_t distinct = figure_hashes(content, n, runs, nruns, figures, max_figures);
+    Py_ssize_t distinct = figure_hashes(content, n, figures, max_figures);
     if (distinct >= 0) result = PyBytes_FromStringAndSize((const char *)figures, distinct * 4);
 done:
-    PyMem_RawFree(runs);
     PyMem_RawFree(figures);
     release(&content_b);
     return result;
